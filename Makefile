@@ -1,0 +1,42 @@
+# Ralph Site: `make run` serves it, `make test` checks it. See README.md.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+RALPH_HOST ?= 127.0.0.1
+RALPH_PORT ?= 8000
+RALPH_WORKERS ?= 2
+export RALPH_HOST RALPH_PORT
+
+.PHONY: run test lint bench install-run install-dev
+
+# The stamp files re-install only when pyproject.toml changes, so a second run starts at once.
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[postgres]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+install-run: $(VENV)/.installed-run
+install-dev: $(VENV)/.installed-dev
+
+run: install-run
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py bootstrap
+	$(BIN)/gunicorn ralphsite.wsgi:application --config python:ralphsite.gunicorn_conf
+
+lint: install-dev
+	$(BIN)/ruff check .
+
+test: install-dev lint
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+bench: install-dev
+	$(BIN)/python -m tests.benchmarks.run $(BENCH_ARGS)

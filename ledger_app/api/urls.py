@@ -1,0 +1,3 @@
+from ralphsite.api.routers import RalphRouter
+
+router = RalphRouter()

@@ -1,0 +1,5 @@
+from django.contrib import admin
+
+admin.site.site_header = "Ralph Site"
+admin.site.site_title = "Ralph Site"
+admin.site.index_title = "Sessions, conversations and the ledger"

@@ -1,0 +1,123 @@
+"""One JSON error shape for every API failure: {"code", "message", "details"}."""
+
+import logging
+import re
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DatabaseError, IntegrityError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from ralphsite.errors import DomainError
+
+logger = logging.getLogger("ralphsite.api")
+
+_DRF_CODES: list[tuple[type[Exception], str]] = [
+    (exceptions.NotAuthenticated, "not_authenticated"),
+    (exceptions.AuthenticationFailed, "not_authenticated"),
+    (exceptions.PermissionDenied, "permission_denied"),
+    (exceptions.NotFound, "not_found"),
+    (exceptions.ValidationError, "validation_error"),
+    (exceptions.MethodNotAllowed, "method_not_allowed"),
+    (exceptions.Throttled, "throttled"),
+    (exceptions.ParseError, "parse_error"),
+    (exceptions.UnsupportedMediaType, "unsupported_media_type"),
+    (exceptions.NotAcceptable, "not_acceptable"),
+]
+
+_SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: (?P<columns>.+)")
+_SQLITE_CHECK = re.compile(r"CHECK constraint failed: (?P<name>\S+)")
+
+
+def error_response(*, status_code: int, code: str, message: str, details: Any = None,
+                   headers: dict[str, str] | None = None) -> Response:
+    body = {"code": code, "message": message, "details": details if details is not None else {}}
+    return Response(body, status=status_code, headers=headers)
+
+
+def integrity_error_details(exc: IntegrityError) -> dict[str, Any]:
+    """Name the violated constraint, from psycopg's diagnostics or SQLite's message."""
+    cause = exc.__cause__
+    diag = getattr(cause, "diag", None)
+    if diag is not None and getattr(diag, "constraint_name", None):
+        return {"constraint": diag.constraint_name}
+    text = str(exc)
+    if match := _SQLITE_UNIQUE.search(text):
+        return {"constraint": "unique", "columns": [c.strip() for c in match["columns"].split(",")]}
+    if match := _SQLITE_CHECK.search(text):
+        return {"constraint": match["name"]}
+    if "FOREIGN KEY" in text.upper():
+        return {"constraint": "foreign_key"}
+    return {"constraint": "unknown"}
+
+
+def _message_of(detail: Any) -> str:
+    """One human line: the first error, prefixed with its field."""
+    if isinstance(detail, list) and detail:
+        return _message_of(detail[0])
+    if isinstance(detail, dict) and detail:
+        name, inner = next(iter(detail.items()))
+        text = _message_of(inner)
+        return text if name == "non_field_errors" else f"{name}: {text}"
+    return str(detail) if detail else "Invalid input."
+
+
+def _only_unique_codes(codes: Any) -> bool:
+    if isinstance(codes, dict):
+        return bool(codes) and all(_only_unique_codes(c) for c in codes.values())
+    if isinstance(codes, list):
+        return bool(codes) and all(_only_unique_codes(c) for c in codes)
+    return codes == "unique"
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
+    set_rollback()
+    if isinstance(exc, DomainError):
+        return error_response(status_code=exc.status_code, code=exc.code, message=exc.message,
+                              details=exc.details)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        )
+    if isinstance(exc, exceptions.APIException):
+        code = next((c for cls, c in _DRF_CODES if isinstance(exc, cls)), None)
+        code = code or (exc.default_code if isinstance(exc.default_code, str) else "error")
+        headers: dict[str, str] = {}
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header
+        if getattr(exc, "wait", None) is not None:
+            headers["Retry-After"] = str(int(exc.wait))
+        if isinstance(exc, exceptions.ValidationError):
+            detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+            if _only_unique_codes(exc.get_codes()):
+                # A duplicate key is a conflict with existing data, whether the serializer's unique
+                # validator or the database constraint noticed it first.
+                return error_response(status_code=status.HTTP_409_CONFLICT, code="conflict",
+                                      message=_message_of(detail), details=detail)
+            return error_response(status_code=exc.status_code, code=code, message=_message_of(detail),
+                                  details=detail, headers=headers)
+        return error_response(status_code=exc.status_code, code=code, message=_message_of(exc.detail),
+                              headers=headers)
+    if isinstance(exc, IntegrityError):
+        details = integrity_error_details(exc)
+        return error_response(status_code=status.HTTP_409_CONFLICT, code="conflict",
+                              message="The change conflicts with existing data.", details=details)
+    if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
+        return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="database_busy",
+                              message="The database is busy; retry the request.",
+                              headers={"Retry-After": "1"})
+    if isinstance(exc, DatabaseError):
+        logger.exception("database error", exc_info=exc)
+        return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="database_error",
+                              message="The database could not complete the request; retry later.")
+    logger.exception("unhandled API error", exc_info=exc)
+    return error_response(status_code=status.HTTP_500_INTERNAL_SERVER_ERROR, code="server_error",
+                          message="Internal server error.")

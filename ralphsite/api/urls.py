@@ -1,0 +1,12 @@
+"""`/api/v1/`: one router root over every app's resources."""
+
+from conversations_app.api.urls import router as conversations_router
+from ledger_app.api.urls import router as ledger_router
+from ralphsite.api.routers import RalphRouter
+from sessions_app.api.urls import router as sessions_router
+
+router = RalphRouter()
+for app_router in (sessions_router, conversations_router, ledger_router):
+    router.registry.extend(app_router.registry)
+
+urlpatterns = router.urls

@@ -1,0 +1,108 @@
+"""The project base viewset: concrete viewsets declare queryset, serializer_class, filterset_class."""
+
+from typing import Any
+
+from django.core.exceptions import FieldDoesNotExist
+from django.db import IntegrityError, models
+from rest_framework import status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
+
+from ralphsite.errors import Conflict
+from ralphsite.fields import ULIDField
+from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.ulid import ulid_normalize
+
+
+class RalphModelViewSet(viewsets.ModelViewSet):
+    """CRUD over one model, writing through services.
+
+    Offline-first creates: a client may send its own ULID `id`. Retrying a create with the same
+    id and the same body returns the existing row with 200; the same id with a different body
+    is a 409. Override `create_instance` / `update_instance` / `delete_instance` to call the
+    model's domain services.
+    """
+
+    def create_instance(self, data: dict[str, Any]) -> models.Model:
+        return instance_create(model=self.get_queryset().model, data=data)
+
+    def update_instance(self, instance: models.Model, data: dict[str, Any]) -> models.Model:
+        return instance_update(instance=instance, data=data)
+
+    def delete_instance(self, instance: models.Model) -> None:
+        instance_delete(instance=instance)
+
+    def perform_create(self, serializer: BaseSerializer) -> None:
+        serializer.instance = self.create_instance(serializer.validated_data)
+
+    def perform_update(self, serializer: BaseSerializer) -> None:
+        serializer.instance = self.update_instance(serializer.instance, serializer.validated_data)
+
+    def perform_destroy(self, instance: models.Model) -> None:
+        self.delete_instance(instance)
+
+    # -- idempotent create -------------------------------------------------------------------
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        supplied_id = self._supplied_id(request)
+        if supplied_id and (retried := self._retried_create(request, supplied_id)) is not None:
+            return retried
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            self.perform_create(serializer)
+        except IntegrityError:
+            # A concurrent create with the same id won the race: answer as for a retry.
+            if supplied_id and (retried := self._retried_create(request, supplied_id)) is not None:
+                return retried
+            raise
+        data = self.get_serializer(serializer.instance).data
+        return Response(data, status=status.HTTP_201_CREATED, headers=self.get_success_headers(data))
+
+    def _supplied_id(self, request: Request) -> str | None:
+        model = self.get_queryset().model
+        if not isinstance(model._meta.pk, ULIDField) or not isinstance(request.data, dict):
+            return None
+        raw = request.data.get("id")
+        if not raw:
+            return None
+        try:
+            return ulid_normalize(raw)
+        except ValueError:
+            return None  # the serializer reports the bad id as a validation error
+
+    def _retried_create(self, request: Request, supplied_id: str) -> Response | None:
+        model = self.get_queryset().model
+        existing = model._default_manager.filter(pk=supplied_id).first()
+        if existing is None:
+            return None
+        serializer = self.get_serializer(existing, data=request.data)
+        serializer.is_valid(raise_exception=True)
+        if not self.create_retry_matches(existing, serializer.validated_data):
+            raise Conflict(
+                f"A {model._meta.verbose_name} with id {supplied_id} already exists with different content.",
+                details={"id": supplied_id},
+            )
+        return Response(self.get_serializer(existing).data, status=status.HTTP_200_OK)
+
+    def create_retry_matches(self, instance: models.Model, data: dict[str, Any]) -> bool:
+        """Whether a retried create carries the content the stored row already has."""
+        representation: dict[str, Any] | None = None
+        for name, value in data.items():
+            try:
+                field = instance._meta.get_field(name)
+            except FieldDoesNotExist:
+                field = None
+            if field is not None and field.concrete:
+                current = getattr(instance, field.attname)
+                if field.is_relation:
+                    value = value.pk if value is not None else None
+                if current != value:
+                    return False
+            else:
+                if representation is None:
+                    representation = self.get_serializer(instance).data
+                if representation.get(name) != value:
+                    return False
+        return True

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RalphSiteConfig(AppConfig):
+    name = "ralphsite"
+    verbose_name = "Ralph Site"

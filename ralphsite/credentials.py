@@ -1,0 +1,42 @@
+"""The first admin user and its API token, created once by `make run`."""
+
+import secrets
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+ADMIN_USERNAME = "admin"
+
+
+@dataclass(frozen=True)
+class AdminCredentials:
+    username: str
+    password: str
+    token: str
+
+
+def admin_bootstrap() -> AdminCredentials | None:
+    """Create the admin user and token on the very first run; None when any superuser exists."""
+    user_model = get_user_model()
+    with transaction.atomic():
+        if user_model.objects.filter(is_superuser=True).exists():
+            return None
+        password = secrets.token_urlsafe(18)
+        user = user_model.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
+        token = Token.objects.create(user=user)
+    return AdminCredentials(username=user.get_username(), password=password, token=token.key)
+
+
+def admin_credentials_reset(*, username: str = ADMIN_USERNAME) -> AdminCredentials:
+    """Give `username` a new random password and a new API token (the old token stops working)."""
+    user_model = get_user_model()
+    with transaction.atomic():
+        user = user_model.objects.select_for_update().get(username=username)
+        password = secrets.token_urlsafe(18)
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        Token.objects.filter(user=user).delete()
+        token = Token.objects.create(user=user)
+    return AdminCredentials(username=username, password=password, token=token.key)

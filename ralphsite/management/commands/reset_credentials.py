@@ -1,0 +1,21 @@
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ralphsite.credentials import ADMIN_USERNAME, admin_credentials_reset
+from ralphsite.management.commands._output import credentials_text
+
+
+class Command(BaseCommand):
+    help = "Give the admin user a new random password and API token, and print them."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--username", default=ADMIN_USERNAME)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            credentials = admin_credentials_reset(username=options["username"])
+        except get_user_model().DoesNotExist:
+            raise CommandError(f"No user {options['username']!r}; run `manage.py bootstrap` first.") from None
+        self.stdout.write(credentials_text(credentials))

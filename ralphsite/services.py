@@ -1,0 +1,49 @@
+"""Generic write services for resources whose writes carry no domain rule.
+
+Resources with rules (claims, sequence numbers, versions, totals) have their own
+`<entity>_<verb>` services in their app; these cover plain records so that the API and the
+admin still write through one place, one transaction each.
+"""
+
+from typing import Any, TypeVar
+
+from django.db import models, transaction
+
+M = TypeVar("M", bound=models.Model)
+
+
+def _split_many_to_many(model: type[models.Model], data: dict[str, Any]) -> tuple[dict, dict]:
+    m2m_names = {f.name for f in model._meta.many_to_many}
+    plain = {k: v for k, v in data.items() if k not in m2m_names}
+    many = {k: v for k, v in data.items() if k in m2m_names}
+    return plain, many
+
+
+def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
+    plain, many = _split_many_to_many(model, data)
+    with transaction.atomic():
+        instance = model(**plain)
+        instance.save(force_insert=True)
+        for name, values in many.items():
+            getattr(instance, name).set(values)
+    return instance
+
+
+def instance_update(*, instance: M, data: dict[str, Any]) -> M:
+    plain, many = _split_many_to_many(type(instance), data)
+    with transaction.atomic():
+        for name, value in plain.items():
+            setattr(instance, name, value)
+        update_fields = [*plain.keys()]
+        if any(f.name == "updated_at" for f in instance._meta.concrete_fields):
+            update_fields.append("updated_at")
+        if update_fields:
+            instance.save(update_fields=update_fields)
+        for name, values in many.items():
+            getattr(instance, name).set(values)
+    return instance
+
+
+def instance_delete(*, instance: models.Model) -> None:
+    with transaction.atomic():
+        instance.delete()

@@ -1,0 +1,14 @@
+"""ULID identifiers: 26-character Crockford base32 strings, sortable by creation time."""
+
+from ulid import ULID
+
+
+def ulid_new() -> str:
+    return str(ULID())
+
+
+def ulid_normalize(value: str) -> str:
+    """Return the canonical (upper-case) form of `value`, or raise ValueError if it is no ULID."""
+    if not isinstance(value, str) or len(value) != 26:
+        raise ValueError("a ULID is a 26-character Crockford base32 string")
+    return str(ULID.from_str(value.upper()))

@@ -1,0 +1,29 @@
+from django.db import models
+from django.utils import timezone
+
+from ralphsite.models import ULIDModel
+
+
+class Iteration(ULIDModel):
+    """Ralph V2 `Iterations`: Id → id; SessionId → session; IterationNumber → number;
+    PlanningComplete, PlanningCompletedAt, TasksDefined, ReviewContent, StartedAt, CompletedAt →
+    planning_complete, planning_completed_at, tasks_defined, review_content, started_at, completed_at.
+    """
+
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="iterations")
+    number = models.PositiveIntegerField()
+    planning_complete = models.BooleanField(default=False)
+    planning_completed_at = models.DateTimeField(null=True, blank=True)
+    tasks_defined = models.PositiveIntegerField(default=0)
+    review_content = models.TextField(blank=True, default="")
+    started_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["session", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "number"], name="iteration_session_number_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"iteration {self.number} of {self.session_id}"

@@ -1,0 +1,137 @@
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from ralphsite.models import ULIDModel
+
+
+class OrchestratorState(models.TextChoices):
+    """Ralph V2 `OrchestratorState`."""
+
+    INITIALIZING = "initializing"
+    PLANNING = "planning"
+    BATCHING = "batching"
+    EXECUTING_BATCH = "executing_batch"
+    REVIEWING_BATCH = "reviewing_batch"
+    SESSION_REVIEW = "session_review"
+    COMPLETE = "complete"
+    REPLANNING = "replanning"
+    AWAITING_FEEDBACK = "awaiting_feedback"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+
+
+class SessionStatus(models.TextChoices):
+    """Union of ralphy `runs.status` and DevTeam `sessions.status`."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    ABORTED = "aborted"
+
+
+class CommandType(models.TextChoices):
+    """DevTeam `sessions.command_type`."""
+
+    PLAN = "plan"
+    IMPLEMENT = "implement"
+    BUG = "bug"
+    ISSUE = "issue"
+
+
+class CircuitBreakerState(models.TextChoices):
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+
+
+class ExecutionMode(models.TextChoices):
+    NORMAL = "normal"
+    ECO = "eco"
+
+
+class Session(ULIDModel):
+    """One orchestration session: the row four systems kept in four different tables.
+
+    Seed column → field:
+
+    * Ralph V2 `Sessions` (seed 000): Id → id (ULID instead of GUID); SessionId → key;
+      UserRequest → user_request; CurrentState → state; CurrentIteration → current_iteration;
+      CurrentWave → current_wave; CurrentPlanContent → current_plan_content;
+      DefaultModel → default_model; MaxConcurrency → max_concurrency; CreatedAt → created_at;
+      UpdatedAt → updated_at; CompletedAt → ended_at.
+    * ralphy `runs` (seed 001): id → id; status → status; started_at → started_at;
+      ended_at → ended_at; config_json → config.
+    * DevTeam `sessions` (seed 003): id → id; started_at, ended_at, command, command_type, status,
+      exit_reason, current_phase, current_agent, current_model, current_iteration,
+      max_iterations, consecutive_failures, max_consecutive_failures, circuit_breaker_state,
+      execution_mode, bug_council_activated, bug_council_reason → same names;
+      current_task_id → current_task_key; plan_id → plan_key; sprint_id → sprint_key;
+      total_tokens_input / total_tokens_output → same names (64-bit);
+      total_cost_cents → total_cost_usd (Decimal USD; cents = usd * 100).
+    * ralph-mem `sessions` (seed 004): id → id; project_path, started_at, ended_at, summary,
+      summary_embedding, token_count → same names.
+
+    `last_activity_at` is ours: services touch it so interrupted runs can be detected (seed 001).
+    The token and cost totals are maintained by services only (never written by clients).
+    """
+
+    key = models.CharField(max_length=100, blank=True, default="",
+                           help_text="Human-readable session id (Ralph SessionId), unique when set.")
+    user_request = models.TextField(blank=True, default="")
+    state = models.CharField(max_length=32, choices=OrchestratorState.choices,
+                             default=OrchestratorState.INITIALIZING)
+    status = models.CharField(max_length=16, choices=SessionStatus.choices, default=SessionStatus.RUNNING)
+    current_iteration = models.PositiveIntegerField(default=1)
+    current_wave = models.PositiveIntegerField(null=True, blank=True)
+    current_plan_content = models.TextField(blank=True, default="")
+    default_model = models.CharField(max_length=100, default="gpt-5")
+    max_concurrency = models.PositiveIntegerField(default=2)
+    started_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    last_activity_at = models.DateTimeField(default=timezone.now)
+    config = models.JSONField(default=dict, blank=True, help_text="ralphy run configuration (config_json).")
+    command = models.CharField(max_length=500, blank=True, default="")
+    command_type = models.CharField(max_length=16, choices=CommandType.choices, blank=True, default="")
+    exit_reason = models.CharField(max_length=200, blank=True, default="")
+    current_phase = models.CharField(max_length=100, blank=True, default="")
+    current_task_key = models.CharField(max_length=100, blank=True, default="")
+    current_agent = models.CharField(max_length=200, blank=True, default="")
+    current_model = models.CharField(max_length=100, blank=True, default="")
+    max_iterations = models.PositiveIntegerField(default=10)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    max_consecutive_failures = models.PositiveIntegerField(default=5)
+    circuit_breaker_state = models.CharField(max_length=16, choices=CircuitBreakerState.choices,
+                                             default=CircuitBreakerState.CLOSED)
+    plan_key = models.CharField(max_length=100, blank=True, default="")
+    sprint_key = models.CharField(max_length=100, blank=True, default="")
+    execution_mode = models.CharField(max_length=16, choices=ExecutionMode.choices,
+                                      default=ExecutionMode.NORMAL)
+    total_tokens_input = models.BigIntegerField(default=0)
+    total_tokens_output = models.BigIntegerField(default=0)
+    total_cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    bug_council_activated = models.BooleanField(default=False)
+    bug_council_reason = models.TextField(blank=True, default="")
+    project_path = models.CharField(max_length=1000, blank=True, default="")
+    summary = models.TextField(blank=True, default="")
+    summary_embedding = models.BinaryField(null=True, blank=True)
+    token_count = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["key"], condition=~Q(key=""), name="session_key_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "-started_at"], name="session_status_started"),
+            models.Index(fields=["state"], name="session_state"),
+            models.Index(fields=["project_path", "-started_at"], name="session_project_started"),
+            models.Index(fields=["command_type"], name="session_command_type"),
+            models.Index(fields=["started_at"], name="session_started"),
+            models.Index(fields=["status", "last_activity_at"], name="session_status_activity"),
+        ]
+
+    @property
+    def total_cost_cents(self) -> int:
+        return round(self.total_cost_usd * 100)

@@ -1,0 +1,23 @@
+"""Domain signals sessions_app sends inside its transactions.
+
+Other apps listen (the ledger records them as audit events); sessions_app imports no other app.
+
+`orchestration_event` keyword arguments:
+    session_id: str             the session the change belongs to
+    event_type: str             e.g. "session_state_changed", "task_status_changed", "task_claimed",
+                                "task_released", "signal_processed", "question_answered",
+                                "session_resumed", "session_finished"
+    task_key: str               "" when the change is not about a task
+    agent: str                  who made the change, "" when unknown
+    message: str                one human line
+    data: dict                  the change itself (old/new values, ids)
+"""
+
+from django.dispatch import Signal
+
+orchestration_event = Signal()
+
+# Sent when a row carrying tokens/cost is recorded (attempts, agent invocations, ledger events,
+# token usage), after the session totals were incremented. kwargs: session_id, tokens_input,
+# tokens_output, cost_usd.
+usage_recorded = Signal()

@@ -1,0 +1,113 @@
+"""A generic API test mixin (NetBox style): list/get/create/update/delete/auth/query-count tests
+for every resource from a little per-resource data.
+
+Subclass in a test module and set:
+    model           the model class
+    basename        the router basename ("session" → "session-list" / "session-detail")
+    list_queries    the exact number of queries a list request runs (auth + count + page + prefetches);
+                    the same number must hold for 3 rows and for 25, so N+1 regressions fail
+    update_payload  a PATCH body that changes at least one field
+and implement:
+    make_instance(index)  create one row through the ORM (index makes values unique)
+    create_payload()      a POST body that creates a valid row
+"""
+
+from typing import Any
+
+import pytest
+from django.db import models
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+
+def assert_error_shape(response: Any, status: int, code: str) -> dict[str, Any]:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert set(body) == {"code", "message", "details"}, body
+    assert body["code"] == code, body
+    assert isinstance(body["message"], str) and body["message"]
+    return body
+
+
+class APIResourceTests:
+    model: type[models.Model]
+    basename: str
+    list_queries: int
+    update_payload: dict[str, Any]
+    # Models without delete in the API (append-only ledger rows) set this to False.
+    deletable = True
+    updatable = True
+
+    def make_instance(self, index: int) -> models.Model:
+        raise NotImplementedError
+
+    def create_payload(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def list_url(self) -> str:
+        return reverse(f"{self.basename}-list")
+
+    def detail_url(self, instance: models.Model) -> str:
+        return reverse(f"{self.basename}-detail", args=[instance.pk])
+
+    def test_it_lists(self, api: APIClient) -> None:
+        created = [self.make_instance(i) for i in range(3)]
+        response = api.get(self.list_url())
+        assert response.status_code == 200, response.content
+        body = response.json()
+        assert {"next", "previous", "results"} <= set(body)
+        ids = {row["id"] for row in body["results"]}
+        assert {str(obj.pk) for obj in created} <= ids
+
+    def test_it_retrieves(self, api: APIClient) -> None:
+        instance = self.make_instance(0)
+        response = api.get(self.detail_url(instance))
+        assert response.status_code == 200, response.content
+        assert response.json()["id"] == instance.pk
+
+    def test_it_returns_404_with_the_error_shape(self, api: APIClient) -> None:
+        response = api.get(reverse(f"{self.basename}-detail", args=["01ARZ3NDEKTSV4RRFFQ69G5FAV"]))
+        assert response.status_code == 404
+        assert set(response.json()) == {"code", "message", "details"}
+
+    def test_it_creates(self, api: APIClient) -> None:
+        response = api.post(self.list_url(), self.create_payload(), format="json")
+        assert response.status_code == 201, response.content
+        assert self.model.objects.filter(pk=response.json()["id"]).exists()
+
+    def test_it_updates(self, api: APIClient) -> None:
+        if not self.updatable:
+            pytest.skip("this resource is append-only; its 405 is tested in its own module")
+        instance = self.make_instance(0)
+        response = api.patch(self.detail_url(instance), self.update_payload, format="json")
+        assert response.status_code == 200, response.content
+        body = response.json()
+        for name, value in self.update_payload.items():
+            assert body[name] == value, (name, body[name], value)
+
+    def test_it_deletes(self, api: APIClient) -> None:
+        if not self.deletable:
+            pytest.skip("this resource is append-only; its 405 is tested in its own module")
+        instance = self.make_instance(0)
+        response = api.delete(self.detail_url(instance))
+        assert response.status_code == 204, response.content
+        assert not type(instance).objects.filter(pk=instance.pk).exists()
+
+    def test_it_requires_auth(self, anon_api: APIClient) -> None:
+        instance = self.make_instance(0)
+        for url in (self.list_url(), self.detail_url(instance)):
+            assert_error_shape(anon_api.get(url), 401, "not_authenticated")
+        assert_error_shape(anon_api.post(self.list_url(), self.create_payload(), format="json"), 401,
+                           "not_authenticated")
+
+    def test_it_lists_with_a_constant_number_of_queries(self, api: APIClient, django_assert_num_queries) -> None:
+        for i in range(3):
+            self.make_instance(i)
+        with django_assert_num_queries(self.list_queries):
+            assert api.get(self.list_url()).status_code == 200
+        for i in range(3, 25):
+            self.make_instance(i)
+        with django_assert_num_queries(self.list_queries):
+            assert api.get(self.list_url(), {"page_size": 25}).status_code == 200

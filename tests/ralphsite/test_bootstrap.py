@@ -1,0 +1,52 @@
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(command: str) -> str:
+    out = StringIO()
+    call_command(command, stdout=out)
+    return out.getvalue()
+
+
+def test_it_creates_credentials_exactly_once() -> None:
+    first = _run("bootstrap")
+    assert "password" in first and "API token" in first and "/api/docs/" in first
+    token = Token.objects.get()
+    assert token.key in first
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/v1/sessions/").status_code == 200
+
+    second = _run("bootstrap")
+    assert token.key not in second
+    assert "reset_credentials" in second
+    assert get_user_model().objects.count() == 1
+    assert Token.objects.count() == 1
+
+
+def test_the_printed_password_logs_into_the_admin(client) -> None:
+    output = _run("bootstrap")
+    password = output.split("password ", 1)[1].split()[0]
+    assert client.login(username="admin", password=password)
+    assert client.get("/admin/").status_code == 200
+
+
+def test_reset_credentials_rotates_password_and_token(client) -> None:
+    _run("bootstrap")
+    old_token = Token.objects.get().key
+    output = _run("reset_credentials")
+    new_token = Token.objects.get().key
+    assert new_token != old_token and new_token in output
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {old_token}").get("/api/v1/sessions/").status_code == 401
+    password = output.split("password ", 1)[1].split()[0]
+    assert client.login(username="admin", password=password)
+
+
+def test_reset_credentials_without_a_user_fails_clearly() -> None:
+    with pytest.raises(CommandError):
+        _run("reset_credentials")

@@ -1,0 +1,184 @@
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from sessions_app.models import Session
+from tests.api_mixins import APIResourceTests, assert_error_shape
+
+pytestmark = pytest.mark.django_db
+
+SESSIONS = reverse("session-list")
+CLIENT_ULID = "01J9ZQ6Y8K3V5X7B2N4M6P8R0T"
+
+
+class TestSessionResource(APIResourceTests):
+    model = Session
+    basename = "session"
+    list_queries = 3  # token auth, count, page
+    update_payload = {"state": "planning", "current_plan_content": "# Plan\n- task-1"}
+
+    def make_instance(self, index: int) -> Session:
+        return Session.objects.create(key=f"session-{index}", user_request=f"request {index}")
+
+    def create_payload(self) -> dict[str, Any]:
+        return {"key": "sess-new", "user_request": "Build the thing", "command_type": "implement"}
+
+
+def test_it_creates_with_defaults_from_the_seeds(api: APIClient) -> None:
+    body = api.post(SESSIONS, {"user_request": "x"}, format="json").json()
+    assert body["state"] == "initializing"
+    assert body["status"] == "running"
+    assert body["default_model"] == "gpt-5"
+    assert body["max_concurrency"] == 2
+    assert body["current_iteration"] == 1
+    assert body["max_iterations"] == 10
+    assert body["circuit_breaker_state"] == "closed"
+    assert body["total_cost_usd"] == "0.000000"
+    assert len(body["id"]) == 26
+
+
+def test_it_accepts_a_client_ulid_and_a_retry_returns_the_same_row(api: APIClient) -> None:
+    payload = {"id": CLIENT_ULID, "key": "offline-1", "user_request": "offline"}
+    first = api.post(SESSIONS, payload, format="json")
+    assert first.status_code == 201
+    assert first.json()["id"] == CLIENT_ULID
+    retry = api.post(SESSIONS, payload, format="json")
+    assert retry.status_code == 200
+    assert retry.json() == first.json() | {"updated_at": retry.json()["updated_at"]}
+    assert Session.objects.count() == 1
+
+
+def test_it_accepts_a_lower_case_client_ulid(api: APIClient) -> None:
+    response = api.post(SESSIONS, {"id": CLIENT_ULID.lower()}, format="json")
+    assert response.status_code == 201
+    assert response.json()["id"] == CLIENT_ULID
+
+
+def test_it_refuses_a_reused_id_with_a_different_body(api: APIClient) -> None:
+    api.post(SESSIONS, {"id": CLIENT_ULID, "user_request": "one"}, format="json")
+    response = api.post(SESSIONS, {"id": CLIENT_ULID, "user_request": "two"}, format="json")
+    body = assert_error_shape(response, 409, "conflict")
+    assert body["details"] == {"id": CLIENT_ULID}
+    assert Session.objects.get().user_request == "one"
+
+
+def test_it_rejects_a_bad_ulid(api: APIClient) -> None:
+    response = api.post(SESSIONS, {"id": "not-a-ulid"}, format="json")
+    body = assert_error_shape(response, 400, "validation_error")
+    assert "id" in body["details"]
+
+
+def test_it_rejects_a_bad_enum_naming_the_allowed_values(api: APIClient) -> None:
+    response = api.post(SESSIONS, {"state": "dancing"}, format="json")
+    body = assert_error_shape(response, 400, "validation_error")
+    message = body["details"]["state"][0]
+    assert "dancing" in message
+    assert "initializing" in message and "awaiting_feedback" in message
+
+
+def test_it_rejects_oversized_fields(api: APIClient) -> None:
+    response = api.post(SESSIONS, {"key": "k" * 101}, format="json")
+    body = assert_error_shape(response, 400, "validation_error")
+    assert "key" in body["details"]
+
+
+def test_it_rejects_malformed_json(api: APIClient) -> None:
+    response = api.generic("POST", SESSIONS, "{not json", content_type="application/json")
+    assert_error_shape(response, 400, "parse_error")
+
+
+def test_it_answers_a_duplicate_key_with_409(api: APIClient) -> None:
+    api.post(SESSIONS, {"key": "dup"}, format="json")
+    response = api.post(SESSIONS, {"key": "dup"}, format="json")
+    body = assert_error_shape(response, 409, "conflict")
+    assert list(body["details"]) == ["key"]
+    assert body["message"].startswith("key: ")
+
+
+def test_it_allows_many_sessions_without_a_key(api: APIClient) -> None:
+    assert api.post(SESSIONS, {}, format="json").status_code == 201
+    assert api.post(SESSIONS, {}, format="json").status_code == 201
+
+
+def test_it_does_not_let_clients_write_the_totals(api: APIClient) -> None:
+    body = api.post(SESSIONS, {"total_tokens_input": 999, "total_cost_usd": "5"}, format="json").json()
+    assert body["total_tokens_input"] == 0
+    assert body["total_cost_usd"] == "0.000000"
+
+
+def test_it_refuses_to_change_the_id(api: APIClient) -> None:
+    session = Session.objects.create()
+    response = api.patch(reverse("session-detail", args=[session.pk]), {"id": CLIENT_ULID}, format="json")
+    assert response.status_code == 200
+    assert response.json()["id"] == session.pk
+
+
+def test_it_filters_by_status_state_project_and_command_type(api: APIClient) -> None:
+    Session.objects.create(key="a", status="running", state="planning", project_path="/p/one",
+                           command_type="plan")
+    Session.objects.create(key="b", status="completed", state="complete", project_path="/p/two",
+                           command_type="bug")
+    for params, expected in [
+        ({"status": "running"}, {"a"}),
+        ({"status": ["running", "completed"]}, {"a", "b"}),
+        ({"state": "complete"}, {"b"}),
+        ({"project_path": "/p/one"}, {"a"}),
+        ({"command_type": "bug"}, {"b"}),
+        ({"key": "b"}, {"b"}),
+    ]:
+        results = api.get(SESSIONS, params).json()["results"]
+        assert {row["key"] for row in results} == expected, params
+
+
+def test_it_rejects_an_unknown_filter_value(api: APIClient) -> None:
+    response = api.get(SESSIONS, {"status": "nope"})
+    assert_error_shape(response, 400, "validation_error")
+
+
+def test_it_filters_by_created_range(api: APIClient) -> None:
+    old = Session.objects.create(key="old")
+    Session.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=10))
+    Session.objects.create(key="new")
+    since = (timezone.now() - timedelta(days=1)).isoformat()
+    results = api.get(SESSIONS, {"created_after": since}).json()["results"]
+    assert [row["key"] for row in results] == ["new"]
+    results = api.get(SESSIONS, {"created_before": since}).json()["results"]
+    assert [row["key"] for row in results] == ["old"]
+
+
+def test_it_orders(api: APIClient) -> None:
+    for key in ("b", "c", "a"):
+        Session.objects.create(key=key)
+    assert [r["key"] for r in api.get(SESSIONS, {"ordering": "key"}).json()["results"]] == ["a", "b", "c"]
+    assert [r["key"] for r in api.get(SESSIONS, {"ordering": "-key"}).json()["results"]] == ["c", "b", "a"]
+
+
+def test_it_paginates_with_links(api: APIClient) -> None:
+    for i in range(5):
+        Session.objects.create(key=f"s{i}")
+    first = api.get(SESSIONS, {"page_size": 2}).json()
+    assert first["count"] == 5
+    assert len(first["results"]) == 2
+    assert first["previous"] is None
+    assert "page=2" in first["next"]
+    last = api.get(first["next"]).json()
+    assert last["previous"] is not None
+
+
+def test_it_caps_the_page_size(api: APIClient) -> None:
+    for i in range(3):
+        Session.objects.create(key=f"s{i}")
+    assert len(api.get(SESSIONS, {"page_size": 100000}).json()["results"]) == 3
+
+
+def test_it_round_trips_the_summary_embedding_as_base64(api: APIClient) -> None:
+    response = api.post(SESSIONS, {"summary_embedding": "AAECAw=="}, format="json")
+    assert response.status_code == 201
+    assert bytes(Session.objects.get().summary_embedding) == b"\x00\x01\x02\x03"
+    assert response.json()["summary_embedding"] == "AAECAw=="
+    bad = api.post(SESSIONS, {"summary_embedding": "%%%"}, format="json")
+    assert_error_shape(bad, 400, "validation_error")
