@@ -1,11 +1,16 @@
 """gunicorn settings for `make run`, from the same environment variables the README documents."""
 
 from ralphsite.env import env_int, env_str
+from ralphsite.paths import data_dir
 
 bind = f"{env_str('RALPH_HOST', '127.0.0.1')}:{env_int('RALPH_PORT', 8000, minimum=1)}"
 workers = env_int("RALPH_WORKERS", 2, minimum=1)
-worker_class = "sync"
-# Keep-alive lets agents reuse one TCP connection across calls.
-keepalive = 5
+# Threaded workers keep HTTP connections alive between an agent's calls (sync workers close each one).
+worker_class = "gthread"
+threads = env_int("RALPH_THREADS", 4, minimum=1)
+keepalive = 30
 timeout = 60
 accesslog = env_str("RALPH_ACCESS_LOG", "") or None
+# gunicorn 25+ opens a control socket in ~/.gunicorn by default; keep it in the data dir so that
+# several servers (a second checkout, the benchmark) never share one.
+control_socket = str(data_dir() / "gunicorn.ctl")

@@ -1,14 +1,11 @@
 """Ralph Site settings. Everything deployment-specific comes from the environment (see README)."""
 
-from pathlib import Path
-
 from ralphsite.database import database_config
 from ralphsite.env import env_bool, env_int, env_list, env_str
+from ralphsite.paths import BASE_DIR, data_dir
 from ralphsite.secrets import secret_key_load_or_create
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-
-DATA_DIR = Path(env_str("RALPH_DATA_DIR", str(BASE_DIR / ".ralph"))).expanduser().resolve()
+DATA_DIR = data_dir()
 DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = env_str("SECRET_KEY", "") or secret_key_load_or_create(DATA_DIR / "secret_key")

@@ -18,7 +18,7 @@ _METHODS = ("get", "post", "put", "patch", "delete")
 
 def _router_requests() -> list[tuple[str, str]]:
     requests = []
-    for prefix, viewset, basename in router.registry:
+    for prefix, viewset, _basename in router.registry:
         lookup = router.get_lookup_regex(viewset)
         for route in router.get_routes(viewset):
             mapping = router.get_method_map(viewset, route.mapping)
