@@ -1,5 +1,8 @@
 """The base serializer every resource uses."""
 
+import copy
+from typing import ClassVar
+
 from rest_framework import serializers
 
 from ralphsite.api.fields import ChoiceFieldNamingAllowed, ULIDSerializerField
@@ -10,6 +13,11 @@ class RalphModelSerializer(serializers.ModelSerializer):
     """Validates and shapes; never writes (writes go through services).
 
     On ULID models the client may supply `id` on create; it is read-only afterwards.
+
+    Field building is cached per class: DRF rebuilds every field from the model (and deep-copies the
+    declared ones) for each serializer instance, which was most of a request's CPU time. The cached
+    fields are shallow-copied per instance (nested serializers deep-copied), so binding a field to
+    its parent never touches the shared template.
     """
 
     serializer_choice_field = ChoiceFieldNamingAllowed
@@ -17,8 +25,20 @@ class RalphModelSerializer(serializers.ModelSerializer):
         **serializers.ModelSerializer.serializer_field_mapping,
         ULIDField: ULIDSerializerField,
     }
+    _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
 
     def get_fields(self) -> dict[str, serializers.Field]:
+        key = (type(self), self.instance is None)
+        templates = RalphModelSerializer._field_templates.get(key)
+        if templates is None:
+            templates = self._build_fields()
+            RalphModelSerializer._field_templates[key] = templates
+        return {
+            name: copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) else copy.copy(field)
+            for name, field in templates.items()
+        }
+
+    def _build_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         pk = self.Meta.model._meta.pk
         if isinstance(pk, ULIDField) and "id" in fields:

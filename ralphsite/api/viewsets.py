@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from django.core.exceptions import FieldDoesNotExist
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import IntegrityError, models
+from django.http import Http404
 from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,6 +24,18 @@ class RalphModelViewSet(viewsets.ModelViewSet):
     is a 409. Override `create_instance` / `update_instance` / `delete_instance` to call the
     model's domain services.
     """
+
+    def get_object(self) -> models.Model:
+        # Detail routes look the row up in get_queryset() directly: the list filters (FilterSet,
+        # ordering) mean nothing for one id, and building them cost more than the query itself.
+        lookup = self.lookup_url_kwarg or self.lookup_field
+        queryset = self.get_queryset()
+        try:
+            instance = queryset.get(**{self.lookup_field: self.kwargs[lookup]})
+        except (queryset.model.DoesNotExist, ValueError, TypeError, ValidationError):
+            raise Http404 from None
+        self.check_object_permissions(self.request, instance)
+        return instance
 
     def create_instance(self, data: dict[str, Any]) -> models.Model:
         return instance_create(model=self.get_queryset().model, data=data)
