@@ -94,7 +94,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("RALPH_MAX_BODY_BYTES", 32 * 1024 * 1024, 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: its WWW-Authenticate header makes anonymous requests a 401, not a 403.
-        "rest_framework.authentication.TokenAuthentication",
+        "ralphsite.api.authentication.FastTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
