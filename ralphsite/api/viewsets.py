@@ -12,8 +12,11 @@ from rest_framework.serializers import BaseSerializer
 
 from ralphsite.errors import Conflict
 from ralphsite.fields import ULIDField
+from ralphsite.precompiled import NotPrecompilable, PrecompiledLookup
 from ralphsite.services import instance_create, instance_delete, instance_update
 from ralphsite.ulid import ulid_normalize
+
+_UNSET = object()
 
 
 class RalphModelViewSet(viewsets.ModelViewSet):
@@ -28,14 +31,34 @@ class RalphModelViewSet(viewsets.ModelViewSet):
     def get_object(self) -> models.Model:
         # Detail routes look the row up in get_queryset() directly: the list filters (FilterSet,
         # ordering) mean nothing for one id, and building them cost more than the query itself.
-        lookup = self.lookup_url_kwarg or self.lookup_field
-        queryset = self.get_queryset()
-        try:
-            instance = queryset.get(**{self.lookup_field: self.kwargs[lookup]})
-        except (queryset.model.DoesNotExist, ValueError, TypeError, ValidationError):
-            raise Http404 from None
+        value = self.kwargs[self.lookup_url_kwarg or self.lookup_field]
+        lookup = self._precompiled_detail_lookup()
+        if lookup is not None:
+            instance = lookup.get(value)
+        else:
+            queryset = self.get_queryset()
+            try:
+                instance = queryset.get(**{self.lookup_field: value})
+            except (queryset.model.DoesNotExist, ValueError, TypeError, ValidationError):
+                instance = None
+        if instance is None:
+            raise Http404
         self.check_object_permissions(self.request, instance)
         return instance
+
+    def _precompiled_detail_lookup(self) -> PrecompiledLookup | None:
+        """The class's detail query compiled once, when its queryset cannot vary per request."""
+        cls = type(self)
+        if cls.get_queryset is not viewsets.ModelViewSet.get_queryset:
+            return None
+        lookup = cls.__dict__.get("_detail_lookup", _UNSET)
+        if lookup is _UNSET:
+            try:
+                lookup = PrecompiledLookup(self.get_queryset(), self.lookup_field)
+            except NotPrecompilable:
+                lookup = None
+            cls._detail_lookup = lookup  # a benign race: two threads may both compile it once
+        return lookup
 
     def create_instance(self, data: dict[str, Any]) -> models.Model:
         return instance_create(model=self.get_queryset().model, data=data)
