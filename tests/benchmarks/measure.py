@@ -38,7 +38,9 @@ def measure_operation(client: BenchClient, op: Operation, state: State, *, sampl
     except SetupFailed as exc:
         return _skipped(f"setup failed: {exc}")
     except KeyError as exc:
-        return _skipped(f"needs {exc.args[0]!r}, which an earlier step did not create")
+        return _skipped(f"needs a {exc.args[0]} id, which an earlier step did not create")
+    except (OSError, ValueError) as exc:  # connection trouble or an unexpected response body
+        return _skipped(f"error: {type(exc).__name__}: {exc}")
     if first.status in (404, 405):
         return _skipped(f"endpoint missing ({first.status}): {op.method} {path_of(state, 0).split('?')[0]}")
 

@@ -149,10 +149,14 @@ def collect_event(state: State, resp: Response) -> None:
 
 
 def chat_path(state: State, i: int) -> str:
+    if not state.chat_ids:
+        raise KeyError("chat")
     return f"{API}/chats/{state.chat_ids[i % len(state.chat_ids)]}/"
 
 
 def message_path(state: State, i: int) -> str:
+    if not state.message_ids:
+        raise KeyError("message")
     return f"{API}/messages/{state.message_ids[i % len(state.message_ids)]}/"
 
 
@@ -193,6 +197,11 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("append_event", "append ledger event", "POST", f"{API}/events/",
               body=lambda s, i: event_body(s.ids["session"], i), setup=setup_session, collect=collect_event,
               floor="insert_row"),
+    # Not in the list, but they exist today and are on every agent's path: a reference for the rest.
+    Operation("insert_session", "insert session", "POST", f"{API}/sessions/",
+              body=lambda s, i: session_body(f"insert {i}"), floor="insert_row"),
+    Operation("get_session", "get session by id", "GET", f"{API}/sessions/{{session}}/", setup=setup_session,
+              floor="get_by_id"),
 )
 
 # Measured at small scale (after OPERATIONS) and again after the bulk seed.
