@@ -48,12 +48,17 @@ def measure_operation(client: BenchClient, op: Operation, state: State, *, sampl
     error_count = 0
     timings: list[int] = []
     connects_before = client.connects
+    collect_error = ""
     for i in range(warmup + samples):
         resp = first if i == 0 else client.request(op.method, path_of(state, i),
                                                    op.body(state, i) if op.body else None)
         ok = resp.status in op.expect
         if ok and op.collect is not None:
-            op.collect(state, resp)
+            try:
+                op.collect(state, resp)
+            except (KeyError, IndexError, TypeError, ValueError) as exc:
+                # A response shape the collector did not expect: later steps that need these ids skip.
+                collect_error = collect_error or f"{type(exc).__name__}: {exc} in {resp.excerpt(200)}"
         if i < warmup:
             continue
         timings.append(resp.elapsed_ns)
@@ -66,6 +71,8 @@ def measure_operation(client: BenchClient, op: Operation, state: State, *, sampl
                               "path": op.path if isinstance(op.path, str) else op.path.__name__}
     if errors:
         result["error_examples"] = errors
+    if collect_error:
+        result["collect_error"] = collect_error
     return result
 
 

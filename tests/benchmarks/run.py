@@ -152,6 +152,14 @@ def _deep_event_id(state: State, fraction: float) -> Any:
         connection.close()
 
 
+def _deep_event_set(state: State) -> None:
+    """The deep ledger page starts 90% of the way through the main session's events."""
+    state.ids.pop("deep_event", None)
+    deep = _deep_event_id(state, 0.9) if "session" in state.ids else None
+    if deep is not None:
+        state.ids["deep_event"] = deep
+
+
 def _scale_seed(args: argparse.Namespace, client: BenchClient, state: State) -> dict[str, Any]:
     """Bulk-seed events over 10 sessions and messages over 20 runs (the measured ones included)."""
     from django.db import connection
@@ -265,10 +273,10 @@ def _scale(args: argparse.Namespace, client: BenchClient, state: State) -> dict[
         setup_run(client, state, 0)
     except Exception as exc:
         _log(f"bench: no chat/run for the scale phase: {exc}")
-    state.ids["deep_event"] = _deep_event_id(state, 0.9)
+    _deep_event_set(state)
     small = _scale_measure(args, client, state)
     seeded = _scale_seed(args, client, state)
-    state.ids["deep_event"] = _deep_event_id(state, 0.9)
+    _deep_event_set(state)
     _log("bench: scale (large)")
     large = _scale_measure(args, client, state)
     return {"seeded": seeded, "small": small, "large": large}
