@@ -134,6 +134,31 @@ def report_lines(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def ratios_derive(results: dict[str, Any]) -> dict[str, Any]:
+    """Every latency as a ratio to the HTTP floor and to raw sqlite3, and the scale large/small ratios."""
+    storage = results.get("storage_floor", {})
+    http = results.get("http_floor", {}).get("latency", {})
+    floor_of = {op.key: op.floor for op in OPERATIONS}
+    out: dict[str, Any] = {"operations": {}, "scale": {}}
+    for key, result in results.get("operations", {}).items():
+        if "latency" not in result:
+            continue
+        lat = result["latency"]
+        floor = storage.get(floor_of.get(key) or "", {})
+        out["operations"][key] = {
+            f"{p}_vs_{name}": ratio(lat[f"{p}_ms"], ref.get(f"{p}_ms"))
+            for p in ("p50", "p99") for name, ref in (("http_floor", http), ("sqlite", floor))
+        }
+    scale = results.get("scale") or {}
+    for key, small in scale.get("small", {}).items():
+        large = scale.get("large", {}).get(key, {})
+        if "latency" in small and "latency" in large:
+            small_lat, large_lat = small["latency"], large["latency"]
+            out["scale"][key] = {f"{p}_large_over_small": ratio(large_lat[f"{p}_ms"], small_lat[f"{p}_ms"])
+                                 for p in ("p50", "p99")}
+    return out
+
+
 def report_print(results: dict[str, Any], *, out: TextIO) -> None:
     out.write("\n".join(report_lines(results)) + "\n")
     out.flush()

@@ -36,7 +36,7 @@ from tests.benchmarks.operations import (
     setup_run,
     setup_session,
 )
-from tests.benchmarks.report import report_print, report_write
+from tests.benchmarks.report import ratios_derive, report_print, report_write
 from tests.benchmarks.server import REPO_DIR, BenchServer
 
 BENCH_USERNAME = "bench"
@@ -286,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     args = args_parse(argv)
     results_dir = data_dir() / "bench"  # the user's data dir, resolved before we point at the throw-away one
     results = bench(args)
+    results["ratios"] = ratios_derive(results)
     report_print(results, out=sys.stdout)
     written = report_write(results, directory=results_dir, extra=args.json)
     _log("bench: results written to " + ", ".join(str(path) for path in written))
