@@ -11,6 +11,7 @@ Prints a table on stdout and writes the figures as JSON to <data dir>/bench/ (an
 import argparse
 import os
 import platform
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -44,8 +45,8 @@ BENCH_USERNAME = "bench"
 
 def args_parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="make bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", type=int, default=2000, help="timed requests per operation (default 2000)")
-    parser.add_argument("--warmup", type=int, default=200, help="untimed requests first (default 200)")
+    parser.add_argument("--samples", type=int, default=None, help="timed requests per operation (default 2000)")
+    parser.add_argument("--warmup", type=int, default=None, help="untimed requests first (default 200)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 200 samples, 50 warm-up, 20,000 events + 5,000 messages")
     parser.add_argument("--scale-events", type=int, default=None, help="ledger events to seed (default 1,000,000)")
@@ -62,8 +63,11 @@ def args_parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON results here")
     parser.add_argument("--keep", action="store_true", help="keep the throw-away data dir (for debugging)")
     args = parser.parse_args(argv)
-    if args.quick:
-        args.samples, args.warmup = 200, 50
+    # --quick only changes defaults: an explicit --samples/--warmup/--scale-* still wins.
+    if args.samples is None:
+        args.samples = 200 if args.quick else 2000
+    if args.warmup is None:
+        args.warmup = 50 if args.quick else 200
     if args.scale_events is None:
         args.scale_events = 20_000 if args.quick else 1_000_000
     if args.scale_messages is None:
@@ -282,8 +286,14 @@ def _scale(args: argparse.Namespace, client: BenchClient, state: State) -> dict[
     return {"seeded": seeded, "small": small, "large": large}
 
 
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM unwinds like Ctrl-C, so the `with BenchServer` block still stops gunicorn and drops the database.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = args_parse(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     results_dir = data_dir() / "bench"  # the user's data dir, resolved before we point at the throw-away one
     results = bench(args)
     results["ratios"] = ratios_derive(results)

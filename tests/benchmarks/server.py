@@ -5,6 +5,7 @@ with ralphsite/gunicorn_conf.py. With DATABASE_URL set, a throw-away PostgreSQL 
 named one is created first and dropped at the end; the user's database is never touched.
 """
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -162,7 +163,8 @@ class BenchServer:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=5)
             except ProcessLookupError:
                 pass
