@@ -125,6 +125,8 @@ def report_lines(results: dict[str, Any]) -> list[str]:
                          f"{_x(ratio(g['p50_ms'], s['p50_ms'])):>7} {_ms(s['p99_ms']):>10} {_ms(g['p99_ms']):>10} "
                          f"{_x(ratio(g['p99_ms'], s['p99_ms'])):>7}"
                          + (f"  {g['errors']} err" if g["errors"] else ""))
+    if "aborted" in results:
+        lines.append(f"\nABORTED: {results['aborted']} (figures above are what was measured before)")
     errors = [(key, r["error_examples"]) for key, r in results.get("operations", {}).items() if "error_examples" in r]
     if errors:
         lines.append("\nErrors (first examples)")

@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,10 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
 
             if not args.no_scale:
                 results["scale"] = _scale(args, client, state)
+        except Exception as exc:
+            # Keep what was measured: the report prints it, marked as aborted, and the server still stops.
+            results["aborted"] = f"{type(exc).__name__}: {exc}"
+            _log(traceback.format_exc())
         finally:
             client.close()
             from django.db import connections
@@ -300,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     report_print(results, out=sys.stdout)
     written = report_write(results, directory=results_dir, extra=args.json)
     _log("bench: results written to " + ", ".join(str(path) for path in written))
-    return 0
+    return 1 if "aborted" in results else 0
 
 
 if __name__ == "__main__":
