@@ -67,7 +67,7 @@ def measure_operation(client: BenchClient, op: Operation, state: State, *, sampl
             if len(errors) < MAX_ERROR_EXAMPLES:
                 errors.append(f"{resp.status}: {resp.excerpt(200)}")
     result: dict[str, Any] = {"latency": summarize(timings, errors=error_count).as_dict(),
-                              "connections": client.connects - connects_before, "method": op.method,
+                              "reconnects": client.connects - connects_before, "method": op.method,
                               "path": op.path if isinstance(op.path, str) else op.path.__name__}
     if errors:
         result["error_examples"] = errors
