@@ -9,6 +9,13 @@ from ralphsite.api.fields import ChoiceFieldNamingAllowed, ULIDSerializerField
 from ralphsite.fields import ULIDField
 
 
+def _clone(field: serializers.Field) -> serializers.Field:
+    """A shallow copy, several times cheaper than copy.copy's __reduce_ex__ protocol."""
+    clone = object.__new__(type(field))
+    clone.__dict__.update(field.__dict__)
+    return clone
+
+
 class RalphModelSerializer(serializers.ModelSerializer):
     """Validates and shapes; never writes (writes go through services).
 
@@ -34,7 +41,7 @@ class RalphModelSerializer(serializers.ModelSerializer):
             templates = self._build_fields()
             RalphModelSerializer._field_templates[key] = templates
         return {
-            name: copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) else copy.copy(field)
+            name: copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) else _clone(field)
             for name, field in templates.items()
         }
 
