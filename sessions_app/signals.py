@@ -21,3 +21,8 @@ orchestration_event = Signal()
 # token usage), after the session totals were incremented. kwargs: session_id, tokens_input,
 # tokens_output, cost_usd.
 usage_recorded = Signal()
+
+# Sent by the resume service to gather what other apps know about where a session stopped.
+# kwargs: session_id. Each receiver returns a dict merged into the resume point (the ledger
+# answers {"last_checkpoint": {...} or None}); sessions_app itself knows nothing of checkpoints.
+resume_requested = Signal()
