@@ -33,3 +33,16 @@ def test_the_admin_is_branded(admin_client: Client) -> None:
     response = admin_client.get("/admin/")
     assert response.status_code == 200
     assert "Ralph Site" in response.content.decode()
+
+
+def test_the_front_page_sends_people_to_the_admin(client: Client) -> None:
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"] == "/admin/"
+
+
+def test_every_admin_page_links_to_the_api_and_its_docs(admin_client: Client) -> None:
+    html = admin_client.get("/admin/").content.decode()
+    assert 'href="/api/docs/"' in html
+    assert 'href="/api/v1/"' in html
+    assert "View site" not in html
