@@ -1,5 +1,8 @@
 """DevTeam quality tables (seed 003): bugs, model escalations, acceptance criteria and features."""
 
+from typing import Any
+
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
@@ -155,6 +158,20 @@ class AcceptanceCriterion(ULIDModel):
         return f"{self.key} of {self.plan_key or 'no plan'}"
 
 
+def validate_feature_steps(steps: Any) -> None:
+    """Feature `steps` must be a list of `{"step": "<non-empty text>", "passes": true|false}`."""
+    shape = 'steps must be a list of {"step": "<text>", "passes": <bool>} objects'
+    if not isinstance(steps, list):
+        raise ValidationError(f"{shape}; got {type(steps).__name__}.", code="invalid_steps")
+    for index, step in enumerate(steps):
+        if not isinstance(step, dict) or set(step) != {"step", "passes"}:
+            raise ValidationError(f"{shape}; item {index} is {step!r}.", code="invalid_steps")
+        if not isinstance(step["step"], str) or not step["step"].strip():
+            raise ValidationError(f"item {index}: \"step\" must be non-empty text.", code="invalid_steps")
+        if not isinstance(step["passes"], bool):
+            raise ValidationError(f"item {index}: \"passes\" must be true or false.", code="invalid_steps")
+
+
 class Feature(ULIDModel):
     """DevTeam `features`: feature_id → key (`FEAT-001`, unique); plan_id → plan_key; sprint_id →
     sprint_key (text keys, no FK); name, description, category, steps (JSON list of
@@ -171,7 +188,7 @@ class Feature(ULIDModel):
     name = models.CharField(max_length=500)
     description = models.TextField(blank=True, default="")
     category = models.CharField(max_length=100, blank=True, default="", help_text="auth, ui, api, data, …")
-    steps = models.JSONField(default=list, blank=True)
+    steps = models.JSONField(default=list, blank=True, validators=[validate_feature_steps])
     passes = models.BooleanField(default=False)
     all_steps_pass = models.BooleanField(default=False)
     steps_total = models.PositiveIntegerField(default=0)
