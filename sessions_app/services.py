@@ -78,6 +78,20 @@ def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
 
+# Fields only the services write (read-only in the API and the admin).
+# Written by the verify action only, so failure_count always counts the recorded failures.
+CRITERION_VERIFICATION_FIELDS = ("passes", "verified_at", "verified_by", "failure_count", "last_failure_reason")
+# Derived from `steps` by the services on every write.
+FEATURE_STEP_COUNT_FIELDS = ("steps_total", "steps_passed", "all_steps_pass")
+# Derived from the usage, the limit and the thresholds by the services.
+CONTEXT_BUDGET_DERIVED_FIELDS = ("usage_percent", "status")
+# Kept equal to the interview's question rows by the services.
+INTERVIEW_COUNTER_FIELDS = ("questions_asked", "questions_answered")
+# Assigned by the services: the next number in the interview, and the time a response was recorded.
+INTERVIEW_QUESTION_SERVER_FIELDS = ("sequence", "responded_at")
+# Moved by the iterate and finish actions only.
+LOOP_RUN_PROGRESS_FIELDS = ("status", "iterations", "ended_at")
+
 
 def _stamp_on_change(data: dict[str, Any], *, previous: Any, field: str, value: Any, stamp: str) -> dict[str, Any]:
     """Set the time `stamp` when `field` becomes `value` (an explicit stamp in `data` wins) and clear

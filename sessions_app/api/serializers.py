@@ -23,7 +23,15 @@ from sessions_app.models import (
     SessionStateEntry,
     VerificationMethod,
 )
-from sessions_app.services import SESSION_TOTAL_FIELDS
+from sessions_app.services import (
+    CONTEXT_BUDGET_DERIVED_FIELDS,
+    CRITERION_VERIFICATION_FIELDS,
+    FEATURE_STEP_COUNT_FIELDS,
+    INTERVIEW_COUNTER_FIELDS,
+    INTERVIEW_QUESTION_SERVER_FIELDS,
+    LOOP_RUN_PROGRESS_FIELDS,
+    SESSION_TOTAL_FIELDS,
+)
 
 
 class SessionSerializer(RalphModelSerializer):
@@ -88,10 +96,6 @@ class EscalationSerializer(RalphModelSerializer):
                   "task_key", "timestamp", *_TIMES]
 
 
-# Written by the verify action only, so failure_count always counts the recorded failures.
-CRITERION_VERIFICATION_FIELDS = ("passes", "verified_at", "verified_by", "failure_count", "last_failure_reason")
-
-
 class AcceptanceCriterionSerializer(RalphModelSerializer):
     class Meta:
         model = AcceptanceCriterion
@@ -101,20 +105,12 @@ class AcceptanceCriterionSerializer(RalphModelSerializer):
         read_only_fields = [*CRITERION_VERIFICATION_FIELDS, *_TIMES]
 
 
-# Derived from `steps` by the services on every write.
-FEATURE_STEP_COUNT_FIELDS = ("steps_total", "steps_passed", "all_steps_pass")
-
-
 class FeatureSerializer(RalphModelSerializer):
     class Meta:
         model = Feature
         fields = ["id", "key", "plan_key", "sprint_key", "name", "description", "category", "steps", "passes",
                   *FEATURE_STEP_COUNT_FIELDS, "verified_at", "verified_by", "priority", "sequence", *_TIMES]
         read_only_fields = [*FEATURE_STEP_COUNT_FIELDS, *_TIMES]
-
-
-# Derived from the usage, the limit and the thresholds by the services.
-CONTEXT_BUDGET_DERIVED_FIELDS = ("usage_percent", "status")
 
 
 class ContextBudgetSerializer(RalphModelSerializer):
@@ -132,20 +128,12 @@ class ContextSnapshotSerializer(RalphModelSerializer):
                   "preserved_items", "summarized_items", "summary_text", "trigger_reason", *_TIMES]
 
 
-# Kept equal to the interview's question rows by the services.
-INTERVIEW_COUNTER_FIELDS = ("questions_asked", "questions_answered")
-
-
 class InterviewSerializer(RalphModelSerializer):
     class Meta:
         model = Interview
         fields = ["id", "session", "interview_type", "started_at", "completed_at", "status",
                   *INTERVIEW_COUNTER_FIELDS, *_TIMES]
         read_only_fields = [*INTERVIEW_COUNTER_FIELDS, *_TIMES]
-
-
-# Assigned by the services: the next number in the interview, and the time a response was recorded.
-INTERVIEW_QUESTION_SERVER_FIELDS = ("sequence", "responded_at")
 
 
 class InterviewQuestionSerializer(RalphModelSerializer):
@@ -155,10 +143,6 @@ class InterviewQuestionSerializer(RalphModelSerializer):
                   *INTERVIEW_QUESTION_SERVER_FIELDS, "required", *_TIMES]
         read_only_fields = [*INTERVIEW_QUESTION_SERVER_FIELDS, *_TIMES]
         validators: list[Any] = []  # the sequence is the server's; its unique constraint guards it
-
-
-# Moved by the iterate and finish actions only.
-LOOP_RUN_PROGRESS_FIELDS = ("status", "iterations", "ended_at")
 
 
 class LoopRunSerializer(RalphModelSerializer):
