@@ -3,6 +3,7 @@
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
@@ -25,6 +26,7 @@ from sessions_app.models import (
     Session,
     SessionStateEntry,
 )
+from sessions_app.models.context import validate_context_thresholds
 from sessions_app.signals import orchestration_event, usage_recorded
 
 # Written only by services that account usage, never by clients.
@@ -174,9 +176,10 @@ def _context_budget_derived(values: dict[str, Any]) -> dict[str, Any]:
     """usage_percent and status from the usage against the limit and the thresholds (0 = unset)."""
     limit, usage = values["context_limit"], values["current_usage"]
     warn, summarize = values["warn_threshold"], values["summarize_threshold"]
-    if warn and summarize and warn > summarize:
-        raise InvalidInput("warn_threshold must not exceed summarize_threshold.",
-                           details={"warn_threshold": [f"{warn} exceeds summarize_threshold {summarize}."]})
+    try:
+        validate_context_thresholds(warn_threshold=warn, summarize_threshold=summarize)
+    except ValidationError as error:
+        raise InvalidInput(error.messages[0], details=error.message_dict) from error
     if usage >= limit or (summarize and usage >= summarize):
         status = ContextStatus.CRITICAL
     elif warn and usage >= warn:

@@ -1,5 +1,6 @@
 """DevTeam context-window management (seed 003): budgets per model and summarization snapshots."""
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
@@ -16,6 +17,13 @@ class ContextAction(models.TextChoices):
     NONE = "none"
     WARNED = "warned"
     SUMMARIZED = "summarized"
+
+
+def validate_context_thresholds(*, warn_threshold: int, summarize_threshold: int) -> None:
+    """Warn before summarizing: a set warn_threshold may not exceed a set summarize_threshold."""
+    if warn_threshold and summarize_threshold and warn_threshold > summarize_threshold:
+        raise ValidationError({"warn_threshold": [
+            f"warn_threshold {warn_threshold} exceeds summarize_threshold {summarize_threshold}."]})
 
 
 class ContextBudget(ULIDModel):
@@ -49,6 +57,9 @@ class ContextBudget(ULIDModel):
 
     def __str__(self) -> str:
         return f"{self.model} budget of {self.session_id}"
+
+    def clean(self) -> None:
+        validate_context_thresholds(warn_threshold=self.warn_threshold, summarize_threshold=self.summarize_threshold)
 
 
 class SnapshotType(models.TextChoices):
