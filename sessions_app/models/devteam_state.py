@@ -58,7 +58,10 @@ class SessionPhase(ULIDModel):
 
     class Meta:
         ordering = ["session", "created_at"]
-        indexes = [models.Index(fields=["session", "phase_type"], name="session_phase_session_type")]
+        indexes = [
+            models.Index(fields=["session", "phase_type"], name="session_phase_session_type"),
+            models.Index(fields=["phase_type"], name="session_phase_type"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.phase_type} phase of {self.session_id}"

@@ -74,7 +74,7 @@ class InterviewQuestion(ULIDModel):
         constraints = [
             models.UniqueConstraint(fields=["interview", "sequence"], name="interview_question_sequence_unique"),
         ]
-        indexes = [models.Index(fields=["interview", "question_key"], name="interview_question_key")]
+        indexes = [models.Index(fields=["question_key"], name="interview_question_key")]
 
     def __str__(self) -> str:
         return f"#{self.sequence} {self.question_key}"
