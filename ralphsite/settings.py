@@ -124,7 +124,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    # One DevTeam scale serves bug severity and criterion/feature priority: one schema name for it.
+    "ENUM_NAME_OVERRIDES": {"UrgencyEnum": "sessions_app.models.quality.Urgency"},
 }
 
 LOGGING = {

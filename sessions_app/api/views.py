@@ -1,10 +1,25 @@
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
 from ralphsite.api.viewsets import RalphModelViewSet
 from sessions_app import selectors, services
+from sessions_app.api import filters, serializers
 from sessions_app.api.filters import SessionFilterSet
 from sessions_app.api.serializers import SessionSerializer
-from sessions_app.models import Session
+from sessions_app.models import (
+    Bug,
+    ContextBudget,
+    ContextSnapshot,
+    Feature,
+    Interview,
+    InterviewQuestion,
+    Session,
+)
 
 
 class SessionViewSet(RalphModelViewSet):
@@ -22,3 +37,200 @@ class SessionViewSet(RalphModelViewSet):
 
     def delete_instance(self, instance: Session) -> None:
         services.session_delete(session=instance)
+
+
+# -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
+
+
+class SessionStateEntryViewSet(RalphModelViewSet):
+    """DevTeam's key/value session state. Read a key with `?session=<id>&key=<key>`; write one with
+    `POST session-state/set/` (an upsert)."""
+
+    queryset = selectors.session_state_list()
+    serializer_class = serializers.SessionStateEntrySerializer
+    filterset_class = filters.SessionStateEntryFilterSet
+    ordering_fields = ["key", "created_at", "updated_at"]
+
+    @extend_schema(request=serializers.SessionStateSetSerializer,
+                   responses={200: serializers.SessionStateEntrySerializer,
+                              201: serializers.SessionStateEntrySerializer},
+                   description="Set one key of a session's state in one call: creates the entry (201) or "
+                               "replaces its value (200).")
+    @action(detail=False, methods=["post"], url_path="set")
+    def set_value(self, request: Request) -> Response:
+        data = serializers.SessionStateSetSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        entry, created = services.session_state_set(**data.validated_data)
+        return Response(self.get_serializer(entry).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class SessionPhaseViewSet(RalphModelViewSet):
+    queryset = selectors.session_phase_list()
+    serializer_class = serializers.SessionPhaseSerializer
+    filterset_class = filters.SessionPhaseFilterSet
+    ordering_fields = ["created_at", "phase_type"]
+
+
+class ProgressSummaryViewSet(RalphModelViewSet):
+    queryset = selectors.progress_summary_list()
+    serializer_class = serializers.ProgressSummarySerializer
+    filterset_class = filters.ProgressSummaryFilterSet
+    ordering_fields = ["created_at", "to_iteration"]
+
+
+class BugViewSet(RalphModelViewSet):
+    queryset = selectors.bug_list()
+    serializer_class = serializers.BugSerializer
+    filterset_class = filters.BugFilterSet
+    ordering_fields = ["created_at", "resolved_at", "severity", "status"]
+
+    def create_instance(self, data: dict[str, Any]) -> Bug:
+        return services.bug_create(data=data)
+
+    def update_instance(self, instance: Bug, data: dict[str, Any]) -> Bug:
+        return services.bug_update(bug=instance, data=data)
+
+
+class EscalationViewSet(RalphModelViewSet):
+    queryset = selectors.escalation_list()
+    serializer_class = serializers.EscalationSerializer
+    filterset_class = filters.EscalationFilterSet
+    ordering_fields = ["timestamp", "created_at"]
+
+
+class AcceptanceCriterionViewSet(RalphModelViewSet):
+    queryset = selectors.acceptance_criterion_list()
+    serializer_class = serializers.AcceptanceCriterionSerializer
+    filterset_class = filters.AcceptanceCriterionFilterSet
+    ordering_fields = ["plan_key", "key", "sequence", "created_at", "verified_at"]
+
+    @extend_schema(request=serializers.CriterionVerifySerializer,
+                   responses={200: serializers.AcceptanceCriterionSerializer},
+                   description="Record a verification: a pass sets verified_at; a fail increments "
+                               "failure_count and stores failure_reason as last_failure_reason.")
+    @action(detail=True, methods=["post"])
+    def verify(self, request: Request, pk: str) -> Response:
+        criterion = self.get_object()
+        data = serializers.CriterionVerifySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        criterion = services.acceptance_criterion_verify(criterion_id=criterion.pk, **data.validated_data)
+        return Response(self.get_serializer(criterion).data)
+
+
+class FeatureViewSet(RalphModelViewSet):
+    queryset = selectors.feature_list()
+    serializer_class = serializers.FeatureSerializer
+    filterset_class = filters.FeatureFilterSet
+    ordering_fields = ["plan_key", "key", "sequence", "created_at", "verified_at"]
+
+    def create_instance(self, data: dict[str, Any]) -> Feature:
+        return services.feature_create(data=data)
+
+    def update_instance(self, instance: Feature, data: dict[str, Any]) -> Feature:
+        return services.feature_update(feature=instance, data=data)
+
+
+class ContextBudgetViewSet(RalphModelViewSet):
+    queryset = selectors.context_budget_list()
+    serializer_class = serializers.ContextBudgetSerializer
+    filterset_class = filters.ContextBudgetFilterSet
+    ordering_fields = ["model", "usage_percent", "updated_at"]
+
+    def create_instance(self, data: dict[str, Any]) -> ContextBudget:
+        return services.context_budget_create(data=data)
+
+    def update_instance(self, instance: ContextBudget, data: dict[str, Any]) -> ContextBudget:
+        return services.context_budget_update(budget=instance, data=data)
+
+    @extend_schema(request=serializers.ContextUsageSerializer, responses={200: serializers.ContextBudgetSerializer},
+                   description="Record the context usage (`current_usage`) or add to it (`tokens_added`); "
+                               "usage_percent and status are recomputed.")
+    @action(detail=True, methods=["post"], url_path="record-usage")
+    def record_usage(self, request: Request, pk: str) -> Response:
+        budget = self.get_object()
+        data = serializers.ContextUsageSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        budget = services.context_budget_record_usage(budget_id=budget.pk, **data.validated_data)
+        return Response(self.get_serializer(budget).data)
+
+
+class ContextSnapshotViewSet(RalphModelViewSet):
+    queryset = selectors.context_snapshot_list()
+    serializer_class = serializers.ContextSnapshotSerializer
+    filterset_class = filters.ContextSnapshotFilterSet
+    ordering_fields = ["created_at", "tokens_saved"]
+
+    def create_instance(self, data: dict[str, Any]) -> ContextSnapshot:
+        return services.context_snapshot_create(data=data)
+
+    def update_instance(self, instance: ContextSnapshot, data: dict[str, Any]) -> ContextSnapshot:
+        return services.context_snapshot_update(snapshot=instance, data=data)
+
+
+class InterviewViewSet(RalphModelViewSet):
+    queryset = selectors.interview_list()
+    serializer_class = serializers.InterviewSerializer
+    filterset_class = filters.InterviewFilterSet
+    ordering_fields = ["started_at", "completed_at", "created_at"]
+
+    def create_instance(self, data: dict[str, Any]) -> Interview:
+        return services.interview_create(data=data)
+
+    def update_instance(self, instance: Interview, data: dict[str, Any]) -> Interview:
+        return services.interview_update(interview=instance, data=data)
+
+
+class InterviewQuestionViewSet(RalphModelViewSet):
+    queryset = selectors.interview_question_list()
+    serializer_class = serializers.InterviewQuestionSerializer
+    filterset_class = filters.InterviewQuestionFilterSet
+    ordering_fields = ["sequence", "created_at", "responded_at"]
+
+    def create_instance(self, data: dict[str, Any]) -> InterviewQuestion:
+        return services.interview_question_create(data=data)
+
+    def update_instance(self, instance: InterviewQuestion, data: dict[str, Any]) -> InterviewQuestion:
+        return services.interview_question_update(question=instance, data=data)
+
+    def delete_instance(self, instance: InterviewQuestion) -> None:
+        services.interview_question_delete(question=instance)
+
+    @extend_schema(request=serializers.InterviewAnswerSerializer,
+                   responses={200: serializers.InterviewQuestionSerializer},
+                   description="Record the response; sets responded_at and the interview's questions_answered.")
+    @action(detail=True, methods=["post"])
+    def answer(self, request: Request, pk: str) -> Response:
+        question = self.get_object()
+        data = serializers.InterviewAnswerSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        question = services.interview_question_answer(question_id=question.pk, **data.validated_data)
+        return Response(self.get_serializer(question).data)
+
+
+class LoopRunViewSet(RalphModelViewSet):
+    """ralph-mem loop runs: create one running, `iterate` once per loop iteration, then `finish`."""
+
+    queryset = selectors.loop_run_list()
+    serializer_class = serializers.LoopRunSerializer
+    filterset_class = filters.LoopRunFilterSet
+    ordering_fields = ["started_at", "ended_at", "iterations"]
+
+    @extend_schema(request=None, responses={200: serializers.LoopRunSerializer},
+                   description="Count one more iteration of a running loop; 409 once max_iterations is "
+                               "reached or when the loop is no longer running.")
+    @action(detail=True, methods=["post"])
+    def iterate(self, request: Request, pk: str) -> Response:
+        loop_run = services.loop_run_iterate(loop_run_id=self.get_object().pk)
+        return Response(self.get_serializer(loop_run).data)
+
+    @extend_schema(request=serializers.LoopRunFinishSerializer, responses={200: serializers.LoopRunSerializer},
+                   description="End a running loop with its outcome (success, failed or stopped); 409 when it "
+                               "has already ended.")
+    @action(detail=True, methods=["post"])
+    def finish(self, request: Request, pk: str) -> Response:
+        loop_run = self.get_object()
+        data = serializers.LoopRunFinishSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        loop_run = services.loop_run_finish(loop_run_id=loop_run.pk, **data.validated_data)
+        return Response(self.get_serializer(loop_run).data)

@@ -20,3 +20,64 @@ __all__ = [
     "Session",
     "SessionStatus",
 ]
+
+# DevTeam quality, context, interview and state tables (seed 003).
+from sessions_app.models.context import (
+    ContextAction,
+    ContextBudget,
+    ContextSnapshot,
+    ContextStatus,
+    SnapshotType,
+)
+from sessions_app.models.devteam_state import (
+    PhaseType,
+    ProgressSummary,
+    SessionPhase,
+    SessionStateEntry,
+)
+from sessions_app.models.interviews import (
+    Interview,
+    InterviewQuestion,
+    InterviewStatus,
+    InterviewType,
+    QuestionType,
+)
+from sessions_app.models.quality import (
+    AcceptanceCriterion,
+    Bug,
+    BugComplexity,
+    BugStatus,
+    CriterionCategory,
+    DiagnosisMethod,
+    Escalation,
+    Feature,
+    Urgency,
+    VerificationMethod,
+)
+
+__all__ += [
+    "AcceptanceCriterion",
+    "Bug",
+    "BugComplexity",
+    "BugStatus",
+    "ContextAction",
+    "ContextBudget",
+    "ContextSnapshot",
+    "ContextStatus",
+    "CriterionCategory",
+    "DiagnosisMethod",
+    "Escalation",
+    "Feature",
+    "Interview",
+    "InterviewQuestion",
+    "InterviewStatus",
+    "InterviewType",
+    "PhaseType",
+    "ProgressSummary",
+    "QuestionType",
+    "SessionPhase",
+    "SessionStateEntry",
+    "SnapshotType",
+    "Urgency",
+    "VerificationMethod",
+]

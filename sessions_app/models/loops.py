@@ -28,7 +28,10 @@ class LoopRun(ULIDModel):
 
     class Meta:
         ordering = ["-started_at"]
-        indexes = [models.Index(fields=["session", "status"], name="looprun_session_status")]
+        indexes = [
+            models.Index(fields=["session", "status"], name="looprun_session_status"),
+            models.Index(fields=["status"], name="looprun_status"),
+        ]
 
     def __str__(self) -> str:
         return f"loop run {self.id}"

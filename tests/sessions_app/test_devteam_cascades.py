@@ -1,0 +1,24 @@
+"""Deleting a session cascades to its DevTeam rows (seed 003's foreign-key table) and loop runs."""
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from sessions_app.models import AcceptanceCriterion, Feature, InterviewQuestion
+from tests.sessions_app.devteam_factories import SESSION_CASCADED_MODELS, devteam_rows, devteam_session
+
+pytestmark = pytest.mark.django_db
+
+def test_it_cascades_from_the_session_and_keeps_plan_scoped_rows(api: APIClient) -> None:
+    devteam_rows("doomed")
+    devteam_rows("kept")
+    AcceptanceCriterion.objects.create(key="AC-001", description="d")
+    Feature.objects.create(key="FEAT-001", name="n")
+    assert api.delete(reverse("session-detail", args=[devteam_session("doomed").pk])).status_code == 204
+    for model in SESSION_CASCADED_MODELS:
+        assert model.objects.count() == 1, model.__name__
+    kept = devteam_session("kept").pk
+    assert InterviewQuestion.objects.get().interview.session_id == kept
+    assert all(model.objects.get().session_id == kept
+               for model in SESSION_CASCADED_MODELS if model is not InterviewQuestion)
+    assert AcceptanceCriterion.objects.count() == Feature.objects.count() == 1
