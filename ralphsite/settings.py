@@ -124,7 +124,19 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        # sessions_app orchestration: many models have a `status` / `priority` of their own.
+        "SessionStatusEnum": "sessions_app.models.SessionStatus",
+        "TaskStatusEnum": "sessions_app.models.TaskStatus",
+        "AttemptStatusEnum": "sessions_app.models.AttemptStatus",
+        "PlanStatusEnum": "sessions_app.models.PlanStatus",
+        "ResearchStatusEnum": "sessions_app.models.ResearchStatus",
+        "QuestionStatusEnum": "sessions_app.models.QuestionStatus",
+        "InvocationStatusEnum": "sessions_app.models.InvocationStatus",
+        "PriorityEnum": "sessions_app.models.Priority",
+        "LevelEnum": "sessions_app.models.Level",
+        "ReviewVerdictEnum": "sessions_app.models.ReviewVerdict",
+    },
 }
 
 LOGGING = {

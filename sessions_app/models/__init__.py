@@ -21,7 +21,7 @@ from sessions_app.models.planning import (
     ResearchSession,
     ResearchStatus,
 )
-from sessions_app.models.questions import ConfidenceLevel, Question, QuestionCategory, QuestionPriority, QuestionStatus
+from sessions_app.models.questions import Level, Question, QuestionCategory, QuestionStatus
 from sessions_app.models.sessions import (
     CircuitBreakerState,
     CommandType,
@@ -54,7 +54,6 @@ __all__ = [
     "AttemptStatus",
     "CircuitBreakerState",
     "CommandType",
-    "ConfidenceLevel",
     "EstimatedEffort",
     "ExecutionMode",
     "FeedbackAttachment",
@@ -67,6 +66,7 @@ __all__ = [
     "FindingType",
     "InvocationStatus",
     "Iteration",
+    "Level",
     "LoopRun",
     "LoopRunStatus",
     "OrchestratorState",
@@ -77,7 +77,6 @@ __all__ = [
     "Priority",
     "Question",
     "QuestionCategory",
-    "QuestionPriority",
     "QuestionStatus",
     "ReplanningDelta",
     "ResearchFinding",

@@ -12,19 +12,15 @@ class QuestionCategory(models.TextChoices):
     FEEDBACK_DRIVEN = "feedback_driven"
 
 
-class QuestionPriority(models.TextChoices):
-    LOW = "low"
-    MEDIUM = "medium"
-    HIGH = "high"
-
-
 class QuestionStatus(models.TextChoices):
     UNANSWERED = "unanswered"
     ANSWERED = "answered"
     RESEARCH_NEEDED = "research_needed"
 
 
-class ConfidenceLevel(models.TextChoices):
+class Level(models.TextChoices):
+    """Ralph `QuestionPriority` and `ConfidenceLevel`: the same three values."""
+
     LOW = "low"
     MEDIUM = "medium"
     HIGH = "high"
@@ -45,14 +41,14 @@ class Question(ULIDModel):
     iteration_number = models.PositiveIntegerField(default=1)
     cycle_number = models.PositiveIntegerField(default=1)
     text = models.TextField()
-    priority = models.CharField(max_length=16, choices=QuestionPriority.choices, default=QuestionPriority.MEDIUM)
+    priority = models.CharField(max_length=16, choices=Level.choices, default=Level.MEDIUM)
     status = models.CharField(max_length=16, choices=QuestionStatus.choices, default=QuestionStatus.UNANSWERED)
     impact = models.TextField(blank=True, default="")
     question_type = models.CharField(max_length=100, blank=True, default="")
     source_issue_key = models.CharField(max_length=100, blank=True, default="")
     answer = models.TextField(blank=True, default="")
     answer_source = models.CharField(max_length=500, blank=True, default="")
-    answer_confidence = models.CharField(max_length=16, choices=ConfidenceLevel.choices, blank=True, default="")
+    answer_confidence = models.CharField(max_length=16, choices=Level.choices, blank=True, default="")
     answer_implication = models.TextField(blank=True, default="")
     answered_at = models.DateTimeField(null=True, blank=True)
 
