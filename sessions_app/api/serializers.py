@@ -122,6 +122,8 @@ class TaskAttemptSerializer(OrchestrationSerializer):
         fields = _model_fields(TaskAttempt)
         read_only_fields = ["session"]
         extra_kwargs = {"attempt_number": {"required": False}}
+        # attempt_number is server-assigned when omitted; a duplicate given one is the constraint's 409.
+        validators: list = []
 
 
 class TaskFileSerializer(OrchestrationSerializer):
