@@ -105,7 +105,8 @@ def lock_rows(queryset: QuerySet[M], *, skip_locked: bool = False) -> QuerySet[M
     database's write lock while it reads.
     """
     if connection.vendor == "postgresql":
-        return queryset.select_for_update(skip_locked=skip_locked)
+        # OF self: only the queried table's rows (joined optional rows cannot be locked).
+        return queryset.select_for_update(skip_locked=skip_locked, of=("self",))
     return queryset
 
 
