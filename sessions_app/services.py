@@ -122,6 +122,31 @@ def _usage_of(row: TaskAttempt | AgentInvocation) -> tuple[int, int, Decimal]:
     return row.tokens_input, row.tokens_output, Decimal(row.cost_usd)
 
 
+UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
+
+
+# Rows carrying tokens/cost: their writes move the session totals in the same transaction.
+def _usage_row_create(*, model: type[UsageRow], data: dict[str, Any]) -> UsageRow:
+    row = instance_create(model=model, data=data)
+    _usage_change(session_id=row.session_id, new=_usage_of(row))
+    session_touch(session_id=row.session_id)
+    return row
+
+
+def _usage_row_update(*, row: UsageRow, data: dict[str, Any]) -> UsageRow:
+    old_session, old_usage = row.session_id, _usage_of(row)
+    row = instance_update(instance=row, data=data)
+    _usage_change(session_id=old_session, old=old_usage)
+    _usage_change(session_id=row.session_id, new=_usage_of(row))
+    session_touch(session_id=row.session_id)
+    return row
+
+
+def _usage_row_delete(*, row: TaskAttempt | AgentInvocation) -> None:
+    _usage_change(session_id=row.session_id, old=_usage_of(row))
+    row.delete()
+
+
 def plan_update(*, session: Session, content: str, agent: str = "") -> Session:
     """UpdatePlan. The plan written in an earlier iteration is kept as that iteration's snapshot."""
     with transaction.atomic():
@@ -323,25 +348,17 @@ def task_attempt_create(*, data: dict[str, Any]) -> TaskAttempt:
             data["session"] = task.session
         if "iteration_number" not in data and task.session is not None:
             data["iteration_number"] = task.session.current_iteration
-        attempt = instance_create(model=TaskAttempt, data=data)
-        _usage_change(session_id=attempt.session_id, new=_usage_of(attempt))
-        session_touch(session_id=attempt.session_id)
-    return attempt
+        return _usage_row_create(model=TaskAttempt, data=data)
 
 
 def task_attempt_update(*, attempt: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
     with transaction.atomic():
-        old_session, old_usage = attempt.session_id, _usage_of(attempt)
-        attempt = instance_update(instance=attempt, data=data)
-        _usage_change(session_id=old_session, old=old_usage)
-        _usage_change(session_id=attempt.session_id, new=_usage_of(attempt))
-    return attempt
+        return _usage_row_update(row=attempt, data=data)
 
 
 def task_attempt_delete(*, attempt: TaskAttempt) -> None:
     with transaction.atomic():
-        _usage_change(session_id=attempt.session_id, old=_usage_of(attempt))
-        attempt.delete()
+        _usage_row_delete(row=attempt)
 
 
 def task_review_submit(*, task: Task, review_report: str, verdict: str, agent: str = "") -> TaskAttempt:
@@ -475,27 +492,18 @@ def agent_invocation_create(*, data: dict[str, Any]) -> AgentInvocation:
         task = data.get("task")
         if task is not None and not data.get("task_key"):
             data["task_key"] = task.key
-        invocation = instance_create(model=AgentInvocation, data=data)
-        _usage_change(session_id=invocation.session_id, new=_usage_of(invocation))
-        session_touch(session_id=invocation.session_id)
-    return invocation
+        return _usage_row_create(model=AgentInvocation, data=data)
 
 
 def agent_invocation_update(*, invocation: AgentInvocation, data: dict[str, Any]) -> AgentInvocation:
     """Also the `complete` verb (response, status, duration, tokens, cost): totals move by the delta."""
     with transaction.atomic():
         invocation = lock_rows(AgentInvocation.objects.filter(pk=invocation.pk)).get()
-        old_session, old_usage = invocation.session_id, _usage_of(invocation)
         if data.get("status") in FINISHED_INVOCATION_STATUSES and not data.get("completed_at"):
             data = {**data, "completed_at": invocation.completed_at or timezone.now()}
-        invocation = instance_update(instance=invocation, data=data)
-        _usage_change(session_id=old_session, old=old_usage)
-        _usage_change(session_id=invocation.session_id, new=_usage_of(invocation))
-        session_touch(session_id=invocation.session_id)
-    return invocation
+        return _usage_row_update(row=invocation, data=data)
 
 
 def agent_invocation_delete(*, invocation: AgentInvocation) -> None:
     with transaction.atomic():
-        _usage_change(session_id=invocation.session_id, old=_usage_of(invocation))
-        invocation.delete()
+        _usage_row_delete(row=invocation)

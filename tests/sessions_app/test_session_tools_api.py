@@ -19,7 +19,7 @@ from sessions_app.models import (
     Session,
     Signal,
 )
-from sessions_app.signals import orchestration_event, resume_requested
+from sessions_app.signals import resume_requested
 from tests.api_mixins import assert_error_shape
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
@@ -29,18 +29,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def session() -> Session:
     return make_session(key="tools")
-
-
-@pytest.fixture
-def events() -> list[dict[str, Any]]:
-    received: list[dict[str, Any]] = []
-
-    def record(sender: Any, **kwargs: Any) -> None:
-        received.append(kwargs)
-
-    orchestration_event.connect(record, weak=False)
-    yield received
-    orchestration_event.disconnect(record)
 
 
 def url(session: Session, verb: str) -> str:

@@ -9,7 +9,6 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from sessions_app.models import Session, Task, TaskAttempt, TaskDependency
-from sessions_app.signals import orchestration_event
 from tests.api_mixins import assert_error_shape
 from tests.sessions_app.factories import make_session, make_task
 
@@ -21,18 +20,6 @@ TASKS = "/api/v1/tasks/"
 @pytest.fixture
 def session() -> Session:
     return make_session(key="tasks", current_iteration=2)
-
-
-@pytest.fixture
-def events() -> list[dict[str, Any]]:
-    received: list[dict[str, Any]] = []
-
-    def record(sender: Any, **kwargs: Any) -> None:
-        received.append(kwargs)
-
-    orchestration_event.connect(record, weak=False)
-    yield received
-    orchestration_event.disconnect(record)
 
 
 def create_task(api: APIClient, session: Session, key: str, **fields: Any) -> Any:
