@@ -165,8 +165,9 @@ class TaskFilesField(serializers.Field):
         super().__init__(source="*", required=False, **kwargs)
 
     def to_representation(self, task: Task) -> list[dict[str, Any]]:
-        return [{"id": f.id, "path": f.path, "is_pattern": f.is_pattern, "file_type": f.file_type,
-                 "access_type": f.access_type} for f in task.files.all()]
+        # The shape a create takes, complete and sorted by path: a retried create compares equal.
+        return [{"path": f.path, "is_pattern": f.is_pattern, "file_type": f.file_type, "access_type": f.access_type}
+                for f in task.files.all()]
 
     def to_internal_value(self, data: Any) -> dict[str, list[dict[str, Any]]]:
         if not isinstance(data, list):
@@ -179,7 +180,9 @@ class TaskFilesField(serializers.Field):
             raise serializers.ValidationError(f"Duplicate paths: {', '.join(duplicates)}.")
         for spec in specs:
             spec.setdefault("is_pattern", bool(_GLOB_CHARACTERS & set(spec["path"])))
-        return {"files": specs}
+            spec.setdefault("file_type", "")
+            spec.setdefault("access_type", FileAccess.ALLOWED)
+        return {"files": sorted(specs, key=lambda spec: spec["path"])}
 
 
 class TaskSerializer(OrchestrationSerializer):

@@ -52,7 +52,10 @@ class FeedbackItem(ULIDModel):
         constraints = [
             models.UniqueConstraint(fields=["batch", "issue_key"], name="feedbackitem_batch_issue_unique"),
         ]
-        indexes = [models.Index(fields=["severity", "is_resolved"], name="feedbackitem_severity_resolved")]
+        indexes = [
+            models.Index(fields=["severity", "is_resolved"], name="feedbackitem_severity_resolved"),
+            models.Index(fields=["issue_key"], name="feedbackitem_issue_key"),
+        ]
 
     def __str__(self) -> str:
         return self.issue_key

@@ -78,6 +78,7 @@ class AgentInvocation(ULIDModel):
             models.Index(fields=["session", "role"], name="invocation_session_role"),
             models.Index(fields=["session", "status"], name="invocation_session_status"),
             models.Index(fields=["agent", "status"], name="invocation_agent_status"),
+            models.Index(fields=["role", "status"], name="invocation_role_status"),
             models.Index(fields=["model"], name="invocation_model"),
             models.Index(fields=["task_key"], name="invocation_task_key"),
         ]

@@ -58,4 +58,5 @@ class Question(ULIDModel):
         indexes = [
             models.Index(fields=["session", "category"], name="question_session_category"),
             models.Index(fields=["session", "status"], name="question_session_status"),
+            models.Index(fields=["key"], name="question_key"),
         ]

@@ -204,6 +204,7 @@ class TaskAttempt(ULIDModel):
         indexes = [
             models.Index(fields=["session", "status"], name="taskattempt_session_status"),
             models.Index(fields=["model"], name="taskattempt_model"),
+            models.Index(fields=["status"], name="taskattempt_status"),
         ]
 
     def __str__(self) -> str:

@@ -35,11 +35,22 @@ def test_it_creates_a_task_with_dependencies_files_and_criteria_in_one_call(api:
     body = response.json()
     assert body["depends_on"] == ["task-1"]
     assert body["success_criteria"] == ["tests pass"]
-    assert [(f["path"], f["is_pattern"], f["access_type"]) for f in body["files"]] == [
+    assert [(f["path"], f["is_pattern"], f["access_type"]) for f in body["files"]] == [  # sorted by path
         ("secrets.env", False, "forbidden"), ("src/**/*.ts", True, "allowed"), ("src/api.py", False, "allowed")]
     assert body["iteration_created"] == body["iteration_updated"] == 2
     assert body["status"] == "not_started"
     assert body["latest_attempt"] is None
+
+
+def test_a_retried_offline_create_with_dependencies_and_files_returns_the_same_task(api: APIClient,
+                                                                                   session: Session) -> None:
+    make_task(session, "task-1")
+    body = {"id": "01J9ZQ6Y8K3V5X7B2N4M6P8R0T", "depends_on": ["task-1"], "files": ["b.py", "a/*.py"]}
+    first = create_task(api, session, "task-2", **body)
+    retry = create_task(api, session, "task-2", **body)
+    assert (first.status_code, retry.status_code) == (201, 200)
+    assert retry.json()["id"] == first.json()["id"]
+    assert create_task(api, session, "task-2", **{**body, "files": ["c.py"]}).status_code == 409
 
 
 def test_it_refuses_unknown_dependency_keys_naming_them_and_creates_nothing(api: APIClient, session: Session) -> None:
