@@ -2,7 +2,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from ralphsite.errors import DomainError
 from ralphsite.services import instance_create, instance_delete, instance_update
 from sessions_app import services
 from sessions_app.downloads import attachment_download_response
@@ -219,6 +220,24 @@ class TaskAdmin(ServiceModelAdmin):
 
     def service_create(self, data: dict[str, Any]) -> Task:
         return services.task_create(data=data)
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
+        """Dependencies and files are written by the task service (same session, no cycle)."""
+        if formset.model not in (TaskDependency, TaskFile):
+            super().save_formset(request, form, formset, change)
+            return
+        kept = [row for row in (f.cleaned_data for f in formset.forms) if row and not row.get("DELETE")]
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the change log
+        if formset.model is TaskDependency:
+            data = {"depends_on": [row["depends_on"].key for row in kept]}
+        else:
+            data = {"files": [{name: row[name] for name in ("path", "is_pattern", "file_type", "access_type")}
+                              for row in kept]}
+        try:
+            services.task_update(task=Task.objects.get(pk=form.instance.pk), data=data)
+        except DomainError as error:
+            self.message_user(request, f"{formset.prefix} not saved: {error.message}",
+                              messages.ERROR)
 
     def service_update(self, instance: Task, data: dict[str, Any]) -> Task:
         return services.task_update(task=instance, data=data)

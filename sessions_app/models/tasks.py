@@ -140,6 +140,7 @@ class TaskDependency(models.Model):
     depends_on = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependents")
 
     class Meta:
+        verbose_name_plural = "task dependencies"
         ordering = ["task", "depends_on"]
         constraints = [
             models.UniqueConstraint(fields=["task", "depends_on"], name="taskdependency_unique"),
