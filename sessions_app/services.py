@@ -18,6 +18,7 @@ from sessions_app.models import (
     FeedbackAttachment,
     FeedbackBatch,
     FeedbackItem,
+    Iteration,
     PlanSnapshot,
     Question,
     QuestionStatus,
@@ -167,6 +168,8 @@ def session_transition(*, session: Session, data: dict[str, Any], agent: str = "
     with transaction.atomic():
         old_state = session.state
         session = instance_update(instance=session, data={**data, "last_activity_at": timezone.now()})
+        if "current_iteration" in data:
+            Iteration.objects.get_or_create(session=session, number=session.current_iteration)
         _event(session_id=session.id, event_type="session_state_changed", agent=agent,
                message=message or f"state {old_state} → {session.state}",
                data={"from": old_state, "to": session.state, **{k: v for k, v in data.items() if k != "state"}})
@@ -492,6 +495,8 @@ def agent_invocation_create(*, data: dict[str, Any]) -> AgentInvocation:
         task = data.get("task")
         if task is not None and not data.get("task_key"):
             data["task_key"] = task.key
+        elif task is None and data.get("task_key"):  # DevTeam names the task by its key
+            data["task"] = Task.objects.filter(session=data["session"], key=data["task_key"]).first()
         return _usage_row_create(model=AgentInvocation, data=data)
 
 

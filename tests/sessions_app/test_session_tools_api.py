@@ -178,6 +178,19 @@ def test_it_transitions_the_orchestrator_state(api: APIClient, session: Session,
                        "validation_error")
 
 
+def test_a_transition_to_a_new_iteration_records_the_iteration(api: APIClient, session: Session) -> None:
+    api.post(url(session, "transition"), {"state": "replanning", "current_iteration": 2}, format="json")
+    api.post(url(session, "transition"), {"state": "planning", "current_iteration": 2}, format="json")
+    assert list(Iteration.objects.filter(session=session).values_list("number", flat=True)) == [2]
+
+
+def test_an_invocation_naming_its_task_by_key_is_linked_to_it(api: APIClient, session: Session) -> None:
+    task = make_task(session, "TASK-001")
+    body = api.post("/api/v1/agent-invocations/", {"session": session.pk, "task_key": "TASK-001",
+                                                   "agent": "api-developer-typescript"}, format="json").json()
+    assert (body["task"], body["task_key"]) == (task.pk, "TASK-001")
+
+
 def test_it_lists_interrupted_sessions(api: APIClient) -> None:
     long_ago = timezone.now() - timedelta(hours=1)
     stale = make_session(key="stale", project_path="/repo", last_activity_at=long_ago)
