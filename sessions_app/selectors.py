@@ -52,7 +52,7 @@ def task_list() -> QuerySet[Task]:
 
 def feedback_batch_list() -> QuerySet[FeedbackBatch]:
     """Batches with items and attachment metadata (never the attachment bytes)."""
-    return FeedbackBatch.objects.select_related("iteration").prefetch_related(
+    return FeedbackBatch.objects.prefetch_related(
         "items", Prefetch("attachments", queryset=FeedbackAttachment.objects.defer("content")))
 
 

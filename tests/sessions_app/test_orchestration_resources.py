@@ -177,7 +177,7 @@ class TestQuestionResource(SessionScoped):
 class TestFeedbackBatchResource(SessionScoped):
     model = FeedbackBatch
     basename = "feedbackbatch"
-    list_queries = 5  # token auth, count, page (with iteration), items, attachments
+    list_queries = 5  # token auth, count, page, items, attachments
     update_payload = {"summary": "two critical issues"}
 
     def make_instance(self, index: int) -> FeedbackBatch:
