@@ -124,8 +124,20 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # One DevTeam scale serves bug severity and criterion/feature priority: one schema name for it.
-    "ENUM_NAME_OVERRIDES": {"UrgencyEnum": "sessions_app.models.quality.Urgency"},
+    "ENUM_NAME_OVERRIDES": {
+        # sessions_app: many models have a `status` / `priority` of their own.
+        "SessionStatusEnum": "sessions_app.models.SessionStatus",
+        "TaskStatusEnum": "sessions_app.models.TaskStatus",
+        "AttemptStatusEnum": "sessions_app.models.AttemptStatus",
+        "PlanStatusEnum": "sessions_app.models.PlanStatus",
+        "ResearchStatusEnum": "sessions_app.models.ResearchStatus",
+        "QuestionStatusEnum": "sessions_app.models.QuestionStatus",
+        "InvocationStatusEnum": "sessions_app.models.InvocationStatus",
+        "PriorityEnum": "sessions_app.models.Priority",
+        "LevelEnum": "sessions_app.models.Level",
+        "ReviewVerdictEnum": "sessions_app.models.ReviewVerdict",
+        "FeedbackSeverityEnum": "sessions_app.models.FeedbackSeverity",
+    },
 }
 
 LOGGING = {

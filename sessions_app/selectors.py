@@ -1,7 +1,13 @@
 """Read queries for orchestration state."""
 
-from django.db.models import QuerySet
+from datetime import datetime, timedelta
+from typing import Any
 
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from ralphsite.errors import Conflict
+from sessions_app.graph import kahn_layers
 from sessions_app.models import (
     AcceptanceCriterion,
     Bug,
@@ -9,6 +15,9 @@ from sessions_app.models import (
     ContextSnapshot,
     Escalation,
     Feature,
+    FeedbackAttachment,
+    FeedbackBatch,
+    FeedbackItem,
     Interview,
     InterviewQuestion,
     LoopRun,
@@ -16,6 +25,11 @@ from sessions_app.models import (
     Session,
     SessionPhase,
     SessionStateEntry,
+    SessionStatus,
+    Task,
+    TaskAttempt,
+    TaskDependency,
+    TaskStatus,
 )
 
 
@@ -73,3 +87,80 @@ def interview_question_list() -> QuerySet[InterviewQuestion]:
 
 def loop_run_list() -> QuerySet[LoopRun]:
     return LoopRun.objects.all()
+# -- orchestration reads ----------------------------------------------------------------------
+
+def tasks_ready(*, session_id: str, now: datetime) -> QuerySet[Task]:
+    """Tasks an agent may start now, best first: not started (or in progress with an expired
+    lease) and every dependency completed; lowest wave, then sequence, then key."""
+    unfinished_dependency = TaskDependency.objects.filter(task=OuterRef("pk")).exclude(
+        depends_on__status=TaskStatus.COMPLETED)
+    return (
+        Task.objects.filter(session_id=session_id)
+        .filter(Q(status=TaskStatus.NOT_STARTED) | Q(status=TaskStatus.IN_PROGRESS, lease_expires_at__lt=now))
+        .filter(~Exists(unfinished_dependency))
+        .order_by(F("wave").asc(nulls_last=True), "sequence", "key")
+    )
+
+
+def task_list() -> QuerySet[Task]:
+    """Tasks with what GetTask returns: dependency keys, files, attempts (latest first)."""
+    return Task.objects.prefetch_related(
+        Prefetch("dependencies", queryset=TaskDependency.objects.select_related("depends_on").only(
+            "id", "task_id", "depends_on_id", "depends_on__key").order_by("depends_on__key")),
+        "files",
+        Prefetch("attempts", queryset=TaskAttempt.objects.order_by("-attempt_number")),
+    )
+
+
+def feedback_batch_list() -> QuerySet[FeedbackBatch]:
+    """Batches with items and attachment metadata (never the attachment bytes)."""
+    return FeedbackBatch.objects.prefetch_related(
+        "items", Prefetch("attachments", queryset=FeedbackAttachment.objects.defer("content")))
+
+
+def feedback_item_list() -> QuerySet[FeedbackItem]:
+    return FeedbackItem.objects.select_related("batch")
+
+
+def feedback_attachment_list() -> QuerySet[FeedbackAttachment]:
+    return FeedbackAttachment.objects.all()
+
+
+def session_progress(*, session: Session) -> dict[str, Any]:
+    """GetProgress: counts per status and per wave, and the task list, from one query."""
+    tasks = list(Task.objects.filter(session=session).order_by(F("wave").asc(nulls_last=True), "sequence", "key")
+                 .values("id", "key", "title", "status", "wave", "assigned_agent"))
+    by_status = dict.fromkeys(TaskStatus.values, 0)
+    by_wave: dict[int | None, dict[str, int]] = {}
+    for task in tasks:
+        by_status[task["status"]] += 1
+        wave = by_wave.setdefault(task["wave"], dict.fromkeys(TaskStatus.values, 0))
+        wave[task["status"]] += 1
+    return {
+        "session": session.pk,
+        "total": len(tasks),
+        "by_status": by_status,
+        "by_wave": [{"wave": wave, "total": sum(counts.values()), "by_status": counts}
+                    for wave, counts in by_wave.items()],
+        "tasks": tasks,
+    }
+
+
+def session_waves(*, session: Session) -> list[dict[str, Any]]:
+    """Kahn layering of the session's dependency graph; a cycle is a 409 naming its tasks."""
+    keys = list(Task.objects.filter(session=session).values_list("key", flat=True))
+    edges = list(TaskDependency.objects.filter(task__session=session).values_list("task__key", "depends_on__key"))
+    layers, cyclic = kahn_layers(keys, edges)
+    if cyclic:
+        raise Conflict(f"The dependency graph has a cycle through: {', '.join(cyclic)}.", code="dependency_cycle",
+                       details={"cycle": cyclic})
+    return [{"wave": number, "tasks": layer} for number, layer in enumerate(layers, start=1)]
+
+
+def sessions_interrupted(*, idle_seconds: int, project_path: str | None = None) -> QuerySet[Session]:
+    """Sessions still `running` with no activity for idle_seconds (seed 001: resume interrupted runs)."""
+    cutoff = timezone.now() - timedelta(seconds=idle_seconds)
+    sessions = Session.objects.filter(status=SessionStatus.RUNNING, last_activity_at__lt=cutoff)
+    if project_path:
+        sessions = sessions.filter(project_path=project_path)
+    return sessions.order_by("-last_activity_at")

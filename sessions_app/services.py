@@ -1,33 +1,54 @@
 """Every operation that changes orchestration state: one function per domain verb, one transaction."""
 
+from datetime import timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Count, F, Max, Q
+from django.db import connection, models, transaction
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.services import instance_create, instance_update
+from sessions_app import selectors
+from sessions_app.graph import kahn_layers
 from sessions_app.models import (
+    FINISHED_INVOCATION_STATUSES,
     AcceptanceCriterion,
+    AgentInvocation,
     Bug,
     BugStatus,
     ContextBudget,
     ContextSnapshot,
     ContextStatus,
     Feature,
+    FeedbackAttachment,
+    FeedbackBatch,
+    FeedbackItem,
     Interview,
     InterviewQuestion,
     InterviewStatus,
+    Iteration,
     LoopRun,
     LoopRunStatus,
+    PlanSnapshot,
+    Question,
+    QuestionStatus,
     Session,
     SessionStateEntry,
+    SessionStatus,
+    Signal,
+    Task,
+    TaskAttempt,
+    TaskDependency,
+    TaskFile,
+    TaskStatus,
 )
 from sessions_app.models.context import validate_context_thresholds
-from sessions_app.signals import orchestration_event, usage_recorded
+from sessions_app.signals import orchestration_event, resume_requested, usage_recorded
+
+M = TypeVar("M", bound=models.Model)
 
 # Written only by services that account usage, never by clients.
 SESSION_TOTAL_FIELDS = ("total_tokens_input", "total_tokens_output", "total_cost_usd")
@@ -340,3 +361,431 @@ def loop_run_finish(*, loop_run_id: str, status: str, snapshot_path: str | None 
     if snapshot_path is not None:
         changes["snapshot_path"] = snapshot_path
     return _loop_run_transition(loop_run_id=loop_run_id, allowed=Q(), changes=changes)
+# -- orchestration: plans, tasks, attempts, questions, feedback, signals, claims, resume --------
+
+def _event(*, session_id: str, event_type: str, message: str, data: dict[str, Any], task_key: str = "",
+           agent: str = "") -> None:
+    orchestration_event.send(sender=Session, session_id=session_id, event_type=event_type, task_key=task_key,
+                             agent=agent, message=message, data=data)
+
+
+def session_touch(*, session_id: str | None) -> None:
+    """Record activity on a session (interrupted-run detection reads last_activity_at)."""
+    if session_id:
+        Session.objects.filter(pk=session_id).update(last_activity_at=timezone.now())
+
+
+def lock_rows(queryset: QuerySet[M], *, skip_locked: bool = False) -> QuerySet[M]:
+    """Row locks for a read-then-write transaction, per backend.
+
+    PostgreSQL: SELECT … FOR UPDATE [SKIP LOCKED], so concurrent claimers lock different rows.
+    SQLite: unchanged — every transaction starts with BEGIN IMMEDIATE and so already holds the
+    database's write lock while it reads.
+    """
+    if connection.vendor == "postgresql":
+        # OF self: only the queried table's rows (joined optional rows cannot be locked).
+        return queryset.select_for_update(skip_locked=skip_locked, of=("self",))
+    return queryset
+
+
+def _usage_change(*, session_id: str | None, old: tuple[int, int, Decimal] = (0, 0, Decimal(0)),
+                  new: tuple[int, int, Decimal] = (0, 0, Decimal(0))) -> None:
+    """Move the session totals by (new - old) of a usage-bearing row."""
+    if session_id:
+        session_usage_add(session_id=session_id, tokens_input=new[0] - old[0], tokens_output=new[1] - old[1],
+                          cost_usd=Decimal(new[2]) - Decimal(old[2]))
+
+
+def _usage_of(row: TaskAttempt | AgentInvocation) -> tuple[int, int, Decimal]:
+    return row.tokens_input, row.tokens_output, Decimal(row.cost_usd)
+
+
+UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
+
+
+# Rows carrying tokens/cost: their writes move the session totals in the same transaction.
+def _usage_row_create(*, model: type[UsageRow], data: dict[str, Any]) -> UsageRow:
+    row = instance_create(model=model, data=data)
+    _usage_change(session_id=row.session_id, new=_usage_of(row))
+    session_touch(session_id=row.session_id)
+    return row
+
+
+def _usage_row_update(*, row: UsageRow, data: dict[str, Any]) -> UsageRow:
+    old_session, old_usage = row.session_id, _usage_of(row)
+    row = instance_update(instance=row, data=data)
+    _usage_change(session_id=old_session, old=old_usage)
+    _usage_change(session_id=row.session_id, new=_usage_of(row))
+    session_touch(session_id=row.session_id)
+    return row
+
+
+def _usage_row_delete(*, row: TaskAttempt | AgentInvocation) -> None:
+    _usage_change(session_id=row.session_id, old=_usage_of(row))
+    row.delete()
+
+
+def plan_update(*, session: Session, content: str, agent: str = "") -> Session:
+    """UpdatePlan. The plan written in an earlier iteration is kept as that iteration's snapshot."""
+    with transaction.atomic():
+        session = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        written_in = session.plan_iteration
+        if session.current_plan_content and written_in is not None and written_in < session.current_iteration:
+            PlanSnapshot.objects.get_or_create(session=session, iteration_number=written_in,
+                                               defaults={"content": session.current_plan_content})
+        session.current_plan_content = content
+        session.plan_iteration = session.current_iteration
+        session.last_activity_at = timezone.now()
+        session.save(update_fields=["current_plan_content", "plan_iteration", "last_activity_at", "updated_at"])
+    return session
+
+
+def session_transition(*, session: Session, data: dict[str, Any], agent: str = "", message: str = "") -> Session:
+    """The orchestrator's state change (and the iteration/wave/phase it moves to)."""
+    with transaction.atomic():
+        old_state = session.state
+        session = instance_update(instance=session, data={**data, "last_activity_at": timezone.now()})
+        if "current_iteration" in data:
+            Iteration.objects.get_or_create(session=session, number=session.current_iteration)
+        _event(session_id=session.id, event_type="session_state_changed", agent=agent,
+               message=message or f"state {old_state} → {session.state}",
+               data={"from": old_state, "to": session.state, **{k: v for k, v in data.items() if k != "state"}})
+    return session
+
+
+def _dependency_targets(*, session_id: str | None, keys: list[str], task_key: str) -> list[Task]:
+    if task_key in keys:
+        raise InvalidInput(f"Task {task_key} cannot depend on itself.", details={"depends_on": [task_key]})
+    targets = list(Task.objects.filter(session_id=session_id, key__in=keys)) if keys else []
+    unknown = sorted(set(keys) - {t.key for t in targets})
+    if unknown:
+        raise InvalidInput(f"Unknown dependency keys in this session: {', '.join(unknown)}.",
+                           code="unknown_dependency", details={"depends_on": unknown})
+    return targets
+
+
+def _dependencies_set(*, task: Task, keys: list[str]) -> None:
+    """Replace the task's dependencies; a change that would close a cycle is refused naming it."""
+    targets = _dependency_targets(session_id=task.session_id, keys=keys, task_key=task.key)
+    edges = [(a, b) for a, b in TaskDependency.objects.filter(task__session_id=task.session_id)
+             .exclude(task=task).values_list("task__key", "depends_on__key")]
+    edges += [(task.key, target.key) for target in targets]
+    nodes = Task.objects.filter(session_id=task.session_id).values_list("key", flat=True)
+    _, cyclic = kahn_layers(nodes, edges)
+    if cyclic:
+        raise InvalidInput(f"These dependencies would make a cycle through: {', '.join(cyclic)}.",
+                           code="dependency_cycle", details={"depends_on": keys, "cycle": cyclic})
+    TaskDependency.objects.filter(task=task).delete()
+    TaskDependency.objects.bulk_create(TaskDependency(task=task, depends_on=target) for target in targets)
+
+
+def _files_set(*, task: Task, files: list[dict[str, Any]]) -> None:
+    TaskFile.objects.filter(task=task).delete()
+    TaskFile.objects.bulk_create(TaskFile(task=task, **spec) for spec in files)
+
+
+def task_create(*, data: dict[str, Any]) -> Task:
+    """CreateTask: the task, its dependencies (keys in the same session) and files, one transaction."""
+    data = dict(data)
+    depends_on: list[str] = data.pop("depends_on", [])
+    files: list[dict[str, Any]] = data.pop("files", [])
+    with transaction.atomic():
+        session = data.get("session")
+        if session is not None:
+            data.setdefault("iteration_created", session.current_iteration)
+            data.setdefault("iteration_updated", session.current_iteration)
+        task = instance_create(model=Task, data=data)
+        if depends_on:
+            _dependencies_set(task=task, keys=depends_on)
+        _files_set(task=task, files=files)
+        session_touch(session_id=task.session_id)
+    return task
+
+
+def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
+    data = dict(data)
+    depends_on: list[str] | None = data.pop("depends_on", None)
+    files: list[dict[str, Any]] | None = data.pop("files", None)
+    with transaction.atomic():
+        old_status = task.status
+        task = instance_update(instance=task, data=data)
+        if depends_on is not None:
+            _dependencies_set(task=task, keys=depends_on)
+        if files is not None:
+            _files_set(task=task, files=files)
+        if task.status != old_status:
+            _task_status_event(task=task, old_status=old_status, agent=agent)
+        session_touch(session_id=task.session_id)
+    return task
+
+
+def task_delete(*, task: Task) -> None:
+    with transaction.atomic():
+        session_id = task.session_id
+        task.delete()
+        session_touch(session_id=session_id)
+
+
+def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:
+    if task.session_id:
+        _event(session_id=task.session_id, event_type="task_status_changed", task_key=task.key, agent=agent,
+               message=f"{task.key}: {old_status} → {task.status}",
+               data={"task": task.id, "from": old_status, "to": task.status,
+                     "annotation": task.status_annotation})
+
+
+_TASK_ENDED = {TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.SKIPPED}
+
+
+def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str = "") -> Task:
+    """UpdateTaskStatus: the status, its annotation and the times it implies."""
+    with transaction.atomic():
+        task = lock_rows(Task.objects.filter(pk=task.pk).select_related("session")).get()
+        old_status = task.status
+        now = timezone.now()
+        task.status = status
+        task.status_annotation = annotation
+        if task.session is not None:
+            task.iteration_updated = task.session.current_iteration
+        if status == TaskStatus.IN_PROGRESS and task.started_at is None:
+            task.started_at = now
+        if status in _TASK_ENDED:
+            task.completed_at = now
+            task.claimed_by, task.lease_expires_at = "", None
+        task.save(update_fields=["status", "status_annotation", "iteration_updated", "started_at",
+                                 "completed_at", "claimed_by", "lease_expires_at", "updated_at"])
+        _task_status_event(task=task, old_status=old_status, agent=agent)
+        session_touch(session_id=task.session_id)
+    return task
+
+
+def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task | None:
+    """Atomically give `agent` the next ready task (see selectors.tasks_ready), or None."""
+    with transaction.atomic():
+        now = timezone.now()
+        task = lock_rows(selectors.tasks_ready(session_id=session.pk, now=now), skip_locked=True).first()
+        if task is None:
+            return None
+        old_status = task.status
+        task.status = TaskStatus.IN_PROGRESS
+        task.claimed_by = task.assigned_agent = agent
+        task.lease_expires_at = now + timedelta(seconds=lease_seconds)
+        task.started_at = task.started_at or now
+        task.iteration_count += 1
+        task.save(update_fields=["status", "claimed_by", "assigned_agent", "lease_expires_at", "started_at",
+                                 "iteration_count", "updated_at"])
+        _event(session_id=session.pk, event_type="task_claimed", task_key=task.key, agent=agent,
+               message=f"{agent} claimed {task.key}",
+               data={"task": task.id, "from": old_status, "lease_expires_at": task.lease_expires_at.isoformat()})
+        session_touch(session_id=session.pk)
+    return task
+
+
+def _held_task(*, task: Task, agent: str) -> Task:
+    task = lock_rows(Task.objects.filter(pk=task.pk)).get()
+    if task.status != TaskStatus.IN_PROGRESS or task.claimed_by != agent:
+        raise Conflict(f"{task.key} is not claimed by {agent!r}.", code="not_claim_holder",
+                       details={"claimed_by": task.claimed_by, "status": task.status})
+    return task
+
+
+def task_heartbeat(*, task: Task, agent: str, lease_seconds: int) -> Task:
+    """Extend the lease of a claimed task; only its holder may."""
+    with transaction.atomic():
+        task = _held_task(task=task, agent=agent)
+        task.lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds)
+        task.save(update_fields=["lease_expires_at", "updated_at"])
+        session_touch(session_id=task.session_id)
+    return task
+
+
+def task_release(*, task: Task, agent: str, reason: str = "") -> Task:
+    """Give a claimed task back: not started again, claimable by anyone."""
+    with transaction.atomic():
+        task = _held_task(task=task, agent=agent)
+        task.status = TaskStatus.NOT_STARTED
+        task.claimed_by, task.lease_expires_at = "", None
+        task.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
+        if task.session_id:
+            _event(session_id=task.session_id, event_type="task_released", task_key=task.key, agent=agent,
+                   message=f"{agent} released {task.key}" + (f": {reason}" if reason else ""),
+                   data={"task": task.id, "reason": reason})
+        session_touch(session_id=task.session_id)
+    return task
+
+
+def task_attempt_create(*, data: dict[str, Any]) -> TaskAttempt:
+    """SubmitReport (and plain attempt creates): the attempt number is the task's next one unless
+    given; the task row is locked first so concurrent reports get distinct numbers."""
+    data = dict(data)
+    with transaction.atomic():
+        task = lock_rows(Task.objects.filter(pk=data["task"].pk).select_related("session")).get()
+        data["task"] = task
+        if not data.get("attempt_number"):
+            last = TaskAttempt.objects.filter(task=task).aggregate(last=Max("attempt_number"))["last"]
+            data["attempt_number"] = (last or 0) + 1
+        if "session" not in data:
+            data["session"] = task.session
+        if "iteration_number" not in data and task.session is not None:
+            data["iteration_number"] = task.session.current_iteration
+        return _usage_row_create(model=TaskAttempt, data=data)
+
+
+def task_attempt_update(*, attempt: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
+    with transaction.atomic():
+        return _usage_row_update(row=attempt, data=data)
+
+
+def task_attempt_delete(*, attempt: TaskAttempt) -> None:
+    with transaction.atomic():
+        _usage_row_delete(row=attempt)
+
+
+def task_review_submit(*, task: Task, review_report: str, verdict: str, agent: str = "") -> TaskAttempt:
+    """SubmitReview: the review and verdict go on the task's latest attempt."""
+    with transaction.atomic():
+        attempt = lock_rows(TaskAttempt.objects.filter(task=task).order_by("-attempt_number")).first()
+        if attempt is None:
+            raise Conflict(f"{task.key} has no report to review.", code="no_report", details={"task": task.pk})
+        attempt.review_report, attempt.review_verdict = review_report, verdict
+        attempt.reviewed_at = timezone.now()
+        attempt.save(update_fields=["review_report", "review_verdict", "reviewed_at", "updated_at"])
+        session_touch(session_id=task.session_id)
+    return attempt
+
+
+def question_answer(*, question: Question, data: dict[str, Any], agent: str = "") -> Question:
+    """AnswerQuestion: the answer, its source, confidence and implication; status answered."""
+    with transaction.atomic():
+        question = instance_update(instance=question, data={
+            **data, "status": QuestionStatus.ANSWERED, "answered_at": timezone.now()})
+        _event(session_id=question.session_id, event_type="question_answered", agent=agent,
+               message=f"{question.key} answered", data={"question": question.id, "key": question.key})
+        session_touch(session_id=question.session_id)
+    return question
+
+
+def feedback_batch_create(*, data: dict[str, Any]) -> FeedbackBatch:
+    """A feedback batch with its items and attachments, one transaction."""
+    data = dict(data)
+    items: list[dict[str, Any]] = data.pop("items", [])
+    attachments: list[dict[str, Any]] = data.pop("attachments", [])
+    with transaction.atomic():
+        data["session"] = data["iteration"].session
+        batch = instance_create(model=FeedbackBatch, data=data)
+        FeedbackItem.objects.bulk_create(FeedbackItem(batch=batch, **item) for item in items)
+        for attachment in attachments:
+            feedback_attachment_create(data={**attachment, "batch": batch})
+        session_touch(session_id=batch.session_id)
+    return batch
+
+
+def feedback_attachment_create(*, data: dict[str, Any]) -> FeedbackAttachment:
+    with transaction.atomic():
+        return instance_create(model=FeedbackAttachment, data={**data, "size": len(data.get("content", b""))})
+
+
+def feedback_attachment_update(*, attachment: FeedbackAttachment, data: dict[str, Any]) -> FeedbackAttachment:
+    if "content" in data:
+        data = {**data, "size": len(data["content"])}
+    with transaction.atomic():
+        return instance_update(instance=attachment, data=data)
+
+
+def feedback_item_resolve(*, item: FeedbackItem) -> FeedbackItem:
+    with transaction.atomic():
+        if not item.is_resolved:
+            item = instance_update(instance=item, data={"is_resolved": True, "resolved_at": timezone.now()})
+        session_touch(session_id=item.batch.session_id)
+    return item
+
+
+def signal_create(*, data: dict[str, Any]) -> Signal:
+    with transaction.atomic():
+        signal = instance_create(model=Signal, data=data)
+        session_touch(session_id=signal.session_id)
+    return signal
+
+
+def signal_poll(*, session: Session, agent: str = "") -> Signal | None:
+    """PollSignal: the oldest unprocessed signal, marked processed in the same transaction."""
+    with transaction.atomic():
+        signal = lock_rows(Signal.objects.filter(session=session, is_processed=False).order_by("sent_at", "id"),
+                           skip_locked=True).first()
+        if signal is None:
+            return None
+        signal.is_processed, signal.processed_at, signal.processed_by = True, timezone.now(), agent
+        signal.save(update_fields=["is_processed", "processed_at", "processed_by", "updated_at"])
+        _event(session_id=session.pk, event_type="signal_processed", agent=agent,
+               message=f"{signal.type} signal processed", data={"signal": signal.id, "type": signal.type})
+        session_touch(session_id=session.pk)
+    return signal
+
+
+def session_resume(*, session: Session, agent: str = "") -> dict[str, Any]:
+    """Where an interrupted session stopped; the session is marked running again.
+
+    Receivers of `resume_requested` (the ledger: last checkpoint) add their dicts to the answer.
+    """
+    with transaction.atomic():
+        session = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        current = (Task.objects.filter(session=session, status=TaskStatus.IN_PROGRESS)
+                   .order_by(F("started_at").desc(nulls_last=True)).first())
+        following = selectors.tasks_ready(session_id=session.pk, now=timezone.now()).first()
+        old_status = session.status
+        session.status, session.ended_at, session.last_activity_at = SessionStatus.RUNNING, None, timezone.now()
+        session.save(update_fields=["status", "ended_at", "last_activity_at", "updated_at"])
+        point: dict[str, Any] = {
+            "session": session.pk, "iteration": session.current_iteration, "state": session.state,
+            "wave": session.current_wave, "current_task": current.key if current else None,
+            "next_task": following.key if following else None,
+        }
+        for _receiver, answer in resume_requested.send(sender=Session, session_id=session.pk):
+            if isinstance(answer, dict):
+                point.update(answer)
+        _event(session_id=session.pk, event_type="session_resumed", agent=agent,
+               message=f"resumed at iteration {session.current_iteration}",
+               data={"from": old_status, "current_task": point["current_task"], "next_task": point["next_task"]})
+    return point
+
+
+def session_finish(*, session: Session, status: str, exit_reason: str = "", summary: str | None = None,
+                   agent: str = "") -> Session:
+    """Record a session's outcome: its final status, why it ended, and when."""
+    if status == SessionStatus.RUNNING:
+        raise InvalidInput("A finished session cannot be running.", details={"status": ["running"]})
+    with transaction.atomic():
+        data: dict[str, Any] = {"status": status, "exit_reason": exit_reason, "ended_at": timezone.now(),
+                                "last_activity_at": timezone.now()}
+        if summary is not None:
+            data["summary"] = summary
+        session = instance_update(instance=session, data=data)
+        _event(session_id=session.pk, event_type="session_finished", agent=agent,
+               message=f"finished: {status}" + (f" ({exit_reason})" if exit_reason else ""),
+               data={"status": status, "exit_reason": exit_reason})
+    return session
+
+
+def agent_invocation_create(*, data: dict[str, Any]) -> AgentInvocation:
+    data = dict(data)
+    with transaction.atomic():
+        task = data.get("task")
+        if task is not None and not data.get("task_key"):
+            data["task_key"] = task.key
+        elif task is None and data.get("task_key"):  # DevTeam names the task by its key
+            data["task"] = Task.objects.filter(session=data["session"], key=data["task_key"]).first()
+        return _usage_row_create(model=AgentInvocation, data=data)
+
+
+def agent_invocation_update(*, invocation: AgentInvocation, data: dict[str, Any]) -> AgentInvocation:
+    """Also the `complete` verb (response, status, duration, tokens, cost): totals move by the delta."""
+    with transaction.atomic():
+        invocation = lock_rows(AgentInvocation.objects.filter(pk=invocation.pk)).get()
+        if data.get("status") in FINISHED_INVOCATION_STATUSES and not data.get("completed_at"):
+            data = {**data, "completed_at": invocation.completed_at or timezone.now()}
+        return _usage_row_update(row=invocation, data=data)
+
+
+def agent_invocation_delete(*, invocation: AgentInvocation) -> None:
+    with transaction.atomic():
+        _usage_row_delete(row=invocation)

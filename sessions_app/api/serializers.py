@@ -1,26 +1,51 @@
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import models
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed
 from ralphsite.api.serializers import RalphModelSerializer
 from sessions_app.models import (
+    ATTACHMENT_MAX_BYTES,
     AcceptanceCriterion,
+    AgentInvocation,
     Bug,
     ContextAction,
     ContextBudget,
     ContextSnapshot,
     Escalation,
     Feature,
+    FeedbackAttachment,
+    FeedbackBatch,
+    FeedbackItem,
+    FileAccess,
+    FileType,
     Interview,
     InterviewQuestion,
+    Iteration,
+    Level,
     LoopRun,
     LoopRunStatus,
+    OrchestratorState,
+    Plan,
+    PlanSnapshot,
     ProgressSummary,
+    Question,
+    ReplanningDelta,
+    ResearchFinding,
+    ResearchSession,
+    ReviewVerdict,
     Session,
     SessionPhase,
     SessionStateEntry,
+    SessionStatus,
+    Signal,
+    Task,
+    TaskAttempt,
+    TaskFile,
+    TaskStatus,
     VerificationMethod,
 )
 from sessions_app.services import (
@@ -203,3 +228,342 @@ class InterviewAnswerSerializer(ActionInputSerializer):
 class LoopRunFinishSerializer(ActionInputSerializer):
     status = ChoiceFieldNamingAllowed(choices=[c for c in LoopRunStatus.choices if c[0] != LoopRunStatus.RUNNING])
     snapshot_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+# -- orchestration ----------------------------------------------------------------------------
+
+class StrictKeysMixin:
+    """Refuses body keys the serializer does not know (a typo must not be silently dropped)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class OrchestrationSerializer(StrictKeysMixin, RalphModelSerializer):
+    pass
+
+
+class InputSerializer(StrictKeysMixin, serializers.Serializer):
+    """A body of an action (not a model): validated here, handed to a service."""
+
+
+def _model_fields(model: type[models.Model], *extra: str) -> list[str]:
+    return [f.name for f in model._meta.concrete_fields] + list(extra)
+
+
+class IterationSerializer(OrchestrationSerializer):
+    class Meta:
+        model = Iteration
+        fields = _model_fields(Iteration)
+
+
+class PlanSerializer(OrchestrationSerializer):
+    class Meta:
+        model = Plan
+        fields = _model_fields(Plan)
+
+
+class PlanSnapshotSerializer(OrchestrationSerializer):
+    class Meta:
+        model = PlanSnapshot
+        fields = _model_fields(PlanSnapshot)
+
+
+class ReplanningDeltaSerializer(OrchestrationSerializer):
+    class Meta:
+        model = ReplanningDelta
+        fields = _model_fields(ReplanningDelta)
+
+
+class ResearchSessionSerializer(OrchestrationSerializer):
+    class Meta:
+        model = ResearchSession
+        fields = _model_fields(ResearchSession)
+
+
+class ResearchFindingSerializer(OrchestrationSerializer):
+    class Meta:
+        model = ResearchFinding
+        fields = _model_fields(ResearchFinding)
+
+
+class TaskAttemptSerializer(OrchestrationSerializer):
+    class Meta:
+        model = TaskAttempt
+        fields = _model_fields(TaskAttempt)
+        read_only_fields = ["session"]
+        extra_kwargs = {"attempt_number": {"required": False}}
+        # attempt_number is server-assigned when omitted; a duplicate given one is the constraint's 409.
+        validators: list = []
+
+
+class TaskFileSerializer(OrchestrationSerializer):
+    class Meta:
+        model = TaskFile
+        fields = _model_fields(TaskFile)
+
+
+class TaskFileSpecSerializer(InputSerializer):
+    path = serializers.CharField(max_length=1000)
+    is_pattern = serializers.BooleanField(required=False)
+    file_type = ChoiceFieldNamingAllowed(choices=FileType.choices, required=False, allow_blank=True)
+    access_type = ChoiceFieldNamingAllowed(choices=FileAccess.choices, required=False)
+
+
+_GLOB_CHARACTERS = set("*?[")
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string"}})
+class DependencyKeysField(serializers.Field):
+    """`depends_on`: the keys of the tasks this one depends on (same session)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", required=False, **kwargs)
+
+    def to_representation(self, task: Task) -> list[str]:
+        return [dependency.depends_on.key for dependency in task.dependencies.all()]
+
+    def to_internal_value(self, data: Any) -> dict[str, list[str]]:
+        keys = serializers.ListField(child=serializers.CharField(max_length=100)).run_validation(data)
+        return {"depends_on": list(dict.fromkeys(keys))}
+
+
+@extend_schema_field(TaskFileSpecSerializer(many=True))
+class TaskFilesField(serializers.Field):
+    """`files`: paths or glob patterns (strings), or objects with path/is_pattern/file_type/access_type."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", required=False, **kwargs)
+
+    def to_representation(self, task: Task) -> list[dict[str, Any]]:
+        # The shape a create takes, complete and sorted by path: a retried create compares equal.
+        return [{"path": f.path, "is_pattern": f.is_pattern, "file_type": f.file_type, "access_type": f.access_type}
+                for f in task.files.all()]
+
+    def to_internal_value(self, data: Any) -> dict[str, list[dict[str, Any]]]:
+        if not isinstance(data, list):
+            raise serializers.ValidationError("Expected a list of paths or file objects.")
+        specs = [TaskFileSpecSerializer().run_validation({"path": item} if isinstance(item, str) else item)
+                 for item in data]
+        paths = [spec["path"] for spec in specs]
+        duplicates = sorted({path for path in paths if paths.count(path) > 1})
+        if duplicates:
+            raise serializers.ValidationError(f"Duplicate paths: {', '.join(duplicates)}.")
+        for spec in specs:
+            spec.setdefault("is_pattern", bool(_GLOB_CHARACTERS & set(spec["path"])))
+            spec.setdefault("file_type", "")
+            spec.setdefault("access_type", FileAccess.ALLOWED)
+        return {"files": sorted(specs, key=lambda spec: spec["path"])}
+
+
+class TaskSerializer(OrchestrationSerializer):
+    depends_on = DependencyKeysField()
+    files = TaskFilesField()
+    latest_attempt = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Task
+        fields = _model_fields(Task, "depends_on", "files", "latest_attempt")
+        read_only_fields = ["claimed_by", "lease_expires_at"]
+
+    @extend_schema_field(TaskAttemptSerializer(allow_null=True))
+    def get_latest_attempt(self, task: Task) -> dict[str, Any] | None:
+        attempts = task.attempts.all()  # prefetched, latest first
+        return TaskAttemptSerializer(attempts[0]).data if attempts else None
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is None and attrs.get("session") is None:
+            raise serializers.ValidationError({"session": ["A new task belongs to a session."]})
+        return attrs
+
+    def validate_success_criteria(self, value: Any) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise serializers.ValidationError("Expected a list of strings.")
+        return value
+
+
+class QuestionSerializer(OrchestrationSerializer):
+    class Meta:
+        model = Question
+        fields = _model_fields(Question)
+
+
+class FeedbackItemSerializer(OrchestrationSerializer):
+    class Meta:
+        model = FeedbackItem
+        fields = _model_fields(FeedbackItem)
+
+
+class FeedbackAttachmentSerializer(OrchestrationSerializer):
+    """An attachment with its content as base64 (detail, create, update)."""
+
+    content = Base64BinaryField(max_bytes=ATTACHMENT_MAX_BYTES)
+
+    class Meta:
+        model = FeedbackAttachment
+        fields = _model_fields(FeedbackAttachment)
+        read_only_fields = ["size"]
+
+
+class FeedbackAttachmentMetadataSerializer(OrchestrationSerializer):
+    """An attachment without its bytes (lists, batches)."""
+
+    class Meta:
+        model = FeedbackAttachment
+        fields = [name for name in _model_fields(FeedbackAttachment) if name != "content"]
+        read_only_fields = fields
+
+
+class FeedbackItemInBatchSerializer(OrchestrationSerializer):
+    class Meta:
+        model = FeedbackItem
+        fields = [name for name in _model_fields(FeedbackItem) if name != "batch"]
+
+
+class FeedbackAttachmentInBatchSerializer(InputSerializer):
+    file_name = serializers.CharField(max_length=500)
+    content = Base64BinaryField(max_bytes=ATTACHMENT_MAX_BYTES)
+    content_type = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+
+
+class FeedbackBatchSerializer(OrchestrationSerializer):
+    """A batch with its items; created together with items and attachments in one request."""
+
+    items = FeedbackItemInBatchSerializer(many=True, required=False)
+    attachments = FeedbackAttachmentInBatchSerializer(many=True, required=False, write_only=True)
+    attachment_files = FeedbackAttachmentMetadataSerializer(many=True, read_only=True, source="attachments")
+
+    class Meta:
+        model = FeedbackBatch
+        fields = _model_fields(FeedbackBatch, "items", "attachments", "attachment_files")
+        read_only_fields = ["session"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is not None and ({"items", "attachments"} & set(attrs)):
+            raise serializers.ValidationError("Change items and attachments through feedback-items and "
+                                              "feedback-attachments.")
+        keys = [item["issue_key"] for item in attrs.get("items", [])]
+        duplicates = sorted({key for key in keys if keys.count(key) > 1})
+        if duplicates:
+            raise serializers.ValidationError({"items": [f"Duplicate issue keys: {', '.join(duplicates)}."]})
+        return attrs
+
+
+class SignalSerializer(OrchestrationSerializer):
+    class Meta:
+        model = Signal
+        fields = _model_fields(Signal)
+        read_only_fields = ["is_processed", "processed_at", "processed_by"]
+
+
+class AgentInvocationSerializer(OrchestrationSerializer):
+    class Meta:
+        model = AgentInvocation
+        fields = _model_fields(AgentInvocation)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        session = attrs.get("session", getattr(self.instance, "session", None))
+        task = attrs.get("task", getattr(self.instance, "task", None))
+        if task is not None and session is not None and task.session_id != session.pk:
+            raise serializers.ValidationError({"task": ["The task belongs to another session."]})
+        return attrs
+
+
+# Bodies of the orchestration actions.
+
+class AgentInputSerializer(InputSerializer):
+    agent = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class PlanInputSerializer(AgentInputSerializer):
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False)
+
+
+class PlanOutputSerializer(serializers.Serializer):
+    session = serializers.CharField()
+    content = serializers.CharField()
+    iteration = serializers.IntegerField(allow_null=True)
+    snapshots = serializers.ListField(child=serializers.IntegerField())
+
+
+class TaskStatusInputSerializer(AgentInputSerializer):
+    status = ChoiceFieldNamingAllowed(choices=TaskStatus.choices)
+    annotation = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class TaskReportInputSerializer(OrchestrationSerializer):
+    class Meta:
+        model = TaskAttempt
+        fields = ["implementation_report", "iteration_number", "model", "agent", "status", "error_type",
+                  "error_message", "tokens_input", "tokens_output", "cost_usd", "duration_seconds",
+                  "started_at", "ended_at"]
+        extra_kwargs = {"implementation_report": {"required": True, "allow_blank": False}}
+
+
+class TaskReviewInputSerializer(AgentInputSerializer):
+    review_report = serializers.CharField()
+    verdict = ChoiceFieldNamingAllowed(choices=ReviewVerdict.choices)
+
+
+class LeaseInputSerializer(InputSerializer):
+    agent = serializers.CharField(max_length=200)
+    lease_seconds = serializers.IntegerField(min_value=1, max_value=7 * 24 * 3600, default=600)
+
+
+class ReleaseInputSerializer(InputSerializer):
+    agent = serializers.CharField(max_length=200)
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class QuestionAnswerInputSerializer(AgentInputSerializer):
+    answer = serializers.CharField()
+    answer_source = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    answer_confidence = ChoiceFieldNamingAllowed(choices=Level.choices, required=False)
+    answer_implication = serializers.CharField(required=False, allow_blank=True)
+
+
+class TransitionInputSerializer(AgentInputSerializer):
+    state = ChoiceFieldNamingAllowed(choices=OrchestratorState.choices)
+    current_iteration = serializers.IntegerField(min_value=1, required=False)
+    current_wave = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    current_phase = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    message = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class FinishInputSerializer(AgentInputSerializer):
+    status = ChoiceFieldNamingAllowed(choices=SessionStatus.choices)  # the service refuses `running`
+    exit_reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    summary = serializers.CharField(required=False, allow_blank=True)
+
+
+class InvocationCompleteInputSerializer(OrchestrationSerializer):
+    class Meta:
+        model = AgentInvocation
+        fields = ["response", "status", "error_message", "error_type", "tokens_input", "tokens_output",
+                  "cost_usd", "duration_ms", "completed_at", "files_changed", "output_summary"]
+        extra_kwargs = {"status": {"required": True}}
+
+
+class ProgressSerializer(serializers.Serializer):
+    session = serializers.CharField()
+    total = serializers.IntegerField()
+    by_status = serializers.DictField(child=serializers.IntegerField())
+    by_wave = serializers.ListField(child=serializers.DictField())
+    tasks = serializers.ListField(child=serializers.DictField())
+
+
+class WaveSerializer(serializers.Serializer):
+    wave = serializers.IntegerField()
+    tasks = serializers.ListField(child=serializers.CharField())
+
+
+class ResumePointSerializer(serializers.Serializer):
+    session = serializers.CharField()
+    iteration = serializers.IntegerField()
+    state = serializers.CharField()
+    wave = serializers.IntegerField(allow_null=True)
+    current_task = serializers.CharField(allow_null=True)
+    next_task = serializers.CharField(allow_null=True)

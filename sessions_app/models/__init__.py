@@ -1,5 +1,27 @@
+from sessions_app.models.feedback import (
+    ATTACHMENT_MAX_BYTES,
+    FeedbackAttachment,
+    FeedbackBatch,
+    FeedbackItem,
+    FeedbackSeverity,
+)
+from sessions_app.models.invocations import FINISHED_INVOCATION_STATUSES, AgentInvocation, AgentRole, InvocationStatus
 from sessions_app.models.iterations import Iteration
 from sessions_app.models.loops import LoopRun, LoopRunStatus
+from sessions_app.models.planning import (
+    FindingSource,
+    FindingType,
+    Plan,
+    PlanSnapshot,
+    PlanStatus,
+    PlanType,
+    Priority,
+    ReplanningDelta,
+    ResearchFinding,
+    ResearchSession,
+    ResearchStatus,
+)
+from sessions_app.models.questions import Level, Question, QuestionCategory, QuestionStatus
 from sessions_app.models.sessions import (
     CircuitBreakerState,
     CommandType,
@@ -8,17 +30,70 @@ from sessions_app.models.sessions import (
     Session,
     SessionStatus,
 )
+from sessions_app.models.steering import Signal, SignalType
+from sessions_app.models.tasks import (
+    AttemptStatus,
+    EstimatedEffort,
+    FileAccess,
+    FileType,
+    ReviewVerdict,
+    Task,
+    TaskAttempt,
+    TaskDependency,
+    TaskFile,
+    TaskStatus,
+    TaskType,
+    WorkType,
+)
 
 __all__ = [
+    "ATTACHMENT_MAX_BYTES",
+    "FINISHED_INVOCATION_STATUSES",
+    "AgentInvocation",
+    "AgentRole",
+    "AttemptStatus",
     "CircuitBreakerState",
     "CommandType",
+    "EstimatedEffort",
     "ExecutionMode",
+    "FeedbackAttachment",
+    "FeedbackBatch",
+    "FeedbackItem",
+    "FeedbackSeverity",
+    "FileAccess",
+    "FileType",
+    "FindingSource",
+    "FindingType",
+    "InvocationStatus",
     "Iteration",
+    "Level",
     "LoopRun",
     "LoopRunStatus",
     "OrchestratorState",
+    "Plan",
+    "PlanSnapshot",
+    "PlanStatus",
+    "PlanType",
+    "Priority",
+    "Question",
+    "QuestionCategory",
+    "QuestionStatus",
+    "ReplanningDelta",
+    "ResearchFinding",
+    "ResearchSession",
+    "ResearchStatus",
+    "ReviewVerdict",
     "Session",
     "SessionStatus",
+    "Signal",
+    "SignalType",
+    "Task",
+    "TaskAttempt",
+    "TaskDependency",
+    "TaskFile",
+    "TaskStatus",
+    "TaskType",
+    "WorkType",
 ]
 
 # DevTeam quality, context, interview and state tables (seed 003).
@@ -51,7 +126,6 @@ from sessions_app.models.quality import (
     DiagnosisMethod,
     Escalation,
     Feature,
-    Urgency,
     VerificationMethod,
 )
 
@@ -78,6 +152,5 @@ __all__ += [
     "SessionPhase",
     "SessionStateEntry",
     "SnapshotType",
-    "Urgency",
     "VerificationMethod",
 ]

@@ -7,15 +7,7 @@ from django.db import models
 from django.utils import timezone
 
 from ralphsite.models import ULIDModel
-
-
-class Urgency(models.TextChoices):
-    """DevTeam's four-level scale: bug `severity`, acceptance criterion and feature `priority`."""
-
-    CRITICAL = "critical"
-    HIGH = "high"
-    MEDIUM = "medium"
-    LOW = "low"
+from sessions_app.models.planning import Priority
 
 
 class BugComplexity(models.TextChoices):
@@ -46,7 +38,7 @@ class Bug(ULIDModel):
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="bugs")
     description = models.TextField()
-    severity = models.CharField(max_length=16, choices=Urgency.choices, blank=True, default="")
+    severity = models.CharField(max_length=16, choices=Priority.choices, blank=True, default="")
     complexity = models.CharField(max_length=16, choices=BugComplexity.choices, blank=True, default="")
     root_cause = models.TextField(blank=True, default="")
     diagnosis_method = models.CharField(max_length=16, choices=DiagnosisMethod.choices, blank=True, default="")
@@ -137,7 +129,7 @@ class AcceptanceCriterion(ULIDModel):
     verification_evidence = models.TextField(blank=True, default="")
     last_failure_reason = models.TextField(blank=True, default="")
     failure_count = models.PositiveIntegerField(default=0)
-    priority = models.CharField(max_length=16, choices=Urgency.choices, default=Urgency.MEDIUM)
+    priority = models.CharField(max_length=16, choices=Priority.choices, default=Priority.MEDIUM)
     sequence = models.IntegerField(default=0)
 
     class Meta:
@@ -195,7 +187,7 @@ class Feature(ULIDModel):
     steps_passed = models.PositiveIntegerField(default=0)
     verified_at = models.DateTimeField(null=True, blank=True)
     verified_by = models.CharField(max_length=200, blank=True, default="")
-    priority = models.CharField(max_length=16, choices=Urgency.choices, default=Urgency.MEDIUM)
+    priority = models.CharField(max_length=16, choices=Priority.choices, default=Priority.MEDIUM)
     sequence = models.IntegerField(default=0)
 
     class Meta:

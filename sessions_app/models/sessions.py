@@ -73,6 +73,8 @@ class Session(ULIDModel):
     * ralph-mem `sessions` (seed 004): id → id; project_path, started_at, ended_at, summary,
       summary_embedding, token_count → same names.
 
+    `plan_iteration` is ours: the iteration the current plan was written in, so that an update in
+    a later iteration keeps it as that iteration's PlanSnapshot.
     `last_activity_at` is ours: services touch it so interrupted runs can be detected (seed 001).
     The token and cost totals are maintained by services only (never written by clients).
     """
@@ -86,6 +88,8 @@ class Session(ULIDModel):
     current_iteration = models.PositiveIntegerField(default=1)
     current_wave = models.PositiveIntegerField(null=True, blank=True)
     current_plan_content = models.TextField(blank=True, default="")
+    plan_iteration = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The iteration in which current_plan_content was last written.")
     default_model = models.CharField(max_length=100, default="gpt-5")
     max_concurrency = models.PositiveIntegerField(default=2)
     started_at = models.DateTimeField(default=timezone.now)

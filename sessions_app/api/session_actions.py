@@ -1,0 +1,115 @@
+"""The seed 000 session tools and the orchestrator's verbs, as actions on `sessions/{id}/`."""
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from sessions_app import selectors, services
+from sessions_app.api import serializers as api
+from sessions_app.api.serializers import SessionSerializer
+from sessions_app.models import PlanSnapshot, Session
+
+# Seed 001 does not name a threshold; five minutes without a write is well past any heartbeat.
+DEFAULT_IDLE_SECONDS = 300
+
+
+def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _plan_response(session: Session) -> Response:
+    snapshots = list(PlanSnapshot.objects.filter(session=session).values_list("iteration_number", flat=True))
+    return Response({"session": session.pk, "content": session.current_plan_content,
+                     "iteration": session.plan_iteration, "snapshots": snapshots})
+
+
+class SessionOrchestrationActions:
+    """Mixed into SessionViewSet: each action is one call for an agent or the orchestrator."""
+
+    @extend_schema(request=None, responses=api.PlanOutputSerializer, methods=["GET"])
+    @extend_schema(request=api.PlanInputSerializer, responses=api.PlanOutputSerializer, methods=["PUT"])
+    @action(detail=True, methods=["get", "put"])
+    def plan(self, request: Request, pk: str | None = None) -> Response:
+        session = self.get_object()
+        if request.method == "PUT":
+            body = validated(api.PlanInputSerializer, request)
+            session = services.plan_update(session=session, content=body["content"], agent=body["agent"])
+        return _plan_response(session)
+
+    @extend_schema(responses=api.ProgressSerializer)
+    @action(detail=True, methods=["get"])
+    def progress(self, request: Request, pk: str | None = None) -> Response:
+        return Response(selectors.session_progress(session=self.get_object()))
+
+    @extend_schema(responses=api.WaveSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def waves(self, request: Request, pk: str | None = None) -> Response:
+        return Response(selectors.session_waves(session=self.get_object()))
+
+    @extend_schema(responses=api.FeedbackBatchSerializer(many=True), parameters=[
+        OpenApiParameter("iteration", int, description="Only this iteration number's batches.")])
+    @action(detail=True, methods=["get"])
+    def feedback(self, request: Request, pk: str | None = None) -> Response:
+        session = self.get_object()
+        batches = selectors.feedback_batch_list().filter(session=session)
+        if "iteration" in request.query_params:
+            number = serializers.IntegerField(min_value=1).run_validation(request.query_params["iteration"])
+            batches = batches.filter(iteration__number=number)
+        return Response(api.FeedbackBatchSerializer(batches, many=True).data)
+
+    @extend_schema(request=api.AgentInputSerializer, responses={200: api.SignalSerializer, 204: None})
+    @action(detail=True, methods=["post"], url_path="poll-signal")
+    def poll_signal(self, request: Request, pk: str | None = None) -> Response:
+        body = validated(api.AgentInputSerializer, request)
+        signal = services.signal_poll(session=self.get_object(), agent=body["agent"])
+        if signal is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(api.SignalSerializer(signal).data)
+
+    @extend_schema(request=api.TransitionInputSerializer, responses=SessionSerializer)
+    @action(detail=True, methods=["post"])
+    def transition(self, request: Request, pk: str | None = None) -> Response:
+        body = validated(api.TransitionInputSerializer, request)
+        agent, message = body.pop("agent"), body.pop("message")
+        session = services.session_transition(session=self.get_object(), data=body, agent=agent, message=message)
+        return Response(SessionSerializer(session).data)
+
+    @extend_schema(request=api.LeaseInputSerializer, responses={200: api.TaskSerializer, 204: None})
+    @action(detail=True, methods=["post"], url_path="claim-task")
+    def claim_task(self, request: Request, pk: str | None = None) -> Response:
+        body = validated(api.LeaseInputSerializer, request)
+        task = services.task_claim_next(session=self.get_object(), agent=body["agent"],
+                                        lease_seconds=body["lease_seconds"])
+        if task is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(api.TaskSerializer(selectors.task_list().get(pk=task.pk)).data)
+
+    @extend_schema(responses=SessionSerializer(many=True), parameters=[
+        OpenApiParameter("project_path", str), OpenApiParameter("idle_seconds", int)])
+    @action(detail=False, methods=["get"])
+    def interrupted(self, request: Request) -> Response:
+        idle_seconds = serializers.IntegerField(min_value=0).run_validation(
+            request.query_params.get("idle_seconds", DEFAULT_IDLE_SECONDS))
+        sessions = selectors.sessions_interrupted(idle_seconds=idle_seconds,
+                                                  project_path=request.query_params.get("project_path"))
+        page = self.paginate_queryset(sessions)
+        return self.get_paginated_response(SessionSerializer(page, many=True).data)
+
+    @extend_schema(request=api.AgentInputSerializer, responses=api.ResumePointSerializer)
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str | None = None) -> Response:
+        body = validated(api.AgentInputSerializer, request)
+        return Response(services.session_resume(session=self.get_object(), agent=body["agent"]))
+
+    @extend_schema(request=api.FinishInputSerializer, responses=SessionSerializer)
+    @action(detail=True, methods=["post"])
+    def finish(self, request: Request, pk: str | None = None) -> Response:
+        body = validated(api.FinishInputSerializer, request)
+        session = services.session_finish(session=self.get_object(), **body)
+        return Response(SessionSerializer(session).data)

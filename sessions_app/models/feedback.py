@@ -1,0 +1,81 @@
+from django.db import models
+
+from ralphsite.models import ULIDModel
+
+# Attachments live in the database; 10 MiB keeps one row well inside a request and a page.
+ATTACHMENT_MAX_BYTES = 10 * 1024 * 1024
+
+
+class FeedbackSeverity(models.TextChoices):
+    CRITICAL = "critical"
+    QUALITY = "quality"
+    NEW_REQUIREMENT = "new_requirement"
+
+
+class FeedbackBatch(ULIDModel):
+    """Ralph V2 `FeedbackBatches`: Id → id; IterationId → iteration (CASCADE);
+    BatchTimestamp ("20260209-143000") → batch_timestamp; Summary → summary; CreatedAt → created_at.
+    `session` is the iteration's session, kept on the row so batches filter by session directly.
+    """
+
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="feedback_batches")
+    iteration = models.ForeignKey("sessions_app.Iteration", on_delete=models.CASCADE,
+                                  related_name="feedback_batches")
+    batch_timestamp = models.CharField(max_length=32)
+    summary = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["session", "iteration"], name="feedbackbatch_session_iter")]
+
+    def __str__(self) -> str:
+        return f"feedback {self.batch_timestamp}"
+
+
+class FeedbackItem(ULIDModel):
+    """Ralph V2 `FeedbackItems`: Id → id; FeedbackBatchId → batch (CASCADE); IssueId ("ISS-001") →
+    issue_key (unique per batch); Severity, Description, Evidence, SuggestedFix, IsResolved,
+    ResolvedAt → severity, description, evidence, suggested_fix, is_resolved, resolved_at.
+    """
+
+    batch = models.ForeignKey(FeedbackBatch, on_delete=models.CASCADE, related_name="items")
+    issue_key = models.CharField(max_length=100)
+    severity = models.CharField(max_length=16, choices=FeedbackSeverity.choices)
+    description = models.TextField()
+    evidence = models.TextField(blank=True, default="")
+    suggested_fix = models.TextField(blank=True, default="")
+    is_resolved = models.BooleanField(default=False)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["batch", "issue_key"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "issue_key"], name="feedbackitem_batch_issue_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["severity", "is_resolved"], name="feedbackitem_severity_resolved"),
+            models.Index(fields=["issue_key"], name="feedbackitem_issue_key"),
+        ]
+
+    def __str__(self) -> str:
+        return self.issue_key
+
+
+class FeedbackAttachment(ULIDModel):
+    """Ralph V2 `FeedbackAttachments`: Id → id; FeedbackBatchId → batch (CASCADE); FileName →
+    file_name; FileContent → content (binary, at most ATTACHMENT_MAX_BYTES); Description →
+    description; CreatedAt → created_at. `content_type` and `size` are ours, for downloads.
+    """
+
+    batch = models.ForeignKey(FeedbackBatch, on_delete=models.CASCADE, related_name="attachments")
+    file_name = models.CharField(max_length=500)
+    content = models.BinaryField(default=bytes)
+    content_type = models.CharField(max_length=200, default="application/octet-stream")
+    size = models.PositiveIntegerField(default=0)
+    description = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["batch", "file_name"]
+
+    def __str__(self) -> str:
+        return self.file_name

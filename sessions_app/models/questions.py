@@ -1,0 +1,62 @@
+from django.db import models
+
+from ralphsite.models import ULIDModel
+
+
+class QuestionCategory(models.TextChoices):
+    TECHNICAL = "technical"
+    REQUIREMENTS = "requirements"
+    CONSTRAINTS = "constraints"
+    ASSUMPTIONS = "assumptions"
+    RISKS = "risks"
+    FEEDBACK_DRIVEN = "feedback_driven"
+
+
+class QuestionStatus(models.TextChoices):
+    UNANSWERED = "unanswered"
+    ANSWERED = "answered"
+    RESEARCH_NEEDED = "research_needed"
+
+
+class Level(models.TextChoices):
+    """Ralph `QuestionPriority` and `ConfidenceLevel`: the same three values."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class Question(ULIDModel):
+    """Ralph V2 `Questions`: Id → id; SessionId → session; Category → category;
+    IterationNumber → iteration_number; CycleNumber → cycle_number; QuestionId ("Q-TECH-001") → key;
+    QuestionText → text; Priority, Status, Impact, QuestionType → priority, status, impact,
+    question_type; SourceIssueId → source_issue_key; Answer, AnswerSource, AnswerConfidence,
+    AnswerImplication → answer, answer_source, answer_confidence, answer_implication;
+    CreatedAt, AnsweredAt → created_at, answered_at.
+    """
+
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="questions")
+    key = models.CharField(max_length=100)
+    category = models.CharField(max_length=16, choices=QuestionCategory.choices)
+    iteration_number = models.PositiveIntegerField(default=1)
+    cycle_number = models.PositiveIntegerField(default=1)
+    text = models.TextField()
+    priority = models.CharField(max_length=16, choices=Level.choices, default=Level.MEDIUM)
+    status = models.CharField(max_length=16, choices=QuestionStatus.choices, default=QuestionStatus.UNANSWERED)
+    impact = models.TextField(blank=True, default="")
+    question_type = models.CharField(max_length=100, blank=True, default="")
+    source_issue_key = models.CharField(max_length=100, blank=True, default="")
+    answer = models.TextField(blank=True, default="")
+    answer_source = models.CharField(max_length=500, blank=True, default="")
+    answer_confidence = models.CharField(max_length=16, choices=Level.choices, blank=True, default="")
+    answer_implication = models.TextField(blank=True, default="")
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["session", "key"]
+        constraints = [models.UniqueConstraint(fields=["session", "key"], name="question_session_key_unique")]
+        indexes = [
+            models.Index(fields=["session", "category"], name="question_session_category"),
+            models.Index(fields=["session", "status"], name="question_session_status"),
+            models.Index(fields=["key"], name="question_key"),
+        ]

@@ -1,0 +1,35 @@
+from django.db import models
+from django.utils import timezone
+
+from ralphsite.models import ULIDModel
+
+
+class SignalType(models.TextChoices):
+    STEER = "steer"
+    PAUSE = "pause"
+    STOP = "stop"
+    INFO = "info"
+
+
+class Signal(ULIDModel):
+    """Ralph V2 `Signals` (steering messages from a person to the orchestrator): Id → id;
+    SessionId → session; SignalType → type; Message → message; IsProcessed → is_processed;
+    CreatedAt → created_at; ProcessedAt → processed_at. `processed_by` is ours (who polled it).
+    """
+
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="signals")
+    type = models.CharField(max_length=16, choices=SignalType.choices)
+    message = models.TextField(blank=True, default="")
+    is_processed = models.BooleanField(default=False)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    processed_by = models.CharField(max_length=200, blank=True, default="")
+    sent_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["sent_at", "id"]
+        indexes = [
+            models.Index(fields=["session", "is_processed", "sent_at"], name="signal_session_processed"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message[:40]}"

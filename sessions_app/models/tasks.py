@@ -1,0 +1,245 @@
+from django.db import models
+from django.db.models import F, Q
+
+from ralphsite.models import ULIDModel
+from sessions_app.models.planning import Priority
+
+
+class TaskStatus(models.TextChoices):
+    """Ralph V2 `TaskItemStatus` plus DevTeam's `blocked` and `skipped`.
+
+    DevTeam / ralphy values map onto these: pending → not_started, running → in_progress,
+    done → completed; in_progress, completed, failed, blocked, skipped keep their names.
+    """
+
+    NOT_STARTED = "not_started"
+    IN_PROGRESS = "in_progress"
+    REVIEW_PENDING = "review_pending"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    BLOCKED = "blocked"
+    SKIPPED = "skipped"
+
+
+class TaskType(models.TextChoices):
+    """Ralph V2 `TaskItemType`: how the task may be scheduled within its wave."""
+
+    SEQUENTIAL = "sequential"
+    PARALLELIZABLE = "parallelizable"
+
+
+class WorkType(models.TextChoices):
+    """DevTeam `tasks.task_type`: what kind of work the task is."""
+
+    FEATURE = "feature"
+    BUGFIX = "bugfix"
+    REFACTOR = "refactor"
+    TEST = "test"
+    DOCS = "docs"
+
+
+class EstimatedEffort(models.TextChoices):
+    SMALL = "small"
+    MEDIUM = "medium"
+    LARGE = "large"
+    XL = "xl"
+
+
+class Task(ULIDModel):
+    """One unit of work: Ralph V2 `TaskItem`, DevTeam `tasks` and ralphy `tasks` in one row.
+
+    Seed column → field:
+
+    * Ralph V2 `Tasks`: Id → id; SessionId → session; TaskId → key; Title → title;
+      Objective → objective; TaskType → task_type (sequential/parallelizable); Status → status;
+      StatusAnnotation → status_annotation; FilesJson → TaskFile rows (`files`);
+      SuccessCriteriaJson → success_criteria (JSON list); Notes → notes; WaveNumber → wave;
+      IterationCreated → iteration_created; IterationUpdated → iteration_updated;
+      CreatedAt, UpdatedAt → created_at, updated_at.
+    * DevTeam `tasks`: id ("TASK-001") → key; name → title; description → description;
+      task_type → work_type (feature/bugfix/refactor/test/docs); plan_id → plan (SET NULL);
+      sprint_id → sprint_key; parent_task_id → parent (SET NULL); session_id → session (SET NULL);
+      status → status (pending → not_started); scope_files → TaskFile rows with is_pattern;
+      scope_json → scope; assigned_agent, assigned_model, priority, sequence, estimated_effort →
+      same names; depends_on / blocks JSON → TaskDependency rows; actual_iterations →
+      iteration_count; files_changed (JSON), created_at, started_at, completed_at, result_summary,
+      error_message, commit_sha → same names.
+    * ralphy `tasks`: run_id → session; task_id → key; status (pending/running/done/failed/
+      skipped → not_started/in_progress/completed/failed/skipped); iter_count → iteration_count;
+      started_at → started_at; ended_at → completed_at; last_phase → last_phase.
+
+    `claimed_by` / `lease_expires_at` are ours: an agent's claim on the task (claim-task); a task
+    in progress whose lease expired is claimable again.
+    """
+
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
+                                related_name="tasks")
+    key = models.CharField(max_length=100)
+    title = models.CharField(max_length=500)
+    objective = models.TextField(blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    task_type = models.CharField(max_length=16, choices=TaskType.choices, default=TaskType.SEQUENTIAL)
+    work_type = models.CharField(max_length=16, choices=WorkType.choices, blank=True, default="")
+    status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.NOT_STARTED)
+    status_annotation = models.CharField(max_length=500, blank=True, default="")
+    success_criteria = models.JSONField(default=list, blank=True)
+    notes = models.TextField(blank=True, default="")
+    wave = models.PositiveIntegerField(null=True, blank=True)
+    iteration_created = models.PositiveIntegerField(default=1)
+    iteration_updated = models.PositiveIntegerField(default=1)
+    plan = models.ForeignKey("sessions_app.Plan", on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="tasks")
+    sprint_key = models.CharField(max_length=100, blank=True, default="")
+    parent = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="subtasks")
+    priority = models.CharField(max_length=16, choices=Priority.choices, default=Priority.MEDIUM)
+    sequence = models.IntegerField(default=0)
+    assigned_agent = models.CharField(max_length=200, blank=True, default="")
+    assigned_model = models.CharField(max_length=100, blank=True, default="")
+    estimated_effort = models.CharField(max_length=16, choices=EstimatedEffort.choices, blank=True, default="")
+    iteration_count = models.PositiveIntegerField(default=0)
+    last_phase = models.CharField(max_length=100, blank=True, default="")
+    result_summary = models.TextField(blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    commit_sha = models.CharField(max_length=64, blank=True, default="")
+    files_changed = models.JSONField(default=list, blank=True)
+    scope = models.JSONField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=200, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["session", F("wave").asc(nulls_last=True), "sequence", "key"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "key"], name="task_session_key_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["session", "status"], name="task_session_status"),
+            models.Index(fields=["session", "wave", "sequence", "key"], name="task_session_wave_order"),
+            models.Index(fields=["key"], name="task_key"),
+            models.Index(fields=["status", "started_at"], name="task_status_started"),
+            models.Index(fields=["plan", "status"], name="task_plan_status"),
+            models.Index(fields=["sprint_key", "status"], name="task_sprint_status"),
+            models.Index(fields=["assigned_agent"], name="task_assigned_agent"),
+            models.Index(fields=["claimed_by"], name="task_claimed_by"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.title}"
+
+
+class TaskDependency(models.Model):
+    """Ralph V2 `TaskDependencies` (TaskItemId → task, DependsOnTaskItemId → depends_on) and
+    DevTeam's `depends_on` / `blocks` JSON arrays, as rows. Both tasks belong to one session (the
+    service checks it); no self-loop and no duplicate (database constraints). Deleting either task
+    deletes the edge (Ralph's Restrict would make a task undeletable once depended on).
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependencies")
+    depends_on = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependents")
+
+    class Meta:
+        verbose_name_plural = "task dependencies"
+        ordering = ["task", "depends_on"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "depends_on"], name="taskdependency_unique"),
+            models.CheckConstraint(condition=~Q(task=F("depends_on")), name="taskdependency_no_self_loop"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} depends on {self.depends_on_id}"
+
+
+class ReviewVerdict(models.TextChoices):
+    QUALIFIED = "qualified"
+    FAILED = "failed"
+
+
+class AttemptStatus(models.TextChoices):
+    SUCCESS = "success"
+    FAILED = "failed"
+    ESCALATED = "escalated"
+
+
+class TaskAttempt(ULIDModel):
+    """Ralph V2 `TaskReports` and DevTeam `task_attempts`, one row per attempt at a task.
+
+    * Ralph: Id → id; TaskItemId → task; AttemptNumber → attempt_number (server-assigned);
+      IterationNumber → iteration_number; ImplementationReport → implementation_report;
+      ReviewReport → review_report; ReviewVerdict → review_verdict; CreatedAt → created_at;
+      ReviewedAt → reviewed_at.
+    * DevTeam: id → id; task_id → task (CASCADE); session_id → session (SET NULL);
+      attempt_number, model, agent, started_at, ended_at, duration_seconds, status, error_type,
+      error_message, tokens_input, tokens_output → same names; cost_cents → cost_usd.
+
+    Tokens and cost are added to the session totals by the services.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="attempts")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
+                                related_name="task_attempts")
+    attempt_number = models.PositiveIntegerField()
+    iteration_number = models.PositiveIntegerField(default=1)
+    implementation_report = models.TextField(blank=True, default="")
+    review_report = models.TextField(blank=True, default="")
+    review_verdict = models.CharField(max_length=16, choices=ReviewVerdict.choices, blank=True, default="")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    model = models.CharField(max_length=100, blank=True, default="")
+    agent = models.CharField(max_length=200, blank=True, default="")
+    status = models.CharField(max_length=16, choices=AttemptStatus.choices, blank=True, default="")
+    error_type = models.CharField(max_length=100, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    tokens_input = models.BigIntegerField(default=0)
+    tokens_output = models.BigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    duration_seconds = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["task", "attempt_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "attempt_number"], name="taskattempt_task_number_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["session", "status"], name="taskattempt_session_status"),
+            models.Index(fields=["model"], name="taskattempt_model"),
+            models.Index(fields=["status"], name="taskattempt_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"attempt {self.attempt_number} of {self.task_id}"
+
+
+class FileType(models.TextChoices):
+    SOURCE = "source"
+    TEST = "test"
+    CONFIG = "config"
+    DOCS = "docs"
+
+
+class FileAccess(models.TextChoices):
+    ALLOWED = "allowed"
+    FORBIDDEN = "forbidden"
+    READ_ONLY = "read_only"
+
+
+class TaskFile(ULIDModel):
+    """DevTeam `task_files`: id → id; task_id → task (CASCADE); file_path → path; file_type,
+    access_type, is_pattern → same names. Ralph's `FilesJson` entries and DevTeam's `scope_files`
+    become these rows (a path containing * ? or [ is a glob pattern).
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="files")
+    path = models.CharField(max_length=1000)
+    is_pattern = models.BooleanField(default=False)
+    file_type = models.CharField(max_length=16, choices=FileType.choices, blank=True, default="")
+    access_type = models.CharField(max_length=16, choices=FileAccess.choices, default=FileAccess.ALLOWED)
+
+    class Meta:
+        ordering = ["task", "path"]
+        constraints = [models.UniqueConstraint(fields=["task", "path"], name="taskfile_task_path_unique")]
+
+    def __str__(self) -> str:
+        return self.path

@@ -1,0 +1,75 @@
+"""The admin pages a person uses for orchestration: session and task pages, attachment downloads."""
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from sessions_app.models import Question, Session, Signal, Task, TaskAttempt, TaskFile
+from tests.sessions_app.factories import make_batch, make_session, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_session_page_shows_its_inlines_and_links_to_the_rest(admin_client: Client) -> None:
+    session = make_session(key="admin-view")
+    make_task(session, "task-1")
+    Question.objects.create(session=session, key="Q-TECH-001", category="technical", text="?")
+    Signal.objects.create(session=session, type="pause", message="hold on")
+    page = admin_client.get(reverse("admin:sessions_app_session_change", args=[session.pk])).content.decode()
+    for text in ("task-1", "Q-TECH-001", "hold on", f"?session={session.pk}", "agent invocations"):
+        assert text in page
+    listing = admin_client.get(reverse("admin:sessions_app_agentinvocation_changelist"), {"session": session.pk})
+    assert listing.status_code == 200
+
+
+def test_the_task_page_shows_dependencies_attempts_and_files(admin_client: Client) -> None:
+    session = make_session()
+    dependency = make_task(session, "task-1")
+    task = make_task(session, "task-2", depends_on=(dependency,))
+    TaskAttempt.objects.create(task=task, attempt_number=1, agent="executor-7")
+    TaskFile.objects.create(task=task, path="src/only-here.py")
+    page = admin_client.get(reverse("admin:sessions_app_task_change", args=[task.pk])).content.decode()
+    for text in (dependency.pk, "executor-7", "src/only-here.py"):
+        assert text in page
+
+
+def add_task_in_the_admin(client: Client, session: Session, key: str, depends_on: Task) -> Any:
+    return client.post(reverse("admin:sessions_app_task_add"), {
+        "session": session.pk, "key": key, "title": "From the admin", "task_type": "sequential",
+        "status": "not_started", "priority": "medium", "sequence": 0, "iteration_created": 1, "iteration_updated": 1,
+        "iteration_count": 0, "success_criteria": "[]", "files_changed": "[]", "scope": "null",
+        **{f"{prefix}-{name}": value for prefix in ("dependencies", "attempts", "files")
+           for name, value in (("TOTAL_FORMS", 0), ("INITIAL_FORMS", 0))},
+        "dependencies-TOTAL_FORMS": 1, "dependencies-0-depends_on": depends_on.pk,
+        "files-TOTAL_FORMS": 1, "files-0-path": "src/*.py", "files-0-is_pattern": "on",
+        "files-0-access_type": "allowed",
+    }, follow=True)
+
+
+def test_a_task_added_in_the_admin_gets_its_dependencies_and_files_through_the_service(admin_client: Client) -> None:
+    session = make_session()
+    dependency = make_task(session, "task-1")
+    response = add_task_in_the_admin(admin_client, session, "task-9", dependency)
+    assert response.status_code == 200
+    task = Task.objects.get(key="task-9")
+    assert [d.depends_on.key for d in task.dependencies.all()] == ["task-1"]
+    assert [f.path for f in task.files.all()] == ["src/*.py"]
+
+
+def test_a_dependency_on_another_session_is_refused_with_a_message(admin_client: Client) -> None:
+    foreign = make_task(make_session(key="foreign"), "task-x")
+    response = add_task_in_the_admin(admin_client, make_session(key="home"), "task-9", foreign)
+    assert any("dependencies not saved" in str(message) for message in response.context["messages"])
+    assert not Task.objects.get(key="task-9").dependencies.exists()
+
+
+def test_an_attachment_downloads_from_the_admin(admin_client: Client) -> None:
+    attachment = make_batch(make_session()).attachments.create(file_name="shot.png", content=b"\x89PNG",
+                                                              content_type="image/png", size=4)
+    page = admin_client.get(reverse("admin:sessions_app_feedbackattachment_change", args=[attachment.pk]))
+    download_url = reverse("admin:sessions_app_feedbackattachment_download", args=[attachment.pk])
+    assert download_url in page.content.decode()
+    download = admin_client.get(download_url)
+    assert (download.status_code, download.content, download["Content-Type"]) == (200, b"\x89PNG", "image/png")
