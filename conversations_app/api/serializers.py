@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.core.validators import ProhibitNullCharactersValidator
 from rest_framework import serializers
 
 from conversations_app.models import (
@@ -171,8 +172,16 @@ class SyncPendingParamsSerializer(StrictInputMixin, serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=100)
 
 
+class SearchTextField(serializers.CharField):
+    """Any text at all: search answers odd input with results or an empty list, never a 400."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_blank=True, trim_whitespace=False, **kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+
 class SearchParamsSerializer(StrictInputMixin, serializers.Serializer):
-    q = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=1000, default="")
+    q = SearchTextField(default="")
     kind = ChoiceFieldNamingAllowed(choices=[("message", "message"), ("observation", "observation")],
                                     required=False)
     session = ULIDSerializerField(required=False)

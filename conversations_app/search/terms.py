@@ -12,6 +12,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _CJK = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _MARKED = re.compile(r"(<mark>.*?</mark>)", re.DOTALL)
 MAX_TERMS = 16
+MAX_QUERY_CHARS = 1000
 MARK_START, MARK_END = "<mark>", "</mark>"
 
 
@@ -27,7 +28,7 @@ class SearchTerms:
 def parse_terms(text: str) -> SearchTerms:
     words: list[str] = []
     substrings: list[str] = []
-    for token in _WORD.findall(text or "")[:MAX_TERMS]:
+    for token in _WORD.findall((text or "")[:MAX_QUERY_CHARS])[:MAX_TERMS]:
         target = substrings if _CJK.search(token) else words
         if token.lower() not in target:
             target.append(token.lower())
