@@ -15,6 +15,11 @@ from conversations_app.models import (
 )
 
 
+def parent_filter(name: str) -> django_filters.CharFilter:
+    """Filter on a parent's id column: no query to validate it (an unknown id lists nothing)."""
+    return django_filters.CharFilter(field_name=f"{name}_id")
+
+
 class SoftDeleteFilterSet(django_filters.FilterSet):
     """Hides what a tombstoned chat contains unless `?include_deleted=true`."""
 
@@ -36,6 +41,7 @@ class ChatFilterSet(SoftDeleteFilterSet):
     deleted_lookup = "is_deleted"
     worktree = django_filters.CharFilter(field_name="worktree_id")
     tag = django_filters.CharFilter(method="filter_tag")
+    session = parent_filter("session")
     sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
     updated_after = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
     updated_before = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="lt")
@@ -50,6 +56,7 @@ class ChatFilterSet(SoftDeleteFilterSet):
 
 class RunFilterSet(SoftDeleteFilterSet):
     deleted_lookup = "chat__is_deleted"
+    chat = parent_filter("chat")
     status = django_filters.MultipleChoiceFilter(choices=RunStatus.choices)
     sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
 
@@ -60,6 +67,7 @@ class RunFilterSet(SoftDeleteFilterSet):
 
 class MessageFilterSet(SoftDeleteFilterSet):
     deleted_lookup = "run__chat__is_deleted"
+    run = parent_filter("run")
     role = django_filters.MultipleChoiceFilter(choices=MessageRole.choices)
     sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
 
@@ -69,6 +77,9 @@ class MessageFilterSet(SoftDeleteFilterSet):
 
 
 class ObservationFilterSet(django_filters.FilterSet):
+    session = parent_filter("session")
+    loop_run = parent_filter("loop_run")
+    iteration = parent_filter("iteration")
     type = django_filters.MultipleChoiceFilter(choices=ObservationType.choices)
     tool = django_filters.CharFilter(field_name="tool_name")
     importance_min = django_filters.NumberFilter(field_name="importance", lookup_expr="gte")

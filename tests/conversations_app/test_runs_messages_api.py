@@ -140,3 +140,14 @@ def test_it_finishes_a_run_with_tokens(api: APIClient, make_run) -> None:
     assert_error_shape(api.patch(f"/api/v1/runs/{run.pk}/", {"tokens_used": -1}, format="json"), 400,
                        "validation_error")
     assert_error_shape(api.delete(f"/api/v1/runs/{run.pk}/"), 405, "method_not_allowed")
+
+
+def test_it_lists_100_messages_of_a_run_in_two_queries(api: APIClient, make_run, append,
+                                                       django_assert_num_queries) -> None:
+    run = make_run()
+    append(run, *[f"m{i}" for i in range(120)])
+    with django_assert_num_queries(2):  # auth, one page (the benchmark's list_100_messages)
+        body = api.get("/api/v1/messages/", {"run": run.pk, "page_size": 100}).json()
+    assert [m["sequence_number"] for m in body["results"]] == list(range(1, 101))
+    with django_assert_num_queries(2):
+        assert api.get(f"/api/v1/messages/{body['results'][0]['id']}/").status_code == 200
