@@ -20,10 +20,12 @@ def parent_filter(name: str) -> django_filters.CharFilter:
     return django_filters.CharFilter(field_name=f"{name}_id")
 
 
-class SoftDeleteFilterSet(django_filters.FilterSet):
-    """Hides what a tombstoned chat contains unless `?include_deleted=true`."""
+class ConversationFilterSet(django_filters.FilterSet):
+    """Chats, runs, messages: sync status, and what a tombstoned chat contains hidden unless
+    `?include_deleted=true`."""
 
     include_deleted = django_filters.BooleanFilter(method="filter_include_deleted")
+    sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
     deleted_lookup: str
 
     def filter_include_deleted(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
@@ -37,12 +39,11 @@ class SoftDeleteFilterSet(django_filters.FilterSet):
         return queryset.select_related(None)
 
 
-class ChatFilterSet(SoftDeleteFilterSet):
+class ChatFilterSet(ConversationFilterSet):
     deleted_lookup = "is_deleted"
     worktree = django_filters.CharFilter(field_name="worktree_id")
     tag = django_filters.CharFilter(method="filter_tag")
     session = parent_filter("session")
-    sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
     updated_after = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
     updated_before = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="lt")
 
@@ -54,22 +55,20 @@ class ChatFilterSet(SoftDeleteFilterSet):
         return queryset.filter(tag_rows__tag=value)
 
 
-class RunFilterSet(SoftDeleteFilterSet):
+class RunFilterSet(ConversationFilterSet):
     deleted_lookup = "chat__is_deleted"
     chat = parent_filter("chat")
     status = django_filters.MultipleChoiceFilter(choices=RunStatus.choices)
-    sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
 
     class Meta:
         model = Run
         fields = ["chat", "status", "sync_status"]
 
 
-class MessageFilterSet(SoftDeleteFilterSet):
+class MessageFilterSet(ConversationFilterSet):
     deleted_lookup = "run__chat__is_deleted"
     run = parent_filter("run")
     role = django_filters.MultipleChoiceFilter(choices=MessageRole.choices)
-    sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
 
     class Meta:
         model = Message
