@@ -125,7 +125,7 @@ class RunViewSet(ConversationViewSet):
     serializer_class = s.RunSerializer
     filterset_class = filters.RunFilterSet
     ordering_fields = ["sequence_number", "started_at", "created_at", "updated_at"]
-    ordering = ["chat", "sequence_number"]
+    ordering = ["chat_id", "sequence_number"]
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
 
     def is_tombstoned(self, instance: Run) -> bool:

@@ -101,7 +101,7 @@ class Migration(migrations.Migration):
                 ('chat', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='conversations_app.chat')),
             ],
             options={
-                'ordering': ['chat', 'sequence_number'],
+                'ordering': ['chat_id', 'sequence_number'],
             },
         ),
         migrations.CreateModel(
@@ -119,7 +119,7 @@ class Migration(migrations.Migration):
                 ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='conversations_app.run')),
             ],
             options={
-                'ordering': ['run', 'sequence_number'],
+                'ordering': ['run_id', 'sequence_number'],
             },
         ),
         migrations.CreateModel(

@@ -113,7 +113,7 @@ class Run(SyncedModel):
     message_count = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
-        ordering = ["chat", "sequence_number"]
+        ordering = ["chat_id", "sequence_number"]
         constraints = [
             models.UniqueConstraint(fields=["chat", "sequence_number"], name="run_chat_sequence_unique"),
         ]
@@ -139,7 +139,7 @@ class Message(SyncedModel):
     sequence_number = models.PositiveIntegerField(editable=False)
 
     class Meta:
-        ordering = ["run", "sequence_number"]
+        ordering = ["run_id", "sequence_number"]
         constraints = [
             models.UniqueConstraint(fields=["run", "sequence_number"], name="message_run_sequence_unique"),
         ]
