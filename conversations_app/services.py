@@ -2,7 +2,7 @@
 
 import hashlib
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -168,7 +168,7 @@ def _existing_retries(run_id: str, items: list[dict[str, Any]]) -> dict[str, Mes
 
 
 def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = False,
-                   missing_run: str = "not_found") -> list[Message]:
+                   missing_run: Literal["not_found", "foreign_key"] = "not_found") -> list[Message]:
     """AppendAsync / BulkCreateAsync: append 1…1,000 messages to a run in one transaction.
 
     Sequence numbers continue the run's, gap-free, under concurrent appends (run row locked on

@@ -17,12 +17,12 @@ from rest_framework.utils.urls import replace_query_param
 from conversations_app import selectors, services
 from conversations_app.api import filters
 from conversations_app.api import serializers as s
-from conversations_app.errors import not_found
+from conversations_app.errors import RUN_NOT_FOUND, not_found
 from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
 from conversations_app.search.backends import SearchFilters, search_page
 from conversations_app.search.terms import parse_terms
 from ralphsite.api.viewsets import RalphModelViewSet
-from ralphsite.errors import InvalidInput, PreconditionFailed
+from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
 
 INCLUDE_DELETED = OpenApiParameter("include_deleted", OpenApiTypes.BOOL, description="Show tombstones too.")
 
@@ -111,7 +111,7 @@ class ChatViewSet(ConversationViewSet):
         chat = self.get_object()
         run = selectors.run_latest(chat_id=chat.pk)
         if run is None:
-            raise not_found("run", f"(latest of chat {chat.pk})")
+            raise NotFound(f"Chat {chat.pk} has no runs yet.", code=RUN_NOT_FOUND, details={"chat": chat.pk})
         return Response(s.RunSerializer(run, context=self.get_serializer_context()).data)
 
 
