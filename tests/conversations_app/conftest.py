@@ -33,9 +33,3 @@ def append(db) -> Callable[..., list[Message]]:
 def session(db) -> Session:
     return Session.objects.create(key="conv-session", user_request="talk")
 
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings) -> None:
-    """The `user` fixture hashes a password per test; PBKDF2's deliberate slowness was most of this
-    folder's run time and has nothing to do with conversations."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
