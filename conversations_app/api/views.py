@@ -10,6 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
@@ -45,7 +46,9 @@ class ConversationViewSet(RalphModelViewSet):
             instance = super().get_object()
         except Http404:
             instance = None
-        if instance is None or (self.is_tombstoned(instance) and not _flag(self.request, "include_deleted")):
+        # Tombstones are readable on request, never writable (restore first).
+        show_tombstones = self.request.method in SAFE_METHODS and _flag(self.request, "include_deleted")
+        if instance is None or (self.is_tombstoned(instance) and not show_tombstones):
             raise not_found(self.entity, self.kwargs[self.lookup_url_kwarg or self.lookup_field])
         return instance
 
