@@ -1,0 +1,204 @@
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+
+from conversations_app import services
+from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run
+
+
+class TagListFilter(admin.SimpleListFilter):
+    title = "tag"
+    parameter_name = "tag"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        tags = ChatTag.objects.values_list("tag", flat=True).distinct().order_by("tag")[:50]
+        return [(tag, tag) for tag in tags]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Chat]) -> QuerySet[Chat]:
+        return queryset.filter(tag_rows__tag=self.value()) if self.value() else queryset
+
+
+class RunInline(admin.TabularInline):
+    model = Run
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    fields = ["sequence_number", "status", "started_at", "completed_at", "tokens_used", "message_count",
+              "sync_status"]
+    readonly_fields = fields
+    ordering = ["sequence_number"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Chat | None = None) -> bool:
+        return False
+
+
+def transcript_html(runs: QuerySet[Run] | list[Run]) -> str:
+    """The chat's messages run by run: role, content and pretty-printed tool calls."""
+    blocks = []
+    for run in runs:
+        rows = format_html_join(
+            "", '<div style="margin:.4em 0"><strong>#{} {}</strong><pre style="white-space:pre-wrap">{}</pre>{}</div>',
+            ((m.sequence_number, m.role, m.content,
+              format_html("<pre>{}</pre>", json.dumps(m.tool_calls, indent=2, ensure_ascii=False))
+              if m.tool_calls else "") for m in run.messages.all()))
+        blocks.append(format_html("<h4>Run {} ({})</h4>{}", run.sequence_number, run.status, rows))
+    return format_html_join("", "{}", ((block,) for block in blocks)) or "No messages."
+
+
+def _soft_delete(queryset: QuerySet[Chat]) -> int:
+    chats = [chat for chat in queryset if not chat.is_deleted]
+    for chat in chats:
+        services.chat_soft_delete(chat=chat)
+    return len(chats)
+
+
+@admin.register(Chat)
+class ChatAdmin(admin.ModelAdmin):
+    list_display = ["title", "id", "worktree_id", "session", "run_count", "sync_status", "version", "is_deleted",
+                    "updated_at"]
+    list_filter = ["sync_status", "is_deleted", TagListFilter]
+    search_fields = ["id", "title", "worktree_id", "remote_id"]
+    date_hierarchy = "created_at"
+    list_select_related = ["session"]
+    raw_id_fields = ["session"]
+    readonly_fields = ["id", "version", "run_count", "is_deleted", "deleted_at", "created_at", "updated_at",
+                       "transcript"]
+    fields = ["id", "title", "tags", "worktree_id", "session", "sync_status", "remote_id", "version", "run_count",
+              "is_deleted", "deleted_at", "created_at", "updated_at", "transcript"]
+    inlines = [RunInline]
+    actions = ["soft_delete_chats", "restore_chats", "mark_synced"]
+
+    @admin.display(description="Transcript")
+    def transcript(self, chat: Chat) -> str:
+        if not chat.pk:
+            return "—"
+        return transcript_html(chat.runs.order_by("sequence_number").prefetch_related("messages"))
+
+    @admin.action(description="Soft-delete selected chats")
+    def soft_delete_chats(self, request: HttpRequest, queryset: QuerySet[Chat]) -> None:
+        self.message_user(request, f"Soft-deleted {_soft_delete(queryset)} chat(s).", messages.SUCCESS)
+
+    @admin.action(description="Restore selected chats")
+    def restore_chats(self, request: HttpRequest, queryset: QuerySet[Chat]) -> None:
+        ids = list(queryset.filter(is_deleted=True).values_list("id", flat=True))
+        for chat_id in ids:
+            services.chat_restore(chat_id=chat_id)
+        self.message_user(request, f"Restored {len(ids)} chat(s).", messages.SUCCESS)
+
+    @admin.action(description="Mark selected chats synced (keeps their remote id)")
+    def mark_synced(self, request: HttpRequest, queryset: QuerySet[Chat]) -> None:
+        items = [{"entity": "chat", "id": chat_id, "remote_id": remote_id or chat_id}
+                 for chat_id, remote_id in queryset.values_list("id", "remote_id")]
+        marked = services.sync_mark_synced(items=items).get("chat", 0) if items else 0
+        self.message_user(request, f"Marked {marked} chat(s) synced.", messages.SUCCESS)
+
+    def save_model(self, request: HttpRequest, obj: Chat, form: Any, change: bool) -> None:
+        if change:
+            data = {name: form.cleaned_data[name] for name in form.changed_data}
+            services.chat_update(chat=Chat.objects.get(pk=obj.pk), data=data)
+        else:
+            obj.pk = services.chat_create(data=form.cleaned_data).pk
+
+    def delete_model(self, request: HttpRequest, obj: Chat) -> None:
+        services.chat_soft_delete(chat=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Chat]) -> None:
+        _soft_delete(queryset)
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ["id", "chat", "sequence_number", "status", "tokens_used", "message_count", "sync_status",
+                    "started_at"]
+    list_filter = ["status", "sync_status"]
+    search_fields = ["id", "chat__id", "chat__title", "remote_id"]
+    date_hierarchy = "started_at"
+    list_select_related = ["chat"]
+    raw_id_fields = ["chat"]
+    readonly_fields = ["id", "chat", "sequence_number", "message_count", "created_at", "updated_at", "transcript"]
+
+    @admin.display(description="Transcript")
+    def transcript(self, run: Run) -> str:
+        return transcript_html([run]) if run.pk else "—"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # runs get their sequence number from the API's run_create
+
+    def has_delete_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
+        return False  # runs go with their chat (soft delete, then retention)
+
+    def save_model(self, request: HttpRequest, obj: Run, form: Any, change: bool) -> None:
+        services.run_update(run=Run.objects.get(pk=obj.pk),
+                            data={name: form.cleaned_data[name] for name in form.changed_data})
+
+
+@admin.register(Message)
+class MessageAdmin(admin.ModelAdmin):
+    list_display = ["id", "run", "sequence_number", "role", "short_content", "sync_status", "created_at"]
+    list_filter = ["role", "sync_status"]
+    search_fields = ["id", "run__id", "content"]
+    date_hierarchy = "created_at"
+    list_select_related = ["run"]
+    raw_id_fields = ["run"]
+    readonly_fields = ["id", "run", "sequence_number", "created_at", "updated_at"]
+
+    @admin.display(description="Content")
+    def short_content(self, message: Message) -> str:
+        return message.content[:80]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # messages are appended through the API (sequence numbers)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Message, form: Any, change: bool) -> None:
+        services.message_update(message=Message.objects.get(pk=obj.pk),
+                                data={name: form.cleaned_data[name] for name in form.changed_data})
+
+
+@admin.register(Observation)
+class ObservationAdmin(admin.ModelAdmin):
+    list_display = ["id", "session", "type", "tool_name", "importance", "created_at"]
+    list_filter = ["type", "tool_name"]
+    search_fields = ["id", "content", "tool_name", "session__id"]
+    date_hierarchy = "created_at"
+    list_select_related = ["session"]
+    raw_id_fields = ["session", "loop_run", "iteration"]
+    readonly_fields = ["id", "created_at", "updated_at"]
+    exclude = ["embedding"]
+
+    def save_model(self, request: HttpRequest, obj: Observation, form: Any, change: bool) -> None:
+        if change:
+            services.observation_update(observation=Observation.objects.get(pk=obj.pk),
+                                     data={name: form.cleaned_data[name] for name in form.changed_data})
+        else:
+            obj.pk = services.observation_create(data=form.cleaned_data).pk
+
+
+@admin.register(GlobalPattern)
+class GlobalPatternAdmin(admin.ModelAdmin):
+    list_display = ["description_short", "pattern_type", "frequency", "projects", "updated_at"]
+    list_filter = ["pattern_type"]
+    search_fields = ["description"]
+    ordering = ["-frequency", "-updated_at"]
+    date_hierarchy = "updated_at"
+    readonly_fields = ["id", "pattern_type", "description", "source_projects", "frequency", "created_at",
+                       "updated_at"]
+    exclude = ["embedding", "fingerprint"]
+
+    @admin.display(description="Description")
+    def description_short(self, pattern: GlobalPattern) -> str:
+        return pattern.description[:100]
+
+    @admin.display(description="Projects")
+    def projects(self, pattern: GlobalPattern) -> str:
+        return ", ".join(pattern.source_projects)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # recorded through the API's `record` (frequency, projects)
+

@@ -1,0 +1,100 @@
+import django_filters
+from django.db.models import QuerySet
+
+from conversations_app.models import (
+    Chat,
+    GlobalPattern,
+    Message,
+    MessageRole,
+    Observation,
+    ObservationType,
+    PatternType,
+    Run,
+    RunStatus,
+    SyncStatus,
+)
+
+
+def parent_filter(name: str) -> django_filters.CharFilter:
+    """Filter on a parent's id column: no query to validate it (an unknown id lists nothing)."""
+    return django_filters.CharFilter(field_name=f"{name}_id")
+
+
+class ConversationFilterSet(django_filters.FilterSet):
+    """Chats, runs, messages: sync status, and what a tombstoned chat contains hidden unless
+    `?include_deleted=true`."""
+
+    include_deleted = django_filters.BooleanFilter(method="filter_include_deleted")
+    sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
+    deleted_lookup: str
+
+    def filter_include_deleted(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+        return queryset  # applied in filter_queryset, which also covers the parameter's absence
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        queryset = super().filter_queryset(queryset)
+        if not self.form.cleaned_data.get("include_deleted"):
+            queryset = queryset.filter(**{self.deleted_lookup: False})
+        # Detail lookups join the parents to tell tombstones apart; list rows only need their ids.
+        return queryset.select_related(None)
+
+
+class ChatFilterSet(ConversationFilterSet):
+    deleted_lookup = "is_deleted"
+    worktree = django_filters.CharFilter(field_name="worktree_id")
+    tag = django_filters.CharFilter(method="filter_tag")
+    session = parent_filter("session")
+    updated_after = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
+    updated_before = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="lt")
+
+    class Meta:
+        model = Chat
+        fields = ["worktree", "tag", "session", "sync_status"]
+
+    def filter_tag(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(tag_rows__tag=value)
+
+
+class RunFilterSet(ConversationFilterSet):
+    deleted_lookup = "chat__is_deleted"
+    chat = parent_filter("chat")
+    status = django_filters.MultipleChoiceFilter(choices=RunStatus.choices)
+
+    class Meta:
+        model = Run
+        fields = ["chat", "status", "sync_status"]
+
+
+class MessageFilterSet(ConversationFilterSet):
+    deleted_lookup = "run__chat__is_deleted"
+    run = parent_filter("run")
+    role = django_filters.MultipleChoiceFilter(choices=MessageRole.choices)
+
+    class Meta:
+        model = Message
+        fields = ["run", "role", "sync_status"]
+
+
+class ObservationFilterSet(django_filters.FilterSet):
+    session = parent_filter("session")
+    loop_run = parent_filter("loop_run")
+    iteration = parent_filter("iteration")
+    type = django_filters.MultipleChoiceFilter(choices=ObservationType.choices)
+    tool = django_filters.CharFilter(field_name="tool_name")
+    importance_min = django_filters.NumberFilter(field_name="importance", lookup_expr="gte")
+    importance_max = django_filters.NumberFilter(field_name="importance", lookup_expr="lte")
+    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+
+    class Meta:
+        model = Observation
+        fields = ["session", "type", "tool", "loop_run", "iteration"]
+
+
+class PatternFilterSet(django_filters.FilterSet):
+    pattern_type = django_filters.MultipleChoiceFilter(choices=PatternType.choices)
+    frequency_min = django_filters.NumberFilter(field_name="frequency", lookup_expr="gte")
+
+    class Meta:
+        model = GlobalPattern
+        fields = ["pattern_type"]

@@ -1,0 +1,213 @@
+"""Validate and shape conversations and memory; writes go through conversations_app.services."""
+
+from typing import Any
+
+from django.core.validators import ProhibitNullCharactersValidator
+from rest_framework import serializers
+
+from conversations_app.models import (
+    Chat,
+    GlobalPattern,
+    Message,
+    MessageRole,
+    Observation,
+    ObservationType,
+    PatternType,
+    Run,
+    SyncEntity,
+    ToolCallStatus,
+)
+from conversations_app.services import MAX_BULK_MESSAGES
+from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed, ULIDSerializerField
+from ralphsite.api.serializers import RalphModelSerializer
+
+MAX_EMBEDDING_BYTES = 1024 * 1024
+
+
+class StrictInputMixin:
+    """Unknown keys are a 400 naming them (a typo must not be silently dropped); so are the
+    server-assigned fields listed in `refused_fields` (e.g. sequence numbers)."""
+
+    refused_fields: tuple[str, ...] = ()
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            errors = {name: ["Unknown field."] for name in data if name not in self.fields}
+            errors |= {name: ["Assigned by the server; do not send it."] for name in self.refused_fields
+                       if name in data}
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
+
+
+class ParentIdField(ULIDSerializerField):
+    """A parent's ULID read from `<name>_id` (no query per row); a missing parent is the service's
+    ACODE-CONV-DATA-004, not a serializer lookup."""
+
+    def get_attribute(self, instance: Any) -> str:
+        return getattr(instance, self.source)
+
+
+class ToolCallSerializer(StrictInputMixin, serializers.Serializer):
+    """FR-027…031: one tool invocation inside a message."""
+
+    id = serializers.CharField(max_length=200)
+    name = serializers.CharField(max_length=200)
+    arguments = serializers.JSONField()
+    result = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
+    status = ChoiceFieldNamingAllowed(choices=ToolCallStatus.choices)
+
+
+class ChatSerializer(StrictInputMixin, RalphModelSerializer):
+    tags = serializers.ListField(child=serializers.CharField(max_length=100), max_length=100, required=False)
+    version = serializers.IntegerField(min_value=1, required=False,
+                                       help_text="Current version; send it back on update (stale → 409).")
+
+    class Meta:
+        model = Chat
+        fields = ["id", "title", "tags", "worktree_id", "session", "is_deleted", "deleted_at", "sync_status",
+                  "remote_id", "version", "run_count", "created_at", "updated_at"]
+        read_only_fields = ["is_deleted", "deleted_at", "run_count", "created_at", "updated_at"]
+
+
+class RunSerializer(StrictInputMixin, RalphModelSerializer):
+    refused_fields = ("sequence_number",)
+    chat = ParentIdField(source="chat_id")
+    tokens_used = serializers.IntegerField(min_value=0, required=False)
+
+    class Meta:
+        model = Run
+        fields = ["id", "chat", "status", "started_at", "completed_at", "tokens_used", "sequence_number",
+                  "message_count", "sync_status", "remote_id", "created_at", "updated_at"]
+        read_only_fields = ["sequence_number", "message_count", "created_at", "updated_at"]
+
+
+class MessageAppendSerializer(StrictInputMixin, RalphModelSerializer):
+    """One message appended to the run in the URL."""
+
+    refused_fields = ("sequence_number",)
+    tool_calls = ToolCallSerializer(many=True, required=False, allow_null=True)
+
+    class Meta:
+        model = Message
+        fields = ["id", "role", "content", "tool_calls", "sequence_number", "sync_status", "remote_id",
+                  "created_at", "updated_at"]
+        read_only_fields = ["sequence_number", "created_at", "updated_at"]
+
+
+class MessageSerializer(MessageAppendSerializer):
+    run = ParentIdField(source="run_id")
+
+    class Meta(MessageAppendSerializer.Meta):
+        fields = ["id", "run", *MessageAppendSerializer.Meta.fields[1:]]
+
+
+class ObservationSerializer(StrictInputMixin, RalphModelSerializer):
+    embedding = Base64BinaryField(required=False, allow_null=True, max_bytes=MAX_EMBEDDING_BYTES)
+    importance = serializers.FloatField(min_value=0, max_value=1, required=False)
+
+    class Meta:
+        model = Observation
+        fields = ["id", "session", "loop_run", "iteration", "type", "tool_name", "content", "content_compressed",
+                  "embedding", "importance", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        session = attrs.get("session") or getattr(self.instance, "session", None)
+        for name in ("loop_run", "iteration"):
+            linked = attrs.get(name)
+            if linked is not None and session is not None and linked.session_id != session.pk:
+                raise serializers.ValidationError({name: [f"Belongs to session {linked.session_id}, "
+                                                          f"not {session.pk}."]})
+        return attrs
+
+
+class PatternSerializer(RalphModelSerializer):
+    embedding = Base64BinaryField(read_only=True)
+
+    class Meta:
+        model = GlobalPattern
+        fields = ["id", "pattern_type", "description", "embedding", "source_projects", "frequency",
+                  "created_at", "updated_at"]
+        read_only_fields = fields
+
+
+class PatternRecordSerializer(StrictInputMixin, serializers.Serializer):
+    pattern_type = ChoiceFieldNamingAllowed(choices=PatternType.choices)
+    description = serializers.CharField(trim_whitespace=False)
+    project = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    embedding = Base64BinaryField(required=False, allow_null=True, max_bytes=MAX_EMBEDDING_BYTES)
+
+
+class SyncItemSerializer(StrictInputMixin, serializers.Serializer):
+    entity = ChoiceFieldNamingAllowed(choices=SyncEntity.choices)
+    id = ULIDSerializerField()
+    remote_id = serializers.CharField(max_length=100)
+
+
+class MarkSyncedSerializer(StrictInputMixin, serializers.Serializer):
+    items = SyncItemSerializer(many=True, min_length=1, max_length=MAX_BULK_MESSAGES)
+
+
+class MarkSyncedResultSerializer(serializers.Serializer):
+    marked = serializers.DictField(child=serializers.IntegerField())
+
+
+class SyncPendingRowSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    sync_status = serializers.CharField()
+    remote_id = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+    version = serializers.IntegerField(required=False)
+    is_deleted = serializers.BooleanField(required=False)
+
+
+class SyncPendingEntitySerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = SyncPendingRowSerializer(many=True)
+
+
+class SyncPendingParamsSerializer(StrictInputMixin, serializers.Serializer):
+    entity = ChoiceFieldNamingAllowed(choices=SyncEntity.choices, required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=100)
+
+
+class SearchTextField(serializers.CharField):
+    """Any text at all: search answers odd input with results or an empty list, never a 400."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_blank=True, trim_whitespace=False, **kwargs)
+        self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+
+class SearchParamsSerializer(StrictInputMixin, serializers.Serializer):
+    q = SearchTextField(default="")
+    kind = ChoiceFieldNamingAllowed(choices=[("message", "message"), ("observation", "observation")],
+                                    required=False)
+    session = ULIDSerializerField(required=False)
+    chat = ULIDSerializerField(required=False)
+    role = ChoiceFieldNamingAllowed(choices=MessageRole.choices, required=False)
+    type = ChoiceFieldNamingAllowed(choices=ObservationType.choices, required=False)
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    page = serializers.IntegerField(min_value=1, default=1)
+    page_size = serializers.IntegerField(min_value=1, max_value=100, default=20)
+
+
+class SearchHitSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    id = serializers.CharField()
+    chat = serializers.CharField(allow_null=True)
+    run = serializers.CharField(allow_null=True)
+    session = serializers.CharField(allow_null=True)
+    subtype = serializers.CharField(help_text="The message's role or the observation's type.")
+    created_at = serializers.DateTimeField()
+    rank = serializers.FloatField(help_text="Lower is better.")
+    snippet = serializers.CharField(help_text="Matched text with <mark>…</mark> around the matches.")
+
+
+class SearchPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = SearchHitSerializer(many=True)

@@ -1,0 +1,282 @@
+"""Thin viewsets: validate → service → serialize."""
+
+from typing import Any
+
+from django.db import models
+from django.http import Http404
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
+
+from conversations_app import selectors, services
+from conversations_app.api import filters
+from conversations_app.api import serializers as s
+from conversations_app.errors import RUN_NOT_FOUND, not_found
+from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
+from conversations_app.search.backends import SearchFilters, search_page
+from conversations_app.search.terms import parse_terms
+from ralphsite.api.viewsets import RalphModelViewSet
+from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
+
+INCLUDE_DELETED = OpenApiParameter("include_deleted", OpenApiTypes.BOOL, description="Show tombstones too.")
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "").lower() in ("1", "true", "yes")
+
+
+class ConversationViewSet(RalphModelViewSet):
+    """Chats, runs and messages: seed 002's not-found codes, tombstones hidden unless asked for."""
+
+    entity: str  # "chat", "run" or "message"
+    parent_field = ""  # the ULID parent carried as `<parent>_id` in validated data
+
+    def is_tombstoned(self, instance: models.Model) -> bool:
+        raise NotImplementedError
+
+    def get_object(self) -> models.Model:
+        try:
+            instance = super().get_object()
+        except Http404:
+            instance = None
+        # Tombstones are readable on request, never writable (restore first).
+        show_tombstones = self.request.method in SAFE_METHODS and _flag(self.request, "include_deleted")
+        if instance is None or (self.is_tombstoned(instance) and not show_tombstones):
+            raise not_found(self.entity, self.kwargs[self.lookup_url_kwarg or self.lookup_field])
+        return instance
+
+    def create_retry_matches(self, instance: models.Model, data: dict[str, Any]) -> bool:
+        if self.parent_field:
+            data = dict(data)
+            if data.pop(self.parent_field, None) != getattr(instance, self.parent_field):
+                return False
+        return super().create_retry_matches(instance, data)
+
+
+def _if_match(request: Request) -> int | None:
+    """The version an `If-Match: "<version>"` header expects (`*` or no header: none)."""
+    raw = request.headers.get("If-Match", "").strip()
+    if not raw or raw == "*":
+        return None
+    try:
+        return int(raw.removeprefix("W/").strip('"'))
+    except ValueError:
+        raise PreconditionFailed(f"If-Match {raw!r} is not a chat version (send the ETag, e.g. \"3\").",
+                                 details={"if_match": raw}) from None
+
+
+@extend_schema(parameters=[INCLUDE_DELETED])
+class ChatViewSet(ConversationViewSet):
+    """Chats. Every response carries `ETag: "<version>"`; updates and deletes honour If-Match."""
+
+    entity = "chat"
+    queryset = selectors.chat_list()
+    serializer_class = s.ChatSerializer
+    filterset_class = filters.ChatFilterSet
+    ordering_fields = ["updated_at", "created_at", "title"]
+    ordering = ["-updated_at"]
+
+    def is_tombstoned(self, instance: Chat) -> bool:
+        return instance.is_deleted
+
+    def create_instance(self, data: dict[str, Any]) -> Chat:
+        return services.chat_create(data=data)
+
+    def update_instance(self, instance: Chat, data: dict[str, Any]) -> Chat:
+        return services.chat_update(chat=instance, data=data, if_match=_if_match(self.request))
+
+    def delete_instance(self, instance: Chat) -> None:
+        services.chat_soft_delete(chat=instance, if_match=_if_match(self.request))
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        data = getattr(response, "data", None)
+        if response.status_code < 300 and isinstance(data, dict) and "version" in data:
+            response["ETag"] = f'"{data["version"]}"'
+        return super().finalize_response(request, response, *args, **kwargs)
+
+    @extend_schema(request=None, responses=s.ChatSerializer)
+    @action(detail=True, methods=["post"])
+    def restore(self, request: Request, pk: str) -> Response:
+        """Bring a tombstoned chat back, with its runs and messages."""
+        return Response(self.get_serializer(services.chat_restore(chat_id=pk)).data)
+
+    @extend_schema(responses=s.RunSerializer)
+    @action(detail=True, methods=["get"], url_path="latest-run")
+    def latest_run(self, request: Request, pk: str) -> Response:
+        """GetLatestByChat: the run with the highest sequence number."""
+        chat = self.get_object()
+        run = selectors.run_latest(chat_id=chat.pk)
+        if run is None:
+            raise NotFound(f"Chat {chat.pk} has no runs yet.", code=RUN_NOT_FOUND, details={"chat": chat.pk})
+        return Response(s.RunSerializer(run, context=self.get_serializer_context()).data)
+
+
+@extend_schema(parameters=[INCLUDE_DELETED])
+class RunViewSet(ConversationViewSet):
+    """Runs; sequence numbers are server-assigned per chat. Deleted only with their chat."""
+
+    entity = "run"
+    parent_field = "chat_id"
+    queryset = selectors.run_list()
+    serializer_class = s.RunSerializer
+    filterset_class = filters.RunFilterSet
+    ordering_fields = ["sequence_number", "started_at", "created_at", "updated_at"]
+    ordering = ["chat_id", "sequence_number"]
+    http_method_names = ["get", "post", "put", "patch", "head", "options"]
+
+    def is_tombstoned(self, instance: Run) -> bool:
+        return instance.chat.is_deleted
+
+    def create_instance(self, data: dict[str, Any]) -> Run:
+        return services.run_create(data=data)
+
+    def update_instance(self, instance: Run, data: dict[str, Any]) -> Run:
+        return services.run_update(run=instance, data=data)
+
+    @extend_schema(
+        request=s.MessageAppendSerializer(many=True),
+        responses={201: s.MessageSerializer(many=True)},
+        parameters=[OpenApiParameter("reopen", OpenApiTypes.BOOL,
+                                     description="Reopen a completed/failed/cancelled run to append.")],
+        description="Append one message (an object → the message) or up to 1,000 (a list → the list), "
+                    "in one transaction; sequence numbers continue the run's.",
+    )
+    @action(detail=True, methods=["post"])
+    def messages(self, request: Request, pk: str) -> Response:
+        many = isinstance(request.data, list)
+        if not many and not isinstance(request.data, dict):
+            raise InvalidInput("Send one message object or a list of them.",
+                               details={"non_field_errors": ["Expected an object or a list."]})
+        extra = {"max_length": services.MAX_BULK_MESSAGES, "min_length": 1} if many else {}
+        serializer = s.MessageAppendSerializer(data=request.data, many=many, **extra)
+        serializer.is_valid(raise_exception=True)
+        items = serializer.validated_data if many else [serializer.validated_data]
+        created = services.message_append(run_id=pk, items=items, reopen=_flag(request, "reopen"))
+        out = s.MessageSerializer(created if many else created[0], many=many)
+        return Response(out.data, status=status.HTTP_201_CREATED)
+
+
+class MessageCursorPagination(CursorPagination):
+    """Messages page in sequence order (keyset on the (run, sequence_number) unique index)."""
+
+    ordering = "sequence_number"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+@extend_schema(parameters=[INCLUDE_DELETED])
+class MessageViewSet(ConversationViewSet):
+    """Messages: list by run in sequence order (cursor), retrieve, create (appends to `run`), update.
+    Deleted only with their chat."""
+
+    entity = "message"
+    parent_field = "run_id"
+    queryset = selectors.message_list()
+    serializer_class = s.MessageSerializer
+    filterset_class = filters.MessageFilterSet
+    pagination_class = MessageCursorPagination
+    filter_backends = [DjangoFilterBackend]  # the cursor fixes the order
+    http_method_names = ["get", "post", "put", "patch", "head", "options"]
+
+    def is_tombstoned(self, instance: Message) -> bool:
+        return instance.run.chat.is_deleted
+
+    def create_instance(self, data: dict[str, Any]) -> Message:
+        data = dict(data)
+        run_id = data.pop("run_id")
+        return services.message_append(run_id=run_id, items=[data], missing_run="foreign_key")[0]
+
+    def update_instance(self, instance: Message, data: dict[str, Any]) -> Message:
+        return services.message_update(message=instance, data=data)
+
+
+class ObservationViewSet(RalphModelViewSet):
+    queryset = selectors.observation_list()
+    serializer_class = s.ObservationSerializer
+    filterset_class = filters.ObservationFilterSet
+    ordering_fields = ["created_at", "importance", "type"]
+    ordering = ["-created_at"]
+
+    def create_instance(self, data: dict[str, Any]) -> Observation:
+        return services.observation_create(data=data)
+
+    def update_instance(self, instance: Observation, data: dict[str, Any]) -> Observation:
+        return services.observation_update(observation=instance, data=data)
+
+
+class PatternViewSet(viewsets.ReadOnlyModelViewSet):
+    """Cross-project patterns, most frequent first; `record` creates or increments one."""
+
+    queryset = selectors.pattern_list()
+    serializer_class = s.PatternSerializer
+    filterset_class = filters.PatternFilterSet
+    ordering_fields = ["frequency", "updated_at", "created_at"]
+    ordering = ["-frequency", "-updated_at"]
+
+    @extend_schema(request=s.PatternRecordSerializer, responses={200: s.PatternSerializer, 201: s.PatternSerializer})
+    @action(detail=False, methods=["post"])
+    def record(self, request: Request) -> Response:
+        """Record a pattern seen in a project: new → 201 (frequency 1); known → 200, frequency + 1."""
+        serializer = s.PatternRecordSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        pattern, created = services.pattern_record(**serializer.validated_data)
+        return Response(self.get_serializer(pattern).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class SyncViewSet(viewsets.ViewSet):
+    """What still needs syncing, and marking rows synced with their remote ids."""
+
+    @extend_schema(parameters=[s.SyncPendingParamsSerializer],
+                   responses=inline_serializer("SyncPending", {
+                       entity: s.SyncPendingEntitySerializer(required=False) for entity in SyncEntity.values}))
+    @action(detail=False, methods=["get"])
+    def pending(self, request: Request) -> Response:
+        params = s.SyncPendingParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        entities = [params.validated_data["entity"]] if "entity" in params.validated_data else SyncEntity.values
+        body = {}
+        for entity in entities:
+            count, rows = selectors.sync_pending(entity=entity, limit=params.validated_data["limit"])
+            body[entity] = {"count": count, "results": s.SyncPendingRowSerializer(rows, many=True).data}
+        return Response(body)
+
+    @extend_schema(request=s.MarkSyncedSerializer, responses=s.MarkSyncedResultSerializer)
+    @action(detail=False, methods=["post"], url_path="mark-synced")
+    def mark_synced(self, request: Request) -> Response:
+        serializer = s.MarkSyncedSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return Response({"marked": services.sync_mark_synced(items=serializer.validated_data["items"])})
+
+
+class SearchViewSet(viewsets.ViewSet):
+    """Full-text search over message content and observation content + tool names."""
+
+    @extend_schema(parameters=[s.SearchParamsSerializer], responses=s.SearchPageSerializer)
+    def list(self, request: Request) -> Response:
+        params = s.SearchParamsSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        p = params.validated_data
+        search_filters = SearchFilters(
+            kinds=(p["kind"],) if "kind" in p else ("message", "observation"),
+            session=p.get("session"), chat=p.get("chat"),
+            roles=(p["role"],) if "role" in p else (), types=(p["type"],) if "type" in p else (),
+            created_after=p.get("created_after"), created_before=p.get("created_before"))
+        page, size = p["page"], p["page_size"]
+        total, hits = search_page(terms=parse_terms(p["q"]), filters=search_filters, limit=size,
+                                  offset=(page - 1) * size)
+        url = request.build_absolute_uri()
+        return Response({
+            "count": total,
+            "next": replace_query_param(url, "page", page + 1) if page * size < total else None,
+            "previous": replace_query_param(url, "page", page - 1) if page > 1 else None,
+            "results": s.SearchHitSerializer(hits, many=True).data,
+        })

@@ -1,0 +1,31 @@
+from django.db import models
+
+from ralphsite.fields import ULIDField
+
+
+class SyncEntity(models.TextChoices):
+    CHAT = "chat"
+    RUN = "run"
+    MESSAGE = "message"
+
+
+class SyncMapping(models.Model):
+    """Seed 002's mapping table: a local ULID ↔ the remote id the remote store assigned, per entity.
+
+    Written by `sync_mark_synced`; kept after a purge so a sync engine can still correlate tombstones.
+    """
+
+    entity = models.CharField(max_length=16, choices=SyncEntity.choices)
+    local_id = ULIDField()
+    remote_id = models.CharField(max_length=100)
+    synced_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["entity", "local_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["entity", "local_id"], name="syncmapping_entity_local_unique"),
+            models.UniqueConstraint(fields=["entity", "remote_id"], name="syncmapping_entity_remote_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.entity} {self.local_id} ↔ {self.remote_id}"

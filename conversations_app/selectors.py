@@ -1,0 +1,45 @@
+"""Read queries for conversations and memory."""
+
+from django.db.models import QuerySet
+
+from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncStatus
+
+
+def chat_list() -> QuerySet[Chat]:
+    """Tombstones included: the API's FilterSets and detail lookups hide them unless asked."""
+    return Chat.objects.all()
+
+
+def run_list() -> QuerySet[Run]:
+    """With the chat joined, so a detail lookup knows in one query whether its chat is tombstoned."""
+    return Run.objects.select_related("chat")
+
+
+def message_list() -> QuerySet[Message]:
+    return Message.objects.select_related("run__chat")
+
+
+def run_latest(*, chat_id: str) -> Run | None:
+    """GetLatestByChat: the chat's run with the highest sequence number."""
+    return Run.objects.filter(chat_id=chat_id).order_by("-sequence_number").first()
+
+
+def observation_list() -> QuerySet[Observation]:
+    return Observation.objects.all()
+
+
+def pattern_list() -> QuerySet[GlobalPattern]:
+    return GlobalPattern.objects.all()
+
+
+SYNC_MODELS: dict[str, type[Chat] | type[Run] | type[Message]] = {"chat": Chat, "run": Run, "message": Message}
+
+
+def sync_pending(*, entity: str, limit: int) -> tuple[int, list[dict]]:
+    """(how many rows of `entity` still need sync, the oldest `limit` of them). Tombstones included:
+    a deletion needs syncing too."""
+    rows = SYNC_MODELS[entity].objects.exclude(sync_status=SyncStatus.SYNCED)
+    fields = ["id", "sync_status", "remote_id", "updated_at"]
+    if entity == "chat":
+        fields += ["version", "is_deleted"]
+    return rows.count(), list(rows.order_by("updated_at", "id").values(*fields)[:limit])

@@ -1,0 +1,63 @@
+"""The admin: chat page with runs inline and a readable transcript; actions; observations and patterns."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from conversations_app import services
+from conversations_app.models import Chat, Observation
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_chat_page_shows_runs_and_a_readable_transcript(admin_client: Client, make_run) -> None:
+    run = make_run()
+    services.message_append(run_id=run.pk, items=[
+        {"role": "user", "content": "Please <b>fix</b> the parser"},
+        {"role": "assistant", "content": "Running tests",
+         "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"cmd": "pytest"}, "status": "completed"}]},
+    ])
+    page = admin_client.get(reverse("admin:conversations_app_chat_change", args=[run.chat_id]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Run 1 (running)" in html and "#1 user" in html and "#2 assistant" in html
+    assert "Please &lt;b&gt;fix&lt;/b&gt; the parser" in html  # content escaped, never rendered
+    assert "&quot;cmd&quot;: &quot;pytest&quot;" in html  # tool calls pretty-printed
+    assert reverse("admin:conversations_app_run_change", args=[run.pk]) in html  # the runs inline links
+
+
+def test_the_actions_soft_delete_restore_and_mark_synced(admin_client: Client, make_chat) -> None:
+    chats = [make_chat(title=f"c{i}", tags=["ops"]) for i in range(2)]
+    url = reverse("admin:conversations_app_chat_changelist")
+    ids = [c.pk for c in chats]
+    admin_client.post(url, {"action": "soft_delete_chats", "_selected_action": ids})
+    assert Chat.objects.filter(is_deleted=True).count() == 2
+    assert admin_client.get(url, {"is_deleted__exact": "1", "tag": "ops"}).status_code == 200
+    admin_client.post(url, {"action": "restore_chats", "_selected_action": ids})
+    assert Chat.objects.filter(is_deleted=False, version=3).count() == 2
+    admin_client.post(url, {"action": "mark_synced", "_selected_action": ids})
+    assert set(Chat.objects.values_list("sync_status", flat=True)) == {"synced"}
+
+
+def test_the_chat_form_saves_through_the_versioned_service(admin_client: Client, make_chat) -> None:
+    chat = make_chat(title="before")
+    url = reverse("admin:conversations_app_chat_change", args=[chat.pk])
+    response = admin_client.post(url, {"title": "after", "tags": '["a"]', "worktree_id": "", "session": "",
+                                       "sync_status": "pending", "remote_id": "", "runs-TOTAL_FORMS": "0",
+                                       "runs-INITIAL_FORMS": "0"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    chat.refresh_from_db()
+    assert (chat.title, chat.tags, chat.version) == ("after", ["a"], 2)
+    assert list(chat.tag_rows.values_list("tag", flat=True)) == ["a"]
+
+
+def test_observations_are_searchable_and_patterns_sorted_by_frequency(admin_client: Client, session) -> None:
+    Observation.objects.create(session=session, type="error", tool_name="Bash", content="segfault in parser")
+    Observation.objects.create(session=session, type="note", content="lunch")
+    page = admin_client.get(reverse("admin:conversations_app_observation_changelist"), {"q": "segfault"})
+    assert "1 observation" in page.content.decode()
+    services.pattern_record(pattern_type="tool_usage", description="rare", project="a")
+    for project in ("a", "b"):
+        services.pattern_record(pattern_type="tool_usage", description="common", project=project)
+    html = admin_client.get(reverse("admin:conversations_app_globalpattern_changelist")).content.decode()
+    assert html.index("common") < html.index("rare")

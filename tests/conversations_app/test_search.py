@@ -1,0 +1,143 @@
+"""GET /api/v1/search/: English stemming, Korean substrings, hostile input, filters, links, query counts."""
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from conversations_app import services
+from conversations_app.models import Observation
+from conversations_app.search.schema import trigger_names
+from tests.api_mixins import assert_error_shape
+
+pytestmark = pytest.mark.django_db
+
+SEARCH = "/api/v1/search/"
+HOSTILE = ['"', '""', "'", 'foo"bar', "AND", "OR", "NOT", "NEAR", "NEAR(a b)", "a AND", "OR b", "*", "pars*",
+           "-", "-parser", ":", "content:parser", "(", ")", "((parser", "parser)", "^parser", "{}", "[]", "\\",
+           "%", "_", "%_%", "🙂", "🙂🙂 parser", "", "   ", "\x00", "a" * 5000, "'; DROP TABLE x; --",
+           "세", "ㅎ", "!@#$%^&*()"]
+
+
+@pytest.fixture
+def corpus(make_run, append, session) -> dict[str, object]:
+    run = make_run(services.chat_create(data={"title": "refactor", "session": session}))
+    messages = append(run, "The parser was running slowly; I refactored the Parsers module.",
+                      "세션을 다시 시작했습니다", "Unrelated text about lunch", "日本語のテキストを検索する")
+    observation = Observation.objects.create(session=session, type="bash", tool_name="PyTest",
+                                             content="세션 로그: pytest ran 12 tests")
+    return {"run": run, "messages": messages, "observation": observation}
+
+
+def _ids(api: APIClient, **params: str) -> list[str]:
+    response = api.get(SEARCH, params)
+    assert response.status_code == 200, response.content
+    return [hit["id"] for hit in response.json()["results"]]
+
+
+def test_it_finds_english_words_regardless_of_case_and_inflection(api: APIClient, corpus) -> None:
+    first = corpus["messages"][0].pk
+    for q in ("parser", "PARSERS", "run", "Runs", "refactoring", "parser running"):
+        assert _ids(api, q=q) == [first], q
+    assert _ids(api, q="parser lunch") == []
+
+
+def test_it_finds_korean_and_cjk_by_substring(api: APIClient, corpus) -> None:
+    korean = corpus["messages"][1].pk
+    observation = corpus["observation"].pk
+    assert set(_ids(api, q="세션")) == {korean, observation}  # two characters: below the trigram reach
+    assert _ids(api, q="세션을") == [korean]
+    assert _ids(api, q="시작했") == [korean]
+    assert _ids(api, q="テキスト") == [corpus["messages"][3].pk]
+    assert _ids(api, q="세션 pytest") == [observation]
+
+
+def test_it_searches_observation_tool_names(api: APIClient, corpus) -> None:
+    assert _ids(api, q="pytest") == [corpus["observation"].pk]
+    assert _ids(api, q="PYTEST", kind="message") == []
+
+
+@pytest.mark.parametrize("q", HOSTILE)
+def test_it_never_fails_on_hostile_input(api: APIClient, corpus, q: str) -> None:
+    response = api.get(SEARCH, {"q": q})
+    assert response.status_code == 200, (q, response.content)
+    assert isinstance(response.json()["results"], list)
+
+
+def test_it_treats_operators_as_words(api: APIClient, corpus) -> None:
+    assert _ids(api, q='"parser" OR lunch') == []  # OR is a word that no message contains
+    assert _ids(api, q="parser*") == [corpus["messages"][0].pk]
+
+
+def test_it_highlights_and_links_each_hit(api: APIClient, corpus, session) -> None:
+    run = corpus["run"]
+    hit = api.get(SEARCH, {"q": "parser"}).json()["results"][0]
+    assert hit["kind"] == "message" and hit["subtype"] == "user"
+    assert (hit["chat"], hit["run"], hit["session"]) == (run.chat_id, run.pk, session.pk)
+    assert "<mark>" in hit["snippet"] and "</mark>" in hit["snippet"]
+    korean = api.get(SEARCH, {"q": "세션", "kind": "observation"}).json()["results"][0]
+    assert korean["snippet"].startswith("<mark>세션</mark>") and korean["session"] == session.pk
+    assert korean["chat"] is None
+
+
+def test_it_filters_by_kind_session_chat_role_type_and_date(api: APIClient, corpus, make_run, append) -> None:
+    run = corpus["run"]
+    other = make_run()
+    append(other, "another parser", role="assistant")
+    assert len(_ids(api, q="parser")) == 2
+    assert _ids(api, q="parser", chat=run.chat_id) == [corpus["messages"][0].pk]
+    assert _ids(api, q="parser", role="assistant") == [other.messages.get().pk]
+    assert _ids(api, q="세션", type="bash") == [corpus["observation"].pk]
+    assert _ids(api, q="세션", kind="message") == [corpus["messages"][1].pk]
+    assert _ids(api, q="세션", session=run.chat.session_id, type="error") == []
+    assert _ids(api, q="parser", created_after="2999-01-01T00:00:00Z") == []
+    assert len(_ids(api, q="parser", created_before="2999-01-01T00:00:00Z")) == 2
+
+
+def test_it_rejects_bad_filters_with_a_400(api: APIClient) -> None:
+    body = assert_error_shape(api.get(SEARCH, {"q": "x", "kind": "chat"}), 400, "validation_error")
+    assert "observation" in body["details"]["kind"][0]
+    assert_error_shape(api.get(SEARCH, {"q": "x", "session": "nope"}), 400, "validation_error")
+    assert_error_shape(api.get(SEARCH, {"q": "x", "page_size": 1000}), 400, "validation_error")
+
+
+def test_it_hides_soft_deleted_chats_and_follows_edits(api: APIClient, corpus) -> None:
+    run = corpus["run"]
+    message = corpus["messages"][0]
+    services.chat_soft_delete(chat=run.chat)
+    assert _ids(api, q="parser") == []
+    services.chat_restore(chat_id=run.chat_id)
+    services.message_update(message=message, data={"content": "now about gardening"})
+    assert _ids(api, q="parser") == []
+    assert _ids(api, q="gardens") == [message.pk]
+
+
+def test_it_ranks_better_matches_first(api: APIClient, make_run, append) -> None:
+    run = make_run()
+    weak, strong = append(run, "one migration note among many other words in a long sentence here",
+                          "migration migration migrations")
+    assert _ids(api, q="migration") == [strong.pk, weak.pk]
+
+
+def test_it_paginates_with_a_constant_number_of_queries(api: APIClient, make_run, append,
+                                                        django_assert_num_queries) -> None:
+    run = make_run()
+    append(run, *[f"deploy step {i}" for i in range(30)])
+    with django_assert_num_queries(3):  # auth, count, page
+        first = api.get(SEARCH, {"q": "deploy", "page_size": 5}).json()
+    with django_assert_num_queries(3):
+        big = api.get(SEARCH, {"q": "deploy", "page_size": 25}).json()
+    assert first["count"] == big["count"] == 30 and len(big["results"]) == 25
+    second = api.get(first["next"]).json()
+    assert second["previous"] and not {h["id"] for h in first["results"]} & {h["id"] for h in second["results"]}
+
+
+def test_it_keeps_its_triggers_after_all_migrations() -> None:
+    if connection.vendor != "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'conv_search_%%'")
+            assert {row[0] for row in cursor.fetchall()} == {
+                f"conv_search_{kind}_{suffix}" for kind in ("message", "observation") for suffix in ("fts", "trgm")}
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'conv_search_%'")
+        assert {row[0] for row in cursor.fetchall()} == set(trigger_names())
