@@ -137,6 +137,8 @@ SPECTACULAR_SETTINGS = {
         "LevelEnum": "sessions_app.models.Level",
         "ReviewVerdictEnum": "sessions_app.models.ReviewVerdict",
         "FeedbackSeverityEnum": "sessions_app.models.FeedbackSeverity",
+        "AgentRoleEnum": "sessions_app.models.AgentRole",
+        "MessageRoleEnum": "conversations_app.models.MessageRole",
     },
 }
 
