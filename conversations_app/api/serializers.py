@@ -19,25 +19,10 @@ from conversations_app.models import (
 )
 from conversations_app.services import MAX_BULK_MESSAGES
 from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed, ULIDSerializerField
-from ralphsite.api.serializers import RalphModelSerializer
+from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 
 MAX_EMBEDDING_BYTES = 1024 * 1024
 
-
-class StrictInputMixin:
-    """Unknown keys are a 400 naming them (a typo must not be silently dropped); so are the
-    server-assigned fields listed in `refused_fields` (e.g. sequence numbers)."""
-
-    refused_fields: tuple[str, ...] = ()
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            errors = {name: ["Unknown field."] for name in data if name not in self.fields}
-            errors |= {name: ["Assigned by the server; do not send it."] for name in self.refused_fields
-                       if name in data}
-            if errors:
-                raise serializers.ValidationError(errors)
-        return super().to_internal_value(data)
 
 
 class ParentIdField(ULIDSerializerField):
@@ -48,7 +33,7 @@ class ParentIdField(ULIDSerializerField):
         return getattr(instance, self.source)
 
 
-class ToolCallSerializer(StrictInputMixin, serializers.Serializer):
+class ToolCallSerializer(RalphInputSerializer):
     """FR-027…031: one tool invocation inside a message."""
 
     id = serializers.CharField(max_length=200)
@@ -58,7 +43,7 @@ class ToolCallSerializer(StrictInputMixin, serializers.Serializer):
     status = ChoiceFieldNamingAllowed(choices=ToolCallStatus.choices)
 
 
-class ChatSerializer(StrictInputMixin, RalphModelSerializer):
+class ChatSerializer(RalphModelSerializer):
     tags = serializers.ListField(child=serializers.CharField(max_length=100), max_length=100, required=False)
     version = serializers.IntegerField(min_value=1, required=False,
                                        help_text="Current version; send it back on update (stale → 409).")
@@ -70,7 +55,7 @@ class ChatSerializer(StrictInputMixin, RalphModelSerializer):
         read_only_fields = ["is_deleted", "deleted_at", "run_count", "created_at", "updated_at"]
 
 
-class RunSerializer(StrictInputMixin, RalphModelSerializer):
+class RunSerializer(RalphModelSerializer):
     refused_fields = ("sequence_number",)
     chat = ParentIdField(source="chat_id")
     tokens_used = serializers.IntegerField(min_value=0, required=False)
@@ -82,7 +67,7 @@ class RunSerializer(StrictInputMixin, RalphModelSerializer):
         read_only_fields = ["sequence_number", "message_count", "created_at", "updated_at"]
 
 
-class MessageAppendSerializer(StrictInputMixin, RalphModelSerializer):
+class MessageAppendSerializer(RalphModelSerializer):
     """One message appended to the run in the URL."""
 
     refused_fields = ("sequence_number",)
@@ -102,7 +87,7 @@ class MessageSerializer(MessageAppendSerializer):
         fields = ["id", "run", *MessageAppendSerializer.Meta.fields[1:]]
 
 
-class ObservationSerializer(StrictInputMixin, RalphModelSerializer):
+class ObservationSerializer(RalphModelSerializer):
     embedding = Base64BinaryField(required=False, allow_null=True, max_bytes=MAX_EMBEDDING_BYTES)
     importance = serializers.FloatField(min_value=0, max_value=1, required=False)
 
@@ -132,20 +117,20 @@ class PatternSerializer(RalphModelSerializer):
         read_only_fields = fields
 
 
-class PatternRecordSerializer(StrictInputMixin, serializers.Serializer):
+class PatternRecordSerializer(RalphInputSerializer):
     pattern_type = ChoiceFieldNamingAllowed(choices=PatternType.choices)
     description = serializers.CharField(trim_whitespace=False)
     project = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
     embedding = Base64BinaryField(required=False, allow_null=True, max_bytes=MAX_EMBEDDING_BYTES)
 
 
-class SyncItemSerializer(StrictInputMixin, serializers.Serializer):
+class SyncItemSerializer(RalphInputSerializer):
     entity = ChoiceFieldNamingAllowed(choices=SyncEntity.choices)
     id = ULIDSerializerField()
     remote_id = serializers.CharField(max_length=100)
 
 
-class MarkSyncedSerializer(StrictInputMixin, serializers.Serializer):
+class MarkSyncedSerializer(RalphInputSerializer):
     items = SyncItemSerializer(many=True, min_length=1, max_length=MAX_BULK_MESSAGES)
 
 
@@ -167,7 +152,7 @@ class SyncPendingEntitySerializer(serializers.Serializer):
     results = SyncPendingRowSerializer(many=True)
 
 
-class SyncPendingParamsSerializer(StrictInputMixin, serializers.Serializer):
+class SyncPendingParamsSerializer(RalphInputSerializer):
     entity = ChoiceFieldNamingAllowed(choices=SyncEntity.choices, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=100)
 
@@ -180,7 +165,7 @@ class SearchTextField(serializers.CharField):
         self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
 
 
-class SearchParamsSerializer(StrictInputMixin, serializers.Serializer):
+class SearchParamsSerializer(RalphInputSerializer):
     q = SearchTextField(default="")
     kind = ChoiceFieldNamingAllowed(choices=[("message", "message"), ("observation", "observation")],
                                     required=False)

@@ -1,7 +1,8 @@
 """The base serializer every resource uses."""
 
 import copy
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from rest_framework import serializers
 
@@ -16,8 +17,31 @@ def _clone(field: serializers.Field) -> serializers.Field:
     return clone
 
 
-class RalphModelSerializer(serializers.ModelSerializer):
-    """Validates and shapes; never writes (writes go through services).
+class StrictKeysMixin:
+    """Unknown body keys are a 400 naming them (an agent's typo must not be silently dropped); so are
+    the server-assigned fields a serializer lists in `refused_fields` (e.g. sequence numbers).
+
+    Read-only fields are known keys: a client may send back the body it read.
+    """
+
+    refused_fields: tuple[str, ...] = ()
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            errors = {name: ["Unknown field."] for name in data if name not in self.fields}
+            errors |= {name: ["Assigned by the server; do not send it."] for name in self.refused_fields
+                       if name in data}
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
+
+
+class RalphInputSerializer(StrictKeysMixin, serializers.Serializer):
+    """The body of a domain action (not a model): validated here, handed to a service."""
+
+
+class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
+    """Validates and shapes; never writes (writes go through services). Unknown keys are a 400.
 
     On ULID models the client may supply `id` on create; it is read-only afterwards.
 

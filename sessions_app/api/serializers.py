@@ -1,4 +1,3 @@
-from collections.abc import Mapping
 from typing import Any
 
 from django.db import models
@@ -6,7 +5,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed
-from ralphsite.api.serializers import RalphModelSerializer
+from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
     AcceptanceCriterion,
@@ -178,22 +177,14 @@ class LoopRunSerializer(RalphModelSerializer):
         read_only_fields = [*LOOP_RUN_PROGRESS_FIELDS, *_TIMES]
 
 
-class ActionInputSerializer(serializers.Serializer):
-    """The body of a domain action: a key the action does not know is a 400, not silently ignored."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, Mapping) and (unknown := sorted(set(data) - set(self.fields))):
-            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
-
-
-class SessionStateSetSerializer(ActionInputSerializer):
+class SessionStateSetSerializer(RalphInputSerializer):
     session = serializers.PrimaryKeyRelatedField(queryset=Session.objects.all())
     key = serializers.CharField(max_length=SessionStateEntry._meta.get_field("key").max_length)
     value = serializers.JSONField()
 
 
-class CriterionVerifySerializer(ActionInputSerializer):
+class CriterionVerifySerializer(RalphInputSerializer):
     passes = serializers.BooleanField()
     verified_by = serializers.CharField(max_length=200, required=False, default="")
     verification_method = ChoiceFieldNamingAllowed(choices=VerificationMethod.choices, required=False, default="")
@@ -207,7 +198,7 @@ class CriterionVerifySerializer(ActionInputSerializer):
         return attrs
 
 
-class ContextUsageSerializer(ActionInputSerializer):
+class ContextUsageSerializer(RalphInputSerializer):
     current_usage = serializers.IntegerField(min_value=0, required=False,
                                              help_text="The usage now, in tokens (replaces the stored usage).")
     tokens_added = serializers.IntegerField(min_value=0, required=False,
@@ -221,75 +212,59 @@ class ContextUsageSerializer(ActionInputSerializer):
         return attrs
 
 
-class InterviewAnswerSerializer(ActionInputSerializer):
+class InterviewAnswerSerializer(RalphInputSerializer):
     response = serializers.CharField()
 
 
-class LoopRunFinishSerializer(ActionInputSerializer):
+class LoopRunFinishSerializer(RalphInputSerializer):
     status = ChoiceFieldNamingAllowed(choices=[c for c in LoopRunStatus.choices if c[0] != LoopRunStatus.RUNNING])
     snapshot_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
 # -- orchestration ----------------------------------------------------------------------------
 
-class StrictKeysMixin:
-    """Refuses body keys the serializer does not know (a typo must not be silently dropped)."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
-
-
-class OrchestrationSerializer(StrictKeysMixin, RalphModelSerializer):
-    pass
-
-
-class InputSerializer(StrictKeysMixin, serializers.Serializer):
-    """A body of an action (not a model): validated here, handed to a service."""
 
 
 def _model_fields(model: type[models.Model], *extra: str) -> list[str]:
     return [f.name for f in model._meta.concrete_fields] + list(extra)
 
 
-class IterationSerializer(OrchestrationSerializer):
+class IterationSerializer(RalphModelSerializer):
     class Meta:
         model = Iteration
         fields = _model_fields(Iteration)
 
 
-class PlanSerializer(OrchestrationSerializer):
+class PlanSerializer(RalphModelSerializer):
     class Meta:
         model = Plan
         fields = _model_fields(Plan)
 
 
-class PlanSnapshotSerializer(OrchestrationSerializer):
+class PlanSnapshotSerializer(RalphModelSerializer):
     class Meta:
         model = PlanSnapshot
         fields = _model_fields(PlanSnapshot)
 
 
-class ReplanningDeltaSerializer(OrchestrationSerializer):
+class ReplanningDeltaSerializer(RalphModelSerializer):
     class Meta:
         model = ReplanningDelta
         fields = _model_fields(ReplanningDelta)
 
 
-class ResearchSessionSerializer(OrchestrationSerializer):
+class ResearchSessionSerializer(RalphModelSerializer):
     class Meta:
         model = ResearchSession
         fields = _model_fields(ResearchSession)
 
 
-class ResearchFindingSerializer(OrchestrationSerializer):
+class ResearchFindingSerializer(RalphModelSerializer):
     class Meta:
         model = ResearchFinding
         fields = _model_fields(ResearchFinding)
 
 
-class TaskAttemptSerializer(OrchestrationSerializer):
+class TaskAttemptSerializer(RalphModelSerializer):
     class Meta:
         model = TaskAttempt
         fields = _model_fields(TaskAttempt)
@@ -299,13 +274,13 @@ class TaskAttemptSerializer(OrchestrationSerializer):
         validators: list = []
 
 
-class TaskFileSerializer(OrchestrationSerializer):
+class TaskFileSerializer(RalphModelSerializer):
     class Meta:
         model = TaskFile
         fields = _model_fields(TaskFile)
 
 
-class TaskFileSpecSerializer(InputSerializer):
+class TaskFileSpecSerializer(RalphInputSerializer):
     path = serializers.CharField(max_length=1000)
     is_pattern = serializers.BooleanField(required=False)
     file_type = ChoiceFieldNamingAllowed(choices=FileType.choices, required=False, allow_blank=True)
@@ -358,7 +333,7 @@ class TaskFilesField(serializers.Field):
         return {"files": sorted(specs, key=lambda spec: spec["path"])}
 
 
-class TaskSerializer(OrchestrationSerializer):
+class TaskSerializer(RalphModelSerializer):
     depends_on = DependencyKeysField()
     files = TaskFilesField()
     latest_attempt = serializers.SerializerMethodField()
@@ -384,19 +359,19 @@ class TaskSerializer(OrchestrationSerializer):
         return value
 
 
-class QuestionSerializer(OrchestrationSerializer):
+class QuestionSerializer(RalphModelSerializer):
     class Meta:
         model = Question
         fields = _model_fields(Question)
 
 
-class FeedbackItemSerializer(OrchestrationSerializer):
+class FeedbackItemSerializer(RalphModelSerializer):
     class Meta:
         model = FeedbackItem
         fields = _model_fields(FeedbackItem)
 
 
-class FeedbackAttachmentSerializer(OrchestrationSerializer):
+class FeedbackAttachmentSerializer(RalphModelSerializer):
     """An attachment with its content as base64 (detail, create, update)."""
 
     content = Base64BinaryField(max_bytes=ATTACHMENT_MAX_BYTES)
@@ -407,7 +382,7 @@ class FeedbackAttachmentSerializer(OrchestrationSerializer):
         read_only_fields = ["size"]
 
 
-class FeedbackAttachmentMetadataSerializer(OrchestrationSerializer):
+class FeedbackAttachmentMetadataSerializer(RalphModelSerializer):
     """An attachment without its bytes (lists, batches)."""
 
     class Meta:
@@ -416,20 +391,20 @@ class FeedbackAttachmentMetadataSerializer(OrchestrationSerializer):
         read_only_fields = fields
 
 
-class FeedbackItemInBatchSerializer(OrchestrationSerializer):
+class FeedbackItemInBatchSerializer(RalphModelSerializer):
     class Meta:
         model = FeedbackItem
         fields = [name for name in _model_fields(FeedbackItem) if name != "batch"]
 
 
-class FeedbackAttachmentInBatchSerializer(InputSerializer):
+class FeedbackAttachmentInBatchSerializer(RalphInputSerializer):
     file_name = serializers.CharField(max_length=500)
     content = Base64BinaryField(max_bytes=ATTACHMENT_MAX_BYTES)
     content_type = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(required=False, allow_blank=True)
 
 
-class FeedbackBatchSerializer(OrchestrationSerializer):
+class FeedbackBatchSerializer(RalphModelSerializer):
     """A batch with its items; created together with items and attachments in one request."""
 
     items = FeedbackItemInBatchSerializer(many=True, required=False)
@@ -452,14 +427,14 @@ class FeedbackBatchSerializer(OrchestrationSerializer):
         return attrs
 
 
-class SignalSerializer(OrchestrationSerializer):
+class SignalSerializer(RalphModelSerializer):
     class Meta:
         model = Signal
         fields = _model_fields(Signal)
         read_only_fields = ["is_processed", "processed_at", "processed_by"]
 
 
-class AgentInvocationSerializer(OrchestrationSerializer):
+class AgentInvocationSerializer(RalphModelSerializer):
     class Meta:
         model = AgentInvocation
         fields = _model_fields(AgentInvocation)
@@ -474,7 +449,7 @@ class AgentInvocationSerializer(OrchestrationSerializer):
 
 # Bodies of the orchestration actions.
 
-class AgentInputSerializer(InputSerializer):
+class AgentInputSerializer(RalphInputSerializer):
     agent = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
@@ -494,7 +469,7 @@ class TaskStatusInputSerializer(AgentInputSerializer):
     annotation = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
-class TaskReportInputSerializer(OrchestrationSerializer):
+class TaskReportInputSerializer(RalphModelSerializer):
     class Meta:
         model = TaskAttempt
         fields = ["implementation_report", "iteration_number", "model", "agent", "status", "error_type",
@@ -508,12 +483,12 @@ class TaskReviewInputSerializer(AgentInputSerializer):
     verdict = ChoiceFieldNamingAllowed(choices=ReviewVerdict.choices)
 
 
-class LeaseInputSerializer(InputSerializer):
+class LeaseInputSerializer(RalphInputSerializer):
     agent = serializers.CharField(max_length=200)
     lease_seconds = serializers.IntegerField(min_value=1, max_value=7 * 24 * 3600, default=600)
 
 
-class ReleaseInputSerializer(InputSerializer):
+class ReleaseInputSerializer(RalphInputSerializer):
     agent = serializers.CharField(max_length=200)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
@@ -539,7 +514,7 @@ class FinishInputSerializer(AgentInputSerializer):
     summary = serializers.CharField(required=False, allow_blank=True)
 
 
-class InvocationCompleteInputSerializer(OrchestrationSerializer):
+class InvocationCompleteInputSerializer(RalphModelSerializer):
     class Meta:
         model = AgentInvocation
         fields = ["response", "status", "error_message", "error_type", "tokens_input", "tokens_output",

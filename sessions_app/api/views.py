@@ -9,6 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.api.viewsets import RalphModelViewSet
 from sessions_app import selectors, services
 from sessions_app.api import filters, serializers
@@ -419,7 +420,7 @@ class FeedbackAttachmentViewSet(RalphModelViewSet):
     filterset_class = filters.FeedbackAttachmentFilterSet
     ordering_fields = ["file_name", "created_at"]
 
-    def get_serializer_class(self) -> type[api.OrchestrationSerializer]:
+    def get_serializer_class(self) -> type[RalphModelSerializer]:
         # Lists carry metadata only; the bytes come with one attachment (or raw from download/).
         return api.FeedbackAttachmentMetadataSerializer if self.action == "list" else api.FeedbackAttachmentSerializer
 
