@@ -80,12 +80,12 @@ def trigger_sql(vendor: str, *, create: bool) -> list[str]:
 def create_triggers(apps: Any, schema_editor: Any) -> None:
     """Migration step (RunPython): later migrations that rebuild the table on SQLite call it again."""
     for statement in trigger_sql(schema_editor.connection.vendor, create=True):
-        schema_editor.execute(statement)
+        schema_editor.execute(statement, params=None)
 
 
 def drop_triggers(apps: Any, schema_editor: Any) -> None:
     for statement in trigger_sql(schema_editor.connection.vendor, create=False):
-        schema_editor.execute(statement)
+        schema_editor.execute(statement, params=None)
 
 
 def installed_triggers(connection: BaseDatabaseWrapper) -> set[str]:
@@ -124,11 +124,18 @@ def ledger_purge_transaction(using: str = "default") -> Iterator[None]:
     """One transaction in which this connection, and only it, may delete ledger rows."""
     connection = connections[using]
     with transaction.atomic(using=using):
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT set_config(%s, 'on', true)", [PG_PURGE_SETTING])
+        _set_pg_transaction_setting(connection, "on")
         setattr(connection, _FLAG, True)
         try:
             yield
         finally:
             setattr(connection, _FLAG, False)
+        # Inside an outer transaction SET LOCAL would outlive this block: switch it off again. On an
+        # exception the savepoint's rollback reverts the setting by itself.
+        _set_pg_transaction_setting(connection, "off")
+
+
+def _set_pg_transaction_setting(connection: BaseDatabaseWrapper, value: str) -> None:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config(%s, %s, true)", [PG_PURGE_SETTING, value])

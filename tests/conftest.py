@@ -31,7 +31,7 @@ def _is_transactional(request: pytest.FixtureRequest) -> bool:
     from pytest_django.fixtures import validate_django_db
 
     marker = request.node.get_closest_marker("django_db")
-    return bool((marker is not None and validate_django_db(marker).transaction)
+    return bool((marker is not None and validate_django_db(marker)[0])
                 or {"transactional_db", "live_server"} & set(request.fixturenames))
 
 
