@@ -220,6 +220,7 @@ class DeadLetterViewSet(RalphModelViewSet):
 
 
 STATS_PARAMETERS = [
+    OpenApiParameter("name", str, OpenApiParameter.PATH, enum=sorted(STATS), description="The statistic."),
     OpenApiParameter("session", str, description="Only rows of this session."),
     OpenApiParameter("since", str, description="ISO 8601 date or time: rows at or after it."),
     OpenApiParameter("until", str, description="ISO 8601 date or time: rows before it."),
