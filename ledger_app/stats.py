@@ -7,8 +7,9 @@ serves every registered stat, filtered by `session`, `since` (inclusive) and `un
 Rounding, as the seed's SQL: rates are `ROUND(AVG(CASE WHEN c THEN 1.0 ELSE 0.0 END) * 100, 1)`
 (half away from zero on both backends) returned as numbers; USD sums are `ROUND(SUM(cost_usd), 4)`
 returned as decimal strings with 4 places. Where a seed view reports cents, `cents()` computes
-`ROUND(SUM(cost_usd) * 100)`: the rows are summed in USD first, then rounded once to whole cents,
-half away from zero, as an integer.
+`ROUND(SUM(cost_usd) * 100)`: the rows are summed first, then rounded once to whole cents, half
+away from zero, as an integer. Money is summed in whole micro-dollars so that both backends round
+exactly the same way (SQLite stores decimals as floats).
 """
 
 from collections.abc import Callable
@@ -17,7 +18,24 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Avg, Case, Count, F, FloatField, IntegerField, Max, Min, Q, QuerySet, Sum, Value, When
+from django.db.models import (
+    Avg,
+    BigIntegerField,
+    Case,
+    Count,
+    DecimalField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    IntegerField,
+    Max,
+    Min,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast, Round, TruncDate
 
 from ledger_app.models import ErrorLog, GateResult, TokenUsage
@@ -77,20 +95,31 @@ def rate(condition: Q) -> Round:
     return Round(share * Value(100.0), 1, output_field=FloatField())
 
 
-def usd(expression: str | F = "cost_usd", places: int = 4) -> Round:
-    """ROUND(SUM(cost_usd), places)."""
-    return Round(Sum(expression), places)
+def micro_usd_sum(field: str = "cost_usd") -> Sum:
+    """SUM of the rows' USD in whole micro-dollars (each row has 6 places, so this is exact).
+
+    SQLite keeps decimals as floating point: summing floats and rounding the sum could round a
+    half differently from PostgreSQL's numeric. Whole micro-dollars are integers on both.
+    """
+    micros = ExpressionWrapper(F(field) * Value(Decimal(1_000_000)), output_field=DecimalField())
+    return Sum(Cast(Round(micros), BigIntegerField()))
 
 
-def cents(expression: str | F = "cost_usd") -> Cast:
-    """ROUND(SUM(cost_usd) * 100) as an integer number of cents."""
-    return Cast(Round(Sum(expression) * Value(Decimal(100))), IntegerField())
+def usd_units(field: str = "cost_usd", *, places: int) -> ExpressionWrapper:
+    """ROUND(SUM(field), places) as an integer number of 10^-places USD, half away from zero (costs
+    are never negative): (micro-dollars + half a unit) integer-divided by the unit."""
+    unit = 10 ** (6 - places)
+    return ExpressionWrapper((micro_usd_sum(field) + Value(unit // 2)) / Value(unit), output_field=BigIntegerField())
 
 
-def as_money(value: Decimal | float | None, places: int = 4) -> str | None:
-    if value is None:
-        return None
-    return format(Decimal(str(value)).quantize(Decimal(1).scaleb(-places)), "f")
+def cents(field: str = "cost_usd") -> ExpressionWrapper:
+    """Seed 003's `cost_cents` columns from USD: ROUND(SUM(cost_usd) * 100) as whole cents."""
+    return usd_units(field, places=2)
+
+
+def as_money(units: int | None, places: int = 4) -> str | None:
+    """`usd_units(places=…)` as a decimal string with that many places."""
+    return None if units is None else format(Decimal(units).scaleb(-places), "f")
 
 
 def as_rate(value: Decimal | float | None) -> float | None:
@@ -117,7 +146,7 @@ def current_session(filters: StatFilters) -> list[Row]:
     if session is None:
         return []
     row = {column: getattr(session, column) for column in _SESSION_COLUMNS}
-    row["total_cost_usd"] = as_money(session.total_cost_usd, 6)
+    row["total_cost_usd"] = format(session.total_cost_usd, "f")
     return [row]
 
 
@@ -138,7 +167,7 @@ def session_cost(filters: StatFilters) -> list[Row]:
             .values("session_id").order_by("session_id")
             .annotate(api_calls=Count("*"), total_input_tokens=Sum("input_tokens"),
                       total_output_tokens=Sum("output_tokens"),
-                      total_tokens=Sum(F("input_tokens") + F("output_tokens")), total_cost_usd=usd(),
+                      total_tokens=Sum(F("input_tokens") + F("output_tokens")), total_cost_usd=usd_units(places=4),
                       first_call=Min("recorded_at"), last_call=Max("recorded_at")))
     return [{**row, "total_cost_usd": as_money(row["total_cost_usd"])} for row in rows]
 
@@ -149,7 +178,7 @@ def daily_cost(filters: StatFilters) -> list[Row]:
     rows = (scoped(TokenUsage.objects.all(), filters, date_field="recorded_at")
             .annotate(day=TruncDate("recorded_at", tzinfo=UTC)).values("day").order_by("day")
             .annotate(api_calls=Count("*"), total_tokens=Sum(F("input_tokens") + F("output_tokens")),
-                      total_cost_usd=usd()))
+                      total_cost_usd=usd_units(places=4)))
     return [{**row, "date": row["day"], "total_cost_usd": as_money(row["total_cost_usd"])} for row in rows]
 
 

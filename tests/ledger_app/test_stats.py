@@ -131,3 +131,20 @@ def test_each_stat_runs_a_constant_number_of_queries(api: APIClient, django_asse
         ErrorLog.objects.create(error_type="recoverable", error_message="e")
     with django_assert_num_queries(2):
         assert api.get(f"/api/v1/stats/{name}/").status_code == 200
+
+
+@pytest.mark.parametrize(("costs", "places", "expected"), [
+    (["0.005000", "0.010000"], 2, 2),        # 1.5 cents: half away from zero
+    (["0.004999"], 2, 0),
+    (["1.234650"], 4, 12347),                # a float sum would give 1.2346 on SQLite
+    (["0.000050"], 4, 1),
+    (["0.333333", "0.333333", "0.333334"], 6, 1_000_000),
+])
+def test_money_is_summed_exactly_and_rounded_half_away_from_zero(costs: list[str], places: int,
+                                                                 expected: int) -> None:
+    from ledger_app.stats import cents, usd_units
+
+    for cost in costs:
+        TokenUsage.objects.create(model="m", cost_usd=Decimal(cost))
+    total = TokenUsage.objects.aggregate(total=cents() if places == 2 else usd_units(places=places))["total"]
+    assert total == expected
