@@ -4,7 +4,6 @@ from ledger_app.models import (
     Baseline,
     Checkpoint,
     CheckpointRestore,
-    CheckType,
     DeadLetter,
     DeadLetterStatus,
     ErrorLog,
@@ -49,11 +48,9 @@ class IssueFilterSet(SessionScopedFilterSet):
 
 
 class CheckpointFilterSet(SessionScopedFilterSet):
-    created_after, created_before = _range("created_at")
-
     class Meta:
         model = Checkpoint
-        fields = ["key", "session", "task_key", "sprint_key", "can_restore"]
+        fields = ["key", "session", "task_key", "sprint_key"]
 
 
 class CheckpointRestoreFilterSet(django_filters.FilterSet):
@@ -66,7 +63,6 @@ class CheckpointRestoreFilterSet(django_filters.FilterSet):
 
 class RollbackFilterSet(SessionScopedFilterSet):
     rollback_type = django_filters.MultipleChoiceFilter(choices=RollbackType.choices)
-    check_type = django_filters.MultipleChoiceFilter(choices=CheckType.choices)
     rolled_back_after, rolled_back_before = _range("rolled_back_at")
 
     class Meta:
@@ -86,7 +82,7 @@ class GateResultFilterSet(SessionScopedFilterSet):
 
     class Meta:
         model = GateResult
-        fields = ["session", "gate", "iteration"]
+        fields = ["session", "gate"]
 
 
 class TokenUsageFilterSet(SessionScopedFilterSet):

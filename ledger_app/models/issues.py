@@ -31,6 +31,7 @@ class Issue(ULIDModel):
         indexes = [
             models.Index(fields=["signature"], name="issue_signature"),
             models.Index(fields=["session", "task_key"], name="issue_session_task"),
+            models.Index(fields=["task_key"], name="issue_task"),
             models.Index(fields=["kind"], name="issue_kind"),
             models.Index(fields=["-count"], name="issue_count"),
         ]

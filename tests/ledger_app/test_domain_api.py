@@ -82,6 +82,15 @@ def test_restore_records_a_restore_and_refuses_an_unrestorable_checkpoint(api: A
     assert CheckpointRestore.objects.count() == 1
 
 
+def test_checkpoint_restores_are_history_the_api_does_not_edit(api: APIClient) -> None:
+    from ledger_app.models import Checkpoint
+
+    restore = CheckpointRestore.objects.create(checkpoint=Checkpoint.objects.create(key="chkpt-1"))
+    url = f"/api/v1/checkpoint-restores/{restore.id}/"
+    assert_error_shape(api.patch(url, {"note": "x"}, format="json"), 405, "method_not_allowed")
+    assert_error_shape(api.delete(url), 405, "method_not_allowed")
+
+
 # -- token usage and prices ------------------------------------------------------------------
 
 def test_usage_without_a_cost_is_priced_from_the_price_in_force_and_marked_estimated(api: APIClient) -> None:
