@@ -22,6 +22,7 @@ from ledger_app.models import (
     Rollback,
     TokenUsage,
 )
+from ralphsite.errors import Conflict
 from ralphsite.services import instance_create, instance_delete, instance_update
 from sessions_app.models import Session
 
@@ -236,6 +237,18 @@ class DeadLetterAdmin(ServiceModelAdmin):
     date_hierarchy = "created_at"
     raw_id_fields = ["session"]
     readonly_fields = ["id", "retried_at", "params_pretty"]
+    actions = ["retry_selected"]
+
+    @admin.action(description="Take the selected due items for a retry")
+    def retry_selected(self, request: HttpRequest, queryset: QuerySet[DeadLetter]) -> None:
+        taken = 0
+        for item_id in queryset.values_list("id", flat=True):
+            try:
+                services.dead_letter_retry(dead_letter_id=item_id)
+                taken += 1
+            except Conflict:
+                pass  # not pending or not due: left as it is
+        self.message_user(request, f"{taken} of {queryset.count()} selected items taken for a retry.")
 
     @admin.display(description="operation params")
     def params_pretty(self, obj: DeadLetter) -> str:

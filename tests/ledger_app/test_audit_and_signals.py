@@ -90,3 +90,20 @@ def test_the_admin_shows_token_usage_and_cost_by_model_and_by_day(admin_client: 
     assert "Usage by model" in page.content.decode()
     filtered = admin_client.get("/admin/ledger_app/tokenusage/", {"model": "opus"})
     assert [row["model"] for row in filtered.context["usage_by_model"]] == ["opus"]
+
+
+def test_the_admin_retries_the_selected_due_dead_letters(admin_client: Client) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from ledger_app.models import DeadLetter
+
+    due = DeadLetter.objects.create(operation_type="push", retry_after=timezone.now() - timedelta(minutes=1))
+    later = DeadLetter.objects.create(operation_type="push", retry_after=timezone.now() + timedelta(hours=1))
+    response = admin_client.post("/admin/ledger_app/deadletter/", {"action": "retry_selected",
+                                                                   "_selected_action": [due.id, later.id]})
+    assert response.status_code == 302
+    due.refresh_from_db()
+    later.refresh_from_db()
+    assert (due.status, due.attempt_count, later.status) == ("retried", 2, "pending")
