@@ -52,6 +52,8 @@ class LedgerEventSerializer(LedgerSerializer):
         read_only_fields = ["id"]
         extra_kwargs = {name: _NON_NEGATIVE for name in ("tokens_in", "tokens_out", "tokens_total", "cost_usd",
                                                          "duration_ms")}
+        # A repeated idempotency key is a duplicate the service answers with the existing id, not an error.
+        validators: list = []
 
     def validate_type(self, value: str) -> str:
         if not event_type_is_valid(value):

@@ -4,6 +4,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -65,13 +66,15 @@ class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
     def _append_many(self, raw_items: list[Any]) -> Response:
         answers: list[dict[str, Any] | None] = [None] * len(raw_items)
         valid_indexes, valid_items = [], []
+        # One serializer validates every item, as DRF's ListSerializer does: its fields and
+        # validators are built once per request instead of once per event.
+        validator = self.get_serializer()
         for index, raw in enumerate(raw_items):
-            serializer = self.get_serializer(data=raw)
-            if serializer.is_valid():
+            try:
+                valid_items.append(validator.run_validation(raw))
                 valid_indexes.append(index)
-                valid_items.append(serializer.validated_data)
-            else:
-                answers[index] = {"index": index, "status": "invalid", "id": None, "errors": serializer.errors}
+            except ValidationError as exc:
+                answers[index] = {"index": index, "status": "invalid", "id": None, "errors": exc.detail}
         results = services.events_append(items=valid_items) if valid_items else []
         for index, result in zip(valid_indexes, results, strict=True):
             answers[index] = {"index": index, "status": result.status, "id": result.event_id,

@@ -178,3 +178,12 @@ def test_cost_adds_to_the_session_total(api: APIClient) -> None:
     session = Session.objects.get(pk=session.id)
     assert session.total_cost_usd == Decimal("0.25")
     assert session.total_tokens_input == 20 and session.total_tokens_output == 10
+
+
+def test_a_list_item_that_is_not_an_object_is_reported_invalid(api: APIClient) -> None:
+    session = make_session()
+    response = api.post(URL, ["not an object", bench_event(session.id, 1), {"type": "run_started"}], format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert [item["status"] for item in body] == ["invalid", "created", "invalid"]
+    assert "non_field_errors" in body[0]["errors"] and "session" in body[2]["errors"]
