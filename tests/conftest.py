@@ -3,30 +3,6 @@ from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-
-@pytest.fixture
-def user(db):
-    return get_user_model().objects.create_user(username="agent", password="agent-password-1")
-
-
-@pytest.fixture
-def token(user) -> Token:
-    return Token.objects.create(user=user)
-
-
-@pytest.fixture
-def api(token) -> APIClient:
-    """An APIClient authenticated the way agents are: `Authorization: Token …`."""
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
-@pytest.fixture
-def anon_api() -> APIClient:
-    return APIClient()
-
-
 _DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences", "django_db_serialized_rollback"}
 
 
@@ -60,3 +36,27 @@ def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest
     yield
     if database == "transactional_db":
         set_purge_switch(connection, on=True)
+
+
+@pytest.fixture
+def user(db):
+    return get_user_model().objects.create_user(username="agent", password="agent-password-1")
+
+
+@pytest.fixture
+def token(user) -> Token:
+    return Token.objects.create(user=user)
+
+
+@pytest.fixture
+def api(token) -> APIClient:
+    """An APIClient authenticated the way agents are: `Authorization: Token …`."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def anon_api() -> APIClient:
+    return APIClient()
+
