@@ -59,4 +59,3 @@ def api(token) -> APIClient:
 @pytest.fixture
 def anon_api() -> APIClient:
     return APIClient()
-
