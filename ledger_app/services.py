@@ -57,14 +57,15 @@ def events_append(*, items: list[dict[str, Any]]) -> list[AppendResult]:
     if len(items) > MAX_EVENTS_PER_APPEND:
         raise InvalidInput(f"At most {MAX_EVENTS_PER_APPEND} events per request; got {len(items)}.",
                            details={"limit": MAX_EVENTS_PER_APPEND, "received": len(items)})
-    for attempt in range(_APPEND_ATTEMPTS):
+    attempts_left = _APPEND_ATTEMPTS
+    while True:
         try:
             with transaction.atomic():
                 return _events_append_once(items)
         except IntegrityError:
-            if attempt == _APPEND_ATTEMPTS - 1:
+            attempts_left -= 1
+            if not attempts_left:
                 raise
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:

@@ -71,6 +71,23 @@ def test_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_not
     assert session.total_tokens_output == total
 
 
+def test_clients_racing_with_the_same_idempotency_keys_create_each_event_once(token: Token) -> None:
+    session = make_session()
+    batch = [{"session": session.id, "type": "x-race", "tokens_in": 1, "idempotency_key": f"k{i}"} for i in range(20)]
+    answers: list[list[dict]] = []
+
+    def append(_: int, client: APIClient) -> None:
+        response = client.post("/api/v1/events/", batch, format="json")
+        assert response.status_code in (200, 201), response.content
+        answers.append(response.json())
+
+    assert run_threads(6, append, token) == []
+    assert LedgerEvent.objects.filter(session=session).count() == 20
+    assert len({tuple(item["id"] for item in answer) for answer in answers}) == 1  # every client got the same ids
+    assert sum(item["status"] == "created" for answer in answers for item in answer) == 20
+    assert Session.objects.get(pk=session.id).total_tokens_input == 20
+
+
 def test_concurrent_records_of_one_signature_end_with_the_exact_count(token: Token) -> None:
     session = make_session()
     threads, records = 8, 5
