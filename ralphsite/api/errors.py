@@ -7,6 +7,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, IntegrityError, OperationalError
+from django.db.models import ProtectedError, RestrictedError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -106,6 +107,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
                                   details=detail, headers=headers)
         return error_response(status_code=exc.status_code, code=code, message=_message_of(exc.detail),
                               headers=headers)
+    if isinstance(exc, (ProtectedError, RestrictedError)):
+        # Django's own message names the protecting relations ('LedgerEvent.session').
+        protected = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
+        return error_response(status_code=status.HTTP_409_CONFLICT, code="conflict", message=str(exc.args[0]),
+                              details={"constraint": "protected_foreign_key",
+                                       "referenced_by": sorted({obj._meta.label for obj in protected})})
     if isinstance(exc, IntegrityError):
         details = integrity_error_details(exc)
         return error_response(status_code=status.HTTP_409_CONFLICT, code="conflict",

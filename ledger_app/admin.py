@@ -1,0 +1,267 @@
+import json
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Count, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.http import HttpRequest, HttpResponse
+from django.utils.html import format_html
+
+from ledger_app import services
+from ledger_app.models import (
+    Baseline,
+    Checkpoint,
+    CheckpointRestore,
+    DeadLetter,
+    ErrorLog,
+    GateResult,
+    Issue,
+    LedgerEvent,
+    ModelPrice,
+    RetentionRun,
+    Rollback,
+    TokenUsage,
+)
+from ralphsite.errors import Conflict
+from ralphsite.services import instance_create, instance_delete, instance_update
+from sessions_app.models import Session
+
+
+def pretty_json(value: Any) -> str:
+    return format_html("<pre style='white-space: pre-wrap'>{}</pre>",
+                       json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+class ServiceModelAdmin(admin.ModelAdmin):
+    """Admin writes go through the same services as the API (one transaction each)."""
+
+    def create(self, data: dict[str, Any]) -> Any:
+        return instance_create(model=self.model, data=data)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            instance_update(instance=obj, data={name: form.cleaned_data[name] for name in form.changed_data})
+        else:
+            obj.pk = self.create(dict(form.cleaned_data)).pk
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        instance_delete(instance=obj)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Facts nobody edits by hand: browse and filter only."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class RecentSessionFilter(admin.SimpleListFilter):
+    """The 30 most recently active sessions (a full list would be a giant select)."""
+
+    title = "session"
+    parameter_name = "session"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        recent = Session.objects.order_by("-last_activity_at").values_list("pk", "key")[:30]
+        return [(pk, key or pk) for pk, key in recent]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(session_id=self.value()) if self.value() else queryset
+
+
+@admin.register(LedgerEvent)
+class LedgerEventAdmin(ReadOnlyAdmin):
+    list_display = ["id", "timestamp", "session", "type", "category", "agent", "model", "task_key", "tokens_total",
+                    "cost_usd", "message"]
+    list_filter = [RecentSessionFilter, "type", "category", "model"]
+    list_select_related = ["session"]
+    search_fields = ["=id", "=session__id", "message", "task_key", "agent", "idempotency_key"]
+    date_hierarchy = "timestamp"
+    show_full_result_count = False
+    fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration", "phase",
+              "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated", "message",
+              "data_pretty", "meta_pretty", "idempotency_key"]
+    readonly_fields = fields
+
+    @admin.display(description="data")
+    def data_pretty(self, obj: LedgerEvent) -> str:
+        return pretty_json(obj.data)
+
+    @admin.display(description="meta")
+    def meta_pretty(self, obj: LedgerEvent) -> str:
+        return pretty_json(obj.meta)
+
+
+@admin.register(Issue)
+class IssueAdmin(ServiceModelAdmin):
+    list_display = ["signature", "kind", "count", "task_key", "session", "file", "line", "last_seen_at"]
+    list_filter = ["kind", RecentSessionFilter]
+    list_select_related = ["session"]
+    search_fields = ["signature", "message", "file", "task_key"]
+    date_hierarchy = "last_seen_at"
+    ordering = ["-count", "-last_seen_at"]
+    raw_id_fields = ["session"]
+    readonly_fields = ["id", "count", "first_seen_at", "last_seen_at", "created_at", "updated_at"]
+
+
+class CheckpointRestoreInline(admin.TabularInline):
+    model = CheckpointRestore
+    extra = 0
+    fields = ["restored_at", "agent", "note"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Checkpoint)
+class CheckpointAdmin(ServiceModelAdmin):
+    list_display = ["key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "can_restore", "created_at"]
+    list_filter = ["can_restore", RecentSessionFilter]
+    list_select_related = ["session"]
+    search_fields = ["key", "task_key", "sprint_key", "git_ref", "git_commit", "summary", "description"]
+    date_hierarchy = "created_at"
+    raw_id_fields = ["session"]
+    readonly_fields = ["id", "created_at", "updated_at"]
+    inlines = [CheckpointRestoreInline]
+
+    def create(self, data: dict[str, Any]) -> Checkpoint:
+        return services.checkpoint_create(data=data)
+
+
+@admin.register(CheckpointRestore)
+class CheckpointRestoreAdmin(ReadOnlyAdmin):
+    list_display = ["checkpoint", "restored_at", "agent", "note"]
+    list_select_related = ["checkpoint"]
+    search_fields = ["checkpoint__key", "agent", "note"]
+    date_hierarchy = "restored_at"
+
+
+@admin.register(Rollback)
+class RollbackAdmin(ServiceModelAdmin):
+    list_display = ["rolled_back_at", "rollback_type", "target_commit", "target_tag", "trigger_type", "check_type",
+                    "session"]
+    list_filter = ["rollback_type", "trigger_type", "check_type"]
+    list_select_related = ["session"]
+    search_fields = ["target_commit", "target_tag", "from_commit", "reason", "backup_branch"]
+    date_hierarchy = "rolled_back_at"
+    raw_id_fields = ["session"]
+    readonly_fields = ["id", "created_at", "updated_at"]
+
+
+@admin.register(Baseline)
+class BaselineAdmin(ServiceModelAdmin):
+    list_display = ["tag_name", "milestone", "commit_hash", "branch", "files_changed", "created_at"]
+    list_filter = ["milestone"]
+    search_fields = ["tag_name", "commit_hash", "branch", "description"]
+    date_hierarchy = "created_at"
+    readonly_fields = ["id", "created_at", "updated_at"]
+
+
+@admin.register(GateResult)
+class GateResultAdmin(ServiceModelAdmin):
+    list_display = ["timestamp", "gate", "passed", "iteration", "error_count", "warning_count", "coverage_percent",
+                    "session"]
+    list_filter = ["gate", "passed", RecentSessionFilter]
+    list_select_related = ["session"]
+    search_fields = ["=session__id"]
+    date_hierarchy = "timestamp"
+    raw_id_fields = ["session"]
+    readonly_fields = ["id", "created_at", "updated_at"]
+
+
+@admin.register(TokenUsage)
+class TokenUsageAdmin(ReadOnlyAdmin):
+    """Usage rows feed the session totals, so they are recorded through the API only. The list
+    page shows totals by model and by day for whatever the filters select."""
+
+    list_display = ["recorded_at", "model", "input_tokens", "output_tokens", "cached_read_tokens",
+                    "cached_write_tokens", "reasoning_tokens", "cost_usd", "is_estimated", "agent", "operation",
+                    "session"]
+    list_filter = ["model", "is_estimated", "operation", RecentSessionFilter]
+    list_select_related = ["session"]
+    search_fields = ["model", "agent", "operation", "task_key", "sprint_key"]
+    date_hierarchy = "recorded_at"
+    show_full_result_count = False
+    days_shown = 31
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        response = super().changelist_view(request, extra_context)
+        context = getattr(response, "context_data", None)
+        if context and "cl" in context:
+            selected = context["cl"].queryset.order_by()
+            totals = {"calls": Count("id"), "input_tokens": Sum("input_tokens"),
+                      "output_tokens": Sum("output_tokens"), "cost_usd": Sum("cost_usd")}
+            context["usage_by_model"] = selected.values("model").annotate(**totals).order_by("-cost_usd")
+            context["usage_by_day"] = (selected.annotate(day=TruncDate("recorded_at")).values("day")
+                                       .annotate(**totals).order_by("-day")[:self.days_shown])
+        return response
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(ServiceModelAdmin):
+    list_display = ["model", "valid_from", "input_per_mtok", "output_per_mtok", "cached_read_per_mtok",
+                    "cached_write_per_mtok", "reasoning_per_mtok"]
+    list_filter = ["model"]
+    search_fields = ["model"]
+    date_hierarchy = "valid_from"
+    readonly_fields = ["id", "created_at", "updated_at"]
+
+
+@admin.register(ErrorLog)
+class ErrorLogAdmin(ServiceModelAdmin):
+    list_display = ["logged_at", "error_type", "operation", "error_message", "recovery_success", "circuit_opened",
+                    "retry_count", "session"]
+    list_filter = ["error_type", "recovery_success", "circuit_opened", RecentSessionFilter]
+    list_select_related = ["session"]
+    search_fields = ["error_message", "error_pattern", "operation", "task_key"]
+    date_hierarchy = "logged_at"
+    raw_id_fields = ["session"]
+    readonly_fields = ["id"]
+
+
+@admin.register(DeadLetter)
+class DeadLetterAdmin(ServiceModelAdmin):
+    list_display = ["id", "operation_type", "status", "attempt_count", "retry_after", "expires_at", "created_at",
+                    "session"]
+    list_filter = ["status", "operation_type"]
+    list_select_related = ["session"]
+    search_fields = ["operation_type", "error_message", "task_key"]
+    date_hierarchy = "created_at"
+    raw_id_fields = ["session"]
+    readonly_fields = ["id", "retried_at", "params_pretty"]
+    actions = ["retry_selected"]
+
+    @admin.action(description="Take the selected due items for a retry")
+    def retry_selected(self, request: HttpRequest, queryset: QuerySet[DeadLetter]) -> None:
+        taken = 0
+        for item_id in queryset.values_list("id", flat=True):
+            try:
+                services.dead_letter_retry(dead_letter_id=item_id)
+                taken += 1
+            except Conflict:
+                pass  # not pending or not due: left as it is
+        self.message_user(request, f"{taken} of {queryset.count()} selected items taken for a retry.")
+
+    @admin.display(description="operation params")
+    def params_pretty(self, obj: DeadLetter) -> str:
+        return pretty_json(obj.operation_params)
+
+
+@admin.register(RetentionRun)
+class RetentionRunAdmin(ReadOnlyAdmin):
+    list_display = ["ran_at", "older_than_days", "cutoff", "sessions_removed"]
+    date_hierarchy = "ran_at"
+    fields = ["ran_at", "older_than_days", "cutoff", "sessions_removed", "rows_pretty", "session_ids"]
+    readonly_fields = fields
+
+    @admin.display(description="rows removed")
+    def rows_pretty(self, obj: RetentionRun) -> str:
+        return pretty_json(obj.rows_removed)

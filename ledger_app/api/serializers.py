@@ -1,0 +1,195 @@
+from typing import Any
+
+from rest_framework import serializers
+
+from ledger_app.models import (
+    EVENT_TYPES,
+    Baseline,
+    Checkpoint,
+    CheckpointRestore,
+    DeadLetter,
+    ErrorLog,
+    GateResult,
+    Issue,
+    LedgerEvent,
+    ModelPrice,
+    Rollback,
+    TokenUsage,
+    event_type_is_valid,
+)
+from ralphsite.api.fields import ULIDSerializerField
+from ralphsite.api.serializers import RalphModelSerializer
+
+_NON_NEGATIVE = {"min_value": 0}
+
+
+class RejectUnknownKeysMixin:
+    """A body key that is not a field is a 400, not silently dropped (agents learn of typos)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            writable = {name for name, f in self.fields.items() if not f.read_only}
+            unknown = sorted(set(data) - writable)
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: [f"Unknown field; allowed: {', '.join(sorted(writable))}."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class LedgerSerializer(RejectUnknownKeysMixin, RalphModelSerializer):
+    pass
+
+
+class LedgerEventSerializer(LedgerSerializer):
+    session = ULIDSerializerField(source="session_id")
+    type = serializers.CharField(max_length=64)
+
+    class Meta:
+        model = LedgerEvent
+        fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration",
+                  "phase", "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated",
+                  "message", "data", "meta", "idempotency_key"]
+        read_only_fields = ["id"]
+        extra_kwargs = {name: _NON_NEGATIVE for name in ("tokens_in", "tokens_out", "tokens_total", "cost_usd",
+                                                         "duration_ms")}
+        # A repeated idempotency key is a duplicate the service answers with the existing id, not an error.
+        validators: list = []
+
+    def validate_type(self, value: str) -> str:
+        if not event_type_is_valid(value):
+            raise serializers.ValidationError(
+                f"{value!r} is not a valid event type; allowed: {', '.join(EVENT_TYPES)}, or a custom "
+                "type in the x- namespace (x-my_event).")
+        return value
+
+
+class AppendResultSerializer(serializers.Serializer):
+    """One item of a bulk append's answer."""
+
+    index = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["created", "duplicate", "invalid"])
+    id = serializers.IntegerField(allow_null=True)
+    errors = serializers.DictField(required=False)
+
+
+class IssueSerializer(LedgerSerializer):
+    class Meta:
+        model = Issue
+        fields = ["id", "session", "task_key", "kind", "signature", "message", "file", "line", "first_seen_at",
+                  "last_seen_at", "count", "created_at", "updated_at"]
+        read_only_fields = ["count", "created_at", "updated_at"]
+
+
+class IssueRecordSerializer(RejectUnknownKeysMixin, serializers.Serializer):
+    session = ULIDSerializerField()
+    task_key = serializers.CharField(max_length=100)
+    kind = serializers.CharField(max_length=64)
+    signature = serializers.CharField(max_length=500)
+    message = serializers.CharField()
+    file = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
+    line = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+    seen_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class CheckpointSerializer(LedgerSerializer):
+    class Meta:
+        model = Checkpoint
+        fields = ["id", "key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "path", "summary",
+                  "description", "can_restore", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+
+class CheckpointRestoreSerializer(LedgerSerializer):
+    checkpoint_key = serializers.CharField(source="checkpoint.key", read_only=True)
+
+    class Meta:
+        model = CheckpointRestore
+        fields = ["id", "checkpoint", "checkpoint_key", "restored_at", "agent", "note", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class CheckpointRestoreRequestSerializer(RejectUnknownKeysMixin, serializers.Serializer):
+    agent = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class RollbackSerializer(LedgerSerializer):
+    class Meta:
+        model = Rollback
+        fields = ["id", "session", "rollback_type", "target_commit", "target_tag", "reason", "from_commit",
+                  "trigger_type", "check_type", "backup_branch", "rolled_back_at", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+
+class BaselineSerializer(LedgerSerializer):
+    class Meta:
+        model = Baseline
+        fields = ["id", "tag_name", "commit_hash", "milestone", "description", "branch", "files_changed",
+                  "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+
+class GateResultSerializer(LedgerSerializer):
+    class Meta:
+        model = GateResult
+        fields = ["id", "session", "gate", "iteration", "passed", "details", "error_count", "warning_count",
+                  "coverage_percent", "timestamp", "duration_seconds", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+
+class TokenUsageSerializer(LedgerSerializer):
+    cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, min_value=0, required=False,
+                                        allow_null=True,
+                                        help_text="Omit (or null) to have it computed from the model price.")
+
+    class Meta:
+        model = TokenUsage
+        fields = ["id", "session", "task_key", "sprint_key", "model", "input_tokens", "output_tokens",
+                  "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "cost_usd", "is_estimated",
+                  "operation", "agent", "recorded_at"]
+        read_only_fields = ["id", "is_estimated"]
+        extra_kwargs = {name: _NON_NEGATIVE for name in ("input_tokens", "output_tokens", "cached_read_tokens",
+                                                         "cached_write_tokens", "reasoning_tokens")}
+
+
+class ModelPriceSerializer(LedgerSerializer):
+    class Meta:
+        model = ModelPrice
+        fields = ["id", "model", "valid_from", "input_per_mtok", "output_per_mtok", "cached_read_per_mtok",
+                  "cached_write_per_mtok", "reasoning_per_mtok", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+        extra_kwargs = {name: _NON_NEGATIVE for name in ("input_per_mtok", "output_per_mtok", "cached_read_per_mtok",
+                                                         "cached_write_per_mtok", "reasoning_per_mtok")}
+
+
+class ErrorLogSerializer(LedgerSerializer):
+    class Meta:
+        model = ErrorLog
+        fields = ["id", "session", "task_key", "operation", "error_type", "error_message", "error_pattern",
+                  "recovery_action", "recovery_success", "retry_count", "circuit_opened", "logged_at"]
+        read_only_fields = ["id"]
+
+
+class DeadLetterSerializer(LedgerSerializer):
+    class Meta:
+        model = DeadLetter
+        fields = ["id", "operation_type", "operation_params", "error_message", "stack_trace", "attempt_count",
+                  "session", "task_key", "status", "retry_after", "expires_at", "retried_at", "created_at"]
+        read_only_fields = ["id", "retried_at"]
+
+
+class DeadLetterClaimSerializer(RejectUnknownKeysMixin, serializers.Serializer):
+    operation_type = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class StatsQuerySerializer(RejectUnknownKeysMixin, serializers.Serializer):
+    session = ULIDSerializerField(required=False)
+    since = serializers.DateTimeField(required=False, help_text="Inclusive start of the date range.")
+    until = serializers.DateTimeField(required=False, help_text="Exclusive end of the date range.")
+
+
+class StatsResultSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.DictField())

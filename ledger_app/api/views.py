@@ -1,0 +1,256 @@
+from typing import Any
+
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ledger_app import selectors, services
+from ledger_app.api import filters
+from ledger_app.api import serializers as s
+from ledger_app.models import Checkpoint, CheckpointRestore, LedgerEvent
+from ledger_app.stats import STATS, StatFilters
+from ralphsite.api.pagination import IdCursorPagination
+from ralphsite.api.viewsets import RalphModelViewSet
+from ralphsite.errors import InvalidInput, NotFound
+
+# Append-only resources: no PUT, PATCH or DELETE (405).
+APPEND_ONLY_METHODS = ["get", "post", "head", "options"]
+
+
+def _list_body(data: Any, *, limit: int) -> list[Any]:
+    if not data:
+        raise InvalidInput("The list is empty.", details={"non_field_errors": ["Send at least one item."]})
+    if len(data) > limit:
+        raise InvalidInput(f"At most {limit} items per request; got {len(data)}.",
+                           details={"limit": limit, "received": len(data)})
+    return data
+
+
+class CursorListMixin:
+    """High-volume integer-id tables: keyset pages on id, no COUNT(*), no OFFSET, no reordering."""
+
+    pagination_class = IdCursorPagination
+    filter_backends = [DjangoFilterBackend]
+
+
+class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
+    queryset = selectors.event_list()
+    serializer_class = s.LedgerEventSerializer
+    filterset_class = filters.LedgerEventFilterSet
+    http_method_names = APPEND_ONLY_METHODS
+
+    @extend_schema(
+        request=s.LedgerEventSerializer,
+        responses={201: s.LedgerEventSerializer, 200: OpenApiResponse(
+            s.AppendResultSerializer(many=True),
+            description="A list body (up to 1,000 events, one transaction) is answered per item: created, "
+                        "duplicate (of an existing idempotency key) or invalid; 201 when any was created. "
+                        "A single event that repeats an idempotency key returns the existing event with 200.")},
+    )
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if isinstance(request.data, list):
+            return self._append_many(_list_body(request.data, limit=services.MAX_EVENTS_PER_APPEND))
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        [result] = services.events_append(items=[serializer.validated_data])
+        if result.status == "invalid":
+            raise InvalidInput(next(iter(result.errors.values()))[0], details=result.errors)
+        if result.status == "duplicate":
+            return Response(self.get_serializer(LedgerEvent.objects.get(pk=result.event_id)).data)
+        return Response(self.get_serializer(result.event).data, status=status.HTTP_201_CREATED)
+
+    def _append_many(self, raw_items: list[Any]) -> Response:
+        answers: list[dict[str, Any] | None] = [None] * len(raw_items)
+        valid_indexes, valid_items = [], []
+        # One serializer validates every item, as DRF's ListSerializer does: its fields and
+        # validators are built once per request instead of once per event.
+        validator = self.get_serializer()
+        for index, raw in enumerate(raw_items):
+            try:
+                valid_items.append(validator.run_validation(raw))
+                valid_indexes.append(index)
+            except ValidationError as exc:
+                answers[index] = {"index": index, "status": "invalid", "id": None, "errors": exc.detail}
+        results = services.events_append(items=valid_items) if valid_items else []
+        for index, result in zip(valid_indexes, results, strict=True):
+            answers[index] = {"index": index, "status": result.status, "id": result.event_id,
+                              **({"errors": result.errors} if result.errors else {})}
+        created = any(result.status == "created" for result in results)
+        return Response(answers, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class IssueViewSet(RalphModelViewSet):
+    queryset = selectors.issue_list()
+    serializer_class = s.IssueSerializer
+    filterset_class = filters.IssueFilterSet
+    ordering_fields = ["count", "last_seen_at", "first_seen_at", "kind"]
+    ordering = ["-count", "-last_seen_at"]
+
+    @extend_schema(request=s.IssueRecordSerializer, responses={200: s.IssueSerializer, 201: s.IssueSerializer})
+    @action(detail=False, methods=["post"])
+    def record(self, request: Request) -> Response:
+        """Record an occurrence: a known signature increments `count` (200), a new one is created (201)."""
+        serializer = s.IssueRecordSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        issue, created = services.issue_record(session_id=data.pop("session"), **data)
+        answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(s.IssueSerializer(issue).data, status=answer)
+
+
+class CheckpointViewSet(RalphModelViewSet):
+    queryset = selectors.checkpoint_list()
+    serializer_class = s.CheckpointSerializer
+    filterset_class = filters.CheckpointFilterSet
+    ordering_fields = ["created_at", "key"]
+    ordering = ["-created_at"]
+
+    def create_instance(self, data: dict[str, Any]) -> Checkpoint:
+        return services.checkpoint_create(data=data)
+
+    @extend_schema(request=s.CheckpointRestoreRequestSerializer, responses={201: s.CheckpointRestoreSerializer})
+    @action(detail=True, methods=["post"])
+    def restore(self, request: Request, pk: str) -> Response:
+        """Record a restore of this checkpoint; 409 when its `can_restore` is false."""
+        serializer = s.CheckpointRestoreRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        restore = services.checkpoint_restore(checkpoint=self.get_object(), **serializer.validated_data)
+        return Response(s.CheckpointRestoreSerializer(restore).data, status=status.HTTP_201_CREATED)
+
+
+class CheckpointRestoreViewSet(RalphModelViewSet):
+    queryset = selectors.checkpoint_restore_list()
+    serializer_class = s.CheckpointRestoreSerializer
+    filterset_class = filters.CheckpointRestoreFilterSet
+    ordering_fields = ["restored_at"]
+    ordering = ["-restored_at"]
+    http_method_names = APPEND_ONLY_METHODS
+
+    def create_instance(self, data: dict[str, Any]) -> CheckpointRestore:
+        return services.checkpoint_restore(**data)
+
+
+class RollbackViewSet(RalphModelViewSet):
+    queryset = selectors.rollback_list()
+    serializer_class = s.RollbackSerializer
+    filterset_class = filters.RollbackFilterSet
+    ordering_fields = ["rolled_back_at", "rollback_type"]
+    ordering = ["-rolled_back_at"]
+
+
+class BaselineViewSet(RalphModelViewSet):
+    queryset = selectors.baseline_list()
+    serializer_class = s.BaselineSerializer
+    filterset_class = filters.BaselineFilterSet
+    ordering_fields = ["created_at", "tag_name", "milestone"]
+    ordering = ["-created_at"]
+
+
+class GateResultViewSet(RalphModelViewSet):
+    queryset = selectors.gate_result_list()
+    serializer_class = s.GateResultSerializer
+    filterset_class = filters.GateResultFilterSet
+    ordering_fields = ["timestamp", "gate", "iteration"]
+    ordering = ["-timestamp"]
+
+
+class TokenUsageViewSet(CursorListMixin, RalphModelViewSet):
+    """Usage rows are facts that feed session totals: recorded, never edited (no PUT/PATCH/DELETE)."""
+
+    queryset = selectors.token_usage_list()
+    serializer_class = s.TokenUsageSerializer
+    filterset_class = filters.TokenUsageFilterSet
+    http_method_names = APPEND_ONLY_METHODS
+
+    @extend_schema(request=s.TokenUsageSerializer, responses={201: s.TokenUsageSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """One usage row, or a list of up to 1,000 (one transaction: all are recorded or none)."""
+        many = isinstance(request.data, list)
+        data = _list_body(request.data, limit=services.MAX_EVENTS_PER_APPEND) if many else request.data
+        serializer = self.get_serializer(data=data, many=many)
+        serializer.is_valid(raise_exception=True)
+        rows = services.token_usage_record(items=serializer.validated_data if many else [serializer.validated_data])
+        body = self.get_serializer(rows, many=True).data if many else self.get_serializer(rows[0]).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ModelPriceViewSet(RalphModelViewSet):
+    queryset = selectors.model_price_list()
+    serializer_class = s.ModelPriceSerializer
+    filterset_class = filters.ModelPriceFilterSet
+    ordering_fields = ["model", "valid_from"]
+    ordering = ["model", "-valid_from"]
+
+
+class ErrorLogViewSet(CursorListMixin, RalphModelViewSet):
+    queryset = selectors.error_list()
+    serializer_class = s.ErrorLogSerializer
+    filterset_class = filters.ErrorLogFilterSet
+
+
+class DeadLetterViewSet(RalphModelViewSet):
+    queryset = selectors.dead_letter_list()
+    serializer_class = s.DeadLetterSerializer
+    filterset_class = filters.DeadLetterFilterSet
+    ordering_fields = ["created_at", "retry_after", "status"]
+    ordering = ["-created_at"]
+
+    @extend_schema(request=None, responses={200: s.DeadLetterSerializer})
+    @action(detail=True, methods=["post"])
+    def retry(self, request: Request, pk: str) -> Response:
+        """Take this item for a retry (pending and due → retried); 409 when it is not."""
+        try:
+            dead_letter_id = int(pk)
+        except ValueError:
+            raise NotFound(f"Dead letter {pk} does not exist.") from None
+        return Response(s.DeadLetterSerializer(services.dead_letter_retry(dead_letter_id=dead_letter_id)).data)
+
+    @extend_schema(request=s.DeadLetterClaimSerializer,
+                   responses={200: s.DeadLetterSerializer, 204: OpenApiResponse(description="Nothing is due.")})
+    @action(detail=False, methods=["post"])
+    def claim(self, request: Request) -> Response:
+        """Atomically take the oldest due item for a retry; two workers never get the same one."""
+        serializer = s.DeadLetterClaimSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        item = services.dead_letter_claim_next(**serializer.validated_data)
+        if item is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(s.DeadLetterSerializer(item).data)
+
+
+STATS_PARAMETERS = [
+    OpenApiParameter("name", str, OpenApiParameter.PATH, enum=sorted(STATS), description="The statistic."),
+    OpenApiParameter("session", str, description="Only rows of this session."),
+    OpenApiParameter("since", str, description="ISO 8601 date or time: rows at or after it."),
+    OpenApiParameter("until", str, description="ISO 8601 date or time: rows before it."),
+]
+
+
+class StatsViewSet(viewsets.ViewSet):
+    """Seed 003's views, one read-only resource each: `GET stats/<name>/`."""
+
+    lookup_field = "name"
+
+    @extend_schema(responses=s.StatsResultSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        return Response([{"name": stat.name, "description": stat.description, "columns": list(stat.columns),
+                          "rows": []} for stat in STATS.values()])
+
+    @extend_schema(parameters=STATS_PARAMETERS, responses=s.StatsResultSerializer)
+    def retrieve(self, request: Request, name: str) -> Response:
+        stat = STATS.get(name)
+        if stat is None:
+            raise NotFound(f"No statistic named {name!r}; available: {', '.join(STATS)}.")
+        query = s.StatsQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        filters_ = StatFilters(session_id=query.validated_data.get("session"),
+                               since=query.validated_data.get("since"), until=query.validated_data.get("until"))
+        body = {"name": stat.name, "description": stat.description, "columns": list(stat.columns),
+                "rows": stat.rows(filters_)}
+        return Response(s.StatsResultSerializer(body).data)
+
+

@@ -1,0 +1,16 @@
+"""Make the database reject UPDATE and DELETE (and TRUNCATE on PostgreSQL) on ledger events.
+
+The SQL is in `ledger_app.append_only` (one statement list per backend). A later migration that
+makes SQLite rebuild `ledger_app_ledgerevent` drops these triggers: it must run
+`create_triggers` again (tests/ledger_app/test_append_only.py checks they exist after all migrations).
+"""
+
+from django.db import migrations
+
+from ledger_app.append_only import create_triggers, drop_triggers
+
+
+class Migration(migrations.Migration):
+    dependencies = [("ledger_app", "0001_initial")]
+
+    operations = [migrations.RunPython(create_triggers, drop_triggers)]

@@ -1,0 +1,96 @@
+import re
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+# ralphy ledger types (seed 001).
+RALPHY_EVENT_TYPES = (
+    "run_started", "run_finished", "task_started", "task_finished", "phase_entered",
+    "backend_call_started", "backend_call_finished", "validator_started", "validator_finished",
+    "budget_degrade_applied", "checkpoint_created", "issue_recorded",
+)
+# DevTeam events.event_type (seed 003).
+DEVTEAM_EVENT_TYPES = (
+    "session_started", "session_ended", "phase_changed", "agent_started", "agent_completed",
+    "agent_failed", "model_escalated", "model_deescalated", "gate_passed", "gate_failed",
+    "bug_council_activated", "bug_council_completed", "interview_started", "interview_question",
+    "interview_completed", "research_started", "research_finding", "research_completed",
+    "task_started", "task_completed", "task_failed", "error_occurred", "warning_issued",
+    "abandonment_detected", "abandonment_prevented",
+)
+# Recorded by the ledger itself from sessions_app's `orchestration_event` signal.
+AUDIT_EVENT_TYPES = (
+    "session_state_changed", "task_status_changed", "task_claimed", "task_released",
+    "signal_processed", "question_answered", "session_resumed", "session_finished",
+)
+EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RALPHY_EVENT_TYPES + DEVTEAM_EVENT_TYPES + AUDIT_EVENT_TYPES))
+_EVENT_TYPE_SET = frozenset(EVENT_TYPES)
+# Custom types live in the `x-` namespace: `x-bench`, `x-my.tool_event`.
+CUSTOM_EVENT_TYPE = re.compile(r"^x-[a-z0-9][a-z0-9_.-]{0,60}$")
+
+
+def event_type_is_valid(value: str) -> bool:
+    return value in _EVENT_TYPE_SET or CUSTOM_EVENT_TYPE.match(value) is not None
+
+
+class LedgerEvent(models.Model):
+    """One append-only ledger event; the database rejects UPDATE and DELETE (see migration 0002).
+
+    Seed column → field:
+
+    * ralphy `ledger` (seed 001): id → id (integer, also the API cursor); run_id → session;
+      ts → timestamp; type → type; task_id → task_key; phase, duration_ms, tokens_in, tokens_out,
+      tokens_total, cost_usd, is_estimated → same names; meta_json → meta.
+    * DevTeam `events` (seed 003): id → id; session_id → session; timestamp → timestamp;
+      event_type → type; event_category → category; agent, model, iteration, phase, message,
+      data → same names; metadata → meta; tokens_input → tokens_in; tokens_output → tokens_out;
+      cost_cents → cost_usd (Decimal USD; cents = usd * 100).
+
+    `idempotency_key` is ours: a client retrying an append sends the same key and gets the
+    existing event back instead of a second one (unique per session when set).
+
+    The session FK is PROTECT although seed 003 cascades: the ledger is append-only, so a session
+    with events is removed only by `manage.py purge_sessions`, never by an ordinary delete.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="ledger_events")
+    timestamp = models.DateTimeField(default=timezone.now)
+    type = models.CharField(max_length=64)
+    category = models.CharField(max_length=64, blank=True, default="")
+    task_key = models.CharField(max_length=100, blank=True, default="")
+    agent = models.CharField(max_length=200, blank=True, default="")
+    model = models.CharField(max_length=100, blank=True, default="")
+    iteration = models.PositiveIntegerField(null=True, blank=True)
+    phase = models.CharField(max_length=100, blank=True, default="")
+    duration_ms = models.BigIntegerField(null=True, blank=True)
+    tokens_in = models.BigIntegerField(default=0)
+    tokens_out = models.BigIntegerField(default=0)
+    tokens_total = models.BigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    is_estimated = models.BooleanField(default=False)
+    message = models.TextField(blank=True, default="")
+    data = models.JSONField(default=dict, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    idempotency_key = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "idempotency_key"], condition=~Q(idempotency_key=""),
+                                    name="ledgerevent_session_idempotency_key"),
+        ]
+        indexes = [
+            models.Index(fields=["session", "id"], name="ledgerevent_session_id"),
+            models.Index(fields=["type", "id"], name="ledgerevent_type_id"),
+            models.Index(fields=["category", "id"], name="ledgerevent_category_id"),
+            models.Index(fields=["task_key", "id"], name="ledgerevent_task_id"),
+            models.Index(fields=["agent", "id"], name="ledgerevent_agent_id"),
+            models.Index(fields=["model", "id"], name="ledgerevent_model_id"),
+            models.Index(fields=["phase", "id"], name="ledgerevent_phase_id"),
+            models.Index(fields=["timestamp"], name="ledgerevent_timestamp"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.id} {self.type}"

@@ -1,0 +1,86 @@
+from django.db import models
+from django.utils import timezone
+
+from ralphsite.models import ULIDModel
+
+# TokenUsage token field → ModelPrice price field (USD per million tokens).
+PRICED_TOKEN_FIELDS: dict[str, str] = {
+    "input_tokens": "input_per_mtok",
+    "output_tokens": "output_per_mtok",
+    "cached_read_tokens": "cached_read_per_mtok",
+    "cached_write_tokens": "cached_write_per_mtok",
+    "reasoning_tokens": "reasoning_per_mtok",
+}
+
+
+def _price_field() -> models.DecimalField:
+    return models.DecimalField(max_digits=18, decimal_places=6, default=0,
+                               help_text="USD per million tokens.")
+
+
+class ModelPrice(ULIDModel):
+    """Ours (no seed table): what a model's tokens cost from `valid_from` on, per usage type.
+
+    The price in force at time t is the row of that model with the latest `valid_from` <= t.
+    """
+
+    model = models.CharField(max_length=100)
+    valid_from = models.DateTimeField()
+    input_per_mtok = _price_field()
+    output_per_mtok = _price_field()
+    cached_read_per_mtok = _price_field()
+    cached_write_per_mtok = _price_field()
+    reasoning_per_mtok = _price_field()
+
+    class Meta:
+        ordering = ["model", "-valid_from"]
+        constraints = [
+            models.UniqueConstraint(fields=["model", "valid_from"], name="modelprice_model_valid_from"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} from {self.valid_from:%Y-%m-%d}"
+
+
+class TokenUsage(models.Model):
+    """DevTeam `token_usage` (seed 003): one API call's tokens and cost.
+
+    Seed column → field: id → id (integer); session_id → session; task_id → task_key;
+    sprint_id → sprint_key; model, input_tokens, output_tokens, cost_usd (Decimal USD),
+    operation, recorded_at → same names; agent_name → agent. Ours: cached_read_tokens,
+    cached_write_tokens, reasoning_tokens, and is_estimated (the cost was computed from ModelPrice
+    because the client sent none).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
+                                related_name="token_usage")
+    task_key = models.CharField(max_length=100, blank=True, default="")
+    sprint_key = models.CharField(max_length=100, blank=True, default="")
+    model = models.CharField(max_length=100)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cached_read_tokens = models.BigIntegerField(default=0)
+    cached_write_tokens = models.BigIntegerField(default=0)
+    reasoning_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    is_estimated = models.BooleanField(default=False)
+    operation = models.CharField(max_length=100, blank=True, default="")
+    agent = models.CharField(max_length=200, blank=True, default="")
+    recorded_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-recorded_at", "-id"]
+        verbose_name_plural = "token usage"
+        indexes = [
+            models.Index(fields=["session", "recorded_at"], name="tokenusage_session_at"),
+            models.Index(fields=["model", "recorded_at"], name="tokenusage_model_at"),
+            models.Index(fields=["recorded_at"], name="tokenusage_at"),
+            models.Index(fields=["task_key"], name="tokenusage_task"),
+            models.Index(fields=["sprint_key"], name="tokenusage_sprint"),
+            models.Index(fields=["agent"], name="tokenusage_agent"),
+            models.Index(fields=["operation"], name="tokenusage_operation"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.input_tokens}+{self.output_tokens} tokens"

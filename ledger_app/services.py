@@ -1,0 +1,301 @@
+"""Every write to the ledger app: one function per domain verb, each one transaction."""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from ledger_app.append_only import ledger_purge_transaction
+from ledger_app.models import (
+    PRICED_TOKEN_FIELDS,
+    Checkpoint,
+    CheckpointRestore,
+    DeadLetter,
+    DeadLetterStatus,
+    Issue,
+    LedgerEvent,
+    ModelPrice,
+    RetentionRun,
+    TokenUsage,
+)
+from ralphsite.errors import Conflict, InvalidInput, NotFound
+from ralphsite.services import instance_create
+from sessions_app.models import Session, SessionStatus
+from sessions_app.services import session_usage_add
+
+MAX_EVENTS_PER_APPEND = 1000
+_APPEND_ATTEMPTS = 3
+_MICRO_USD = Decimal("0.000001")
+
+
+# -- events ----------------------------------------------------------------------------------
+
+@dataclass
+class AppendResult:
+    """What happened to one item of an append: created, duplicate (of `event_id`) or invalid."""
+
+    status: str
+    event_id: int | None = None
+    event: LedgerEvent | None = None
+    errors: dict[str, Any] = field(default_factory=dict)
+
+
+def events_append(*, items: list[dict[str, Any]]) -> list[AppendResult]:
+    """Append validated events (model field names, `session_id` as a string) in one transaction.
+
+    An item whose (session, idempotency_key) already exists, in the table or earlier in the same
+    batch, is reported as a duplicate of that event and not inserted: an agent that retries after
+    a timeout never double-counts. Session token/cost totals grow by exactly the created rows.
+    Two requests racing with the same key: one insert fails on the unique constraint, its whole
+    transaction is rolled back and replayed, and the replay sees the other's row as a duplicate.
+    """
+    if len(items) > MAX_EVENTS_PER_APPEND:
+        raise InvalidInput(f"At most {MAX_EVENTS_PER_APPEND} events per request; got {len(items)}.",
+                           details={"limit": MAX_EVENTS_PER_APPEND, "received": len(items)})
+    attempts_left = _APPEND_ATTEMPTS
+    while True:
+        try:
+            with transaction.atomic():
+                return _events_append_once(items)
+        except IntegrityError:
+            attempts_left -= 1
+            if not attempts_left:
+                raise
+
+
+def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:
+    session_ids = {item["session_id"] for item in items}
+    known_sessions = set(Session.objects.filter(pk__in=session_ids).values_list("pk", flat=True))
+    keyed = [(item["session_id"], item["idempotency_key"]) for item in items if item.get("idempotency_key")]
+    existing: dict[tuple[str, str], int] = {}
+    if keyed:
+        rows = LedgerEvent.objects.filter(session_id__in={s for s, _ in keyed},
+                                          idempotency_key__in={k for _, k in keyed})
+        existing = {(s, k): pk for s, k, pk in rows.values_list("session_id", "idempotency_key", "id")}
+    results: list[AppendResult] = []
+    first_in_batch: dict[tuple[str, str], AppendResult] = {}
+    new_events: list[tuple[AppendResult, LedgerEvent]] = []
+    for item in items:
+        if item["session_id"] not in known_sessions:
+            missing = f"Session {item['session_id']} does not exist."
+            results.append(AppendResult("invalid", errors={"session": [missing]}))
+            continue
+        key = (item["session_id"], item.get("idempotency_key") or "")
+        if key[1] and key in existing:
+            results.append(AppendResult("duplicate", event_id=existing[key]))
+            continue
+        if key[1] and key in first_in_batch:
+            result = AppendResult("duplicate")
+            result.event = first_in_batch[key].event  # its id is known once the batch is inserted
+            results.append(result)
+            continue
+        event = LedgerEvent(**item)
+        if not event.tokens_total:
+            event.tokens_total = event.tokens_in + event.tokens_out
+        result = AppendResult("created", event=event)
+        if key[1]:
+            first_in_batch[key] = result
+        results.append(result)
+        new_events.append((result, event))
+    LedgerEvent.objects.bulk_create([event for _, event in new_events])
+    for result in results:
+        if result.event is not None:
+            result.event_id = result.event.id
+    _add_usage([(e.session_id, e.tokens_in, e.tokens_out, e.cost_usd) for _, e in new_events])
+    return results
+
+
+def _add_usage(rows: list[tuple[str | None, int, int, Decimal]]) -> None:
+    """Add rows' tokens and cost to their sessions' totals: one UPDATE per session, not per row."""
+    per_session: dict[str, list] = defaultdict(lambda: [0, 0, Decimal(0)])
+    for session_id, tokens_in, tokens_out, cost in rows:
+        if session_id is None:
+            continue
+        totals = per_session[session_id]
+        totals[0] += tokens_in
+        totals[1] += tokens_out
+        totals[2] += Decimal(cost)
+    for session_id, (tokens_in, tokens_out, cost) in sorted(per_session.items()):
+        session_usage_add(session_id=session_id, tokens_input=tokens_in, tokens_output=tokens_out, cost_usd=cost)
+
+
+def event_append(*, session_id: str, type: str, **fields: Any) -> LedgerEvent:
+    """Append one event the server itself records (audit trail, issues, checkpoints)."""
+    [result] = events_append(items=[{"session_id": session_id, "type": type, **fields}])
+    if result.status == "invalid":
+        raise NotFound(f"Session {session_id} does not exist.", details=result.errors)
+    if result.event is None:
+        return LedgerEvent.objects.get(pk=result.event_id)
+    return result.event
+
+
+# -- issues ----------------------------------------------------------------------------------
+
+def issue_record(*, session_id: str, task_key: str, kind: str, signature: str, message: str,
+                 file: str = "", line: int | None = None, seen_at: datetime | None = None) -> tuple[Issue, bool]:
+    """Record one occurrence of an issue: a known signature increments `count` (seed 001).
+
+    Race-free on both backends: the increment is an UPDATE with F(); the first occurrence is an
+    INSERT in a savepoint, and a concurrent first occurrence that loses on the unique constraint
+    falls back to the increment. Returns (issue, created).
+    """
+    seen_at = seen_at or timezone.now()
+    with transaction.atomic():
+        if not Session.objects.filter(pk=session_id).exists():
+            raise InvalidInput(f"Session {session_id} does not exist.", details={"session": [session_id]})
+        created = not _issue_increment(session_id, signature, message, seen_at)
+        if created:
+            try:
+                with transaction.atomic():
+                    Issue.objects.create(session_id=session_id, task_key=task_key, kind=kind, signature=signature,
+                                         message=message, file=file, line=line, first_seen_at=seen_at,
+                                         last_seen_at=seen_at)
+            except IntegrityError:
+                if not _issue_increment(session_id, signature, message, seen_at):
+                    raise
+                created = False
+        issue = Issue.objects.get(session_id=session_id, signature=signature)
+        event_append(session_id=session_id, type="issue_recorded", category="issue", task_key=task_key,
+                     message=message, data={"issue": issue.id, "kind": kind, "signature": signature,
+                                            "count": issue.count})
+    return issue, created
+
+
+def _issue_increment(session_id: str, signature: str, message: str, seen_at: datetime) -> bool:
+    return bool(Issue.objects.filter(session_id=session_id, signature=signature).update(
+        count=F("count") + 1, last_seen_at=seen_at, message=message, updated_at=timezone.now()))
+
+
+# -- checkpoints -----------------------------------------------------------------------------
+
+def checkpoint_create(*, data: dict[str, Any]) -> Checkpoint:
+    with transaction.atomic():
+        checkpoint = instance_create(model=Checkpoint, data=data)
+        if checkpoint.session_id:
+            event_append(session_id=checkpoint.session_id, type="checkpoint_created", category="checkpoint",
+                         task_key=checkpoint.task_key, message=f"checkpoint {checkpoint.key}",
+                         data={"checkpoint": checkpoint.id, "key": checkpoint.key, "git_ref": checkpoint.git_ref})
+    return checkpoint
+
+
+def checkpoint_restore(*, checkpoint: Checkpoint, agent: str = "", note: str = "",
+                       restored_at: datetime | None = None) -> CheckpointRestore:
+    with transaction.atomic():
+        if not Checkpoint.objects.filter(pk=checkpoint.pk, can_restore=True).exists():
+            raise Conflict(f"Checkpoint {checkpoint.key} cannot be restored (can_restore is false).",
+                           code="checkpoint_not_restorable", details={"checkpoint": checkpoint.key})
+        return CheckpointRestore.objects.create(checkpoint=checkpoint, agent=agent, note=note,
+                                                restored_at=restored_at or timezone.now())
+
+
+def checkpoint_last(*, session_id: str) -> Checkpoint | None:
+    return Checkpoint.objects.filter(session_id=session_id).order_by("-created_at", "-id").first()
+
+
+# -- token usage -----------------------------------------------------------------------------
+
+def token_usage_record(*, items: list[dict[str, Any]]) -> list[TokenUsage]:
+    """Record API calls' usage; a row sent without `cost_usd` is priced from ModelPrice (estimated)."""
+    with transaction.atomic():
+        rows = [TokenUsage(**item) for item in items]
+        unpriced = [(row, item) for row, item in zip(rows, items, strict=True) if item.get("cost_usd") is None]
+        if unpriced:
+            prices = _prices_for({row.model for row, _ in unpriced})
+            for row, _ in unpriced:
+                row.cost_usd = _usage_cost(row, prices.get(row.model, []))
+                row.is_estimated = True
+        TokenUsage.objects.bulk_create(rows)
+        _add_usage([(r.session_id, r.input_tokens, r.output_tokens, r.cost_usd) for r in rows])
+    return rows
+
+
+def _prices_for(models: set[str]) -> dict[str, list[ModelPrice]]:
+    prices: dict[str, list[ModelPrice]] = defaultdict(list)
+    for price in ModelPrice.objects.filter(model__in=models).order_by("model", "-valid_from"):
+        prices[price.model].append(price)
+    return prices
+
+
+def _usage_cost(row: TokenUsage, prices_newest_first: list[ModelPrice]) -> Decimal:
+    price = next((p for p in prices_newest_first if p.valid_from <= row.recorded_at), None)
+    if price is None:
+        raise InvalidInput(
+            f"No price for model {row.model!r} at {row.recorded_at.isoformat()}: send cost_usd or add a model price.",
+            details={"cost_usd": ["required: no model price in force"], "model": row.model})
+    total = sum((getattr(row, tokens) * getattr(price, per_mtok) for tokens, per_mtok in PRICED_TOKEN_FIELDS.items()),
+                Decimal(0))
+    return (total / 1_000_000).quantize(_MICRO_USD, rounding=ROUND_HALF_UP)
+
+
+# -- dead letters ----------------------------------------------------------------------------
+
+def _due(now: datetime) -> Q:
+    return (Q(status=DeadLetterStatus.PENDING) & (Q(retry_after__isnull=True) | Q(retry_after__lte=now))
+            & (Q(expires_at__isnull=True) | Q(expires_at__gt=now)))
+
+
+def dead_letter_retry(*, dead_letter_id: int) -> DeadLetter:
+    """Take one pending, due item for a retry: status → retried, attempt_count + 1.
+
+    A conditional UPDATE: of two concurrent retries of the same item exactly one succeeds.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        taken = DeadLetter.objects.filter(_due(now), pk=dead_letter_id).update(
+            status=DeadLetterStatus.RETRIED, attempt_count=F("attempt_count") + 1, retried_at=now)
+        item = DeadLetter.objects.filter(pk=dead_letter_id).first()
+        if item is None:
+            raise NotFound(f"Dead letter {dead_letter_id} does not exist.")
+        if not taken:
+            raise Conflict(f"Dead letter {dead_letter_id} is not due for a retry (status {item.status}, "
+                           f"retry_after {item.retry_after}, expires_at {item.expires_at}).",
+                           code="dead_letter_not_due", details={"status": item.status})
+    return item
+
+
+def dead_letter_claim_next(*, operation_type: str = "") -> DeadLetter | None:
+    """Atomically take the oldest due item (two workers never get the same one), or None.
+
+    PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED, so concurrent claimers pass over each other's row.
+    SQLite: the transaction begins IMMEDIATE, so claims are serialized. The conditional UPDATE
+    re-checks the state either way.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        candidates = DeadLetter.objects.filter(_due(now))
+        if operation_type:
+            candidates = candidates.filter(operation_type=operation_type)
+        for item in candidates.select_for_update(skip_locked=True).order_by("retry_after", "id")[:5]:
+            if DeadLetter.objects.filter(_due(now), pk=item.pk).update(
+                    status=DeadLetterStatus.RETRIED, attempt_count=F("attempt_count") + 1, retried_at=now):
+                item.refresh_from_db()
+                return item
+    return None
+
+
+# -- retention -------------------------------------------------------------------------------
+
+def sessions_purge(*, older_than: timedelta, now: datetime | None = None) -> RetentionRun:
+    """Remove ended sessions (ended before now - older_than) with their ledger rows, and record it.
+
+    The only code that deletes ledger events: it runs inside `ledger_purge_transaction`, which lets
+    this connection's transaction past the append-only triggers.
+    """
+    now = now or timezone.now()
+    cutoff = now - older_than
+    with ledger_purge_transaction():
+        ended = Session.objects.filter(ended_at__lt=cutoff).exclude(status=SessionStatus.RUNNING)
+        session_ids = sorted(ended.values_list("pk", flat=True))
+        events_removed, _ = LedgerEvent.objects.filter(session_id__in=session_ids).delete()
+        _, removed = Session.objects.filter(pk__in=session_ids).delete()
+        rows_removed = {label: count for label, count in removed.items() if count}
+        if events_removed:
+            rows_removed[LedgerEvent._meta.label] = events_removed
+        return RetentionRun.objects.create(ran_at=now, older_than_days=older_than.days, cutoff=cutoff,
+                                           sessions_removed=len(session_ids), rows_removed=rows_removed,
+                                           session_ids=session_ids)

@@ -1,0 +1,137 @@
+"""Ledger events are append-only in the database itself; purge_sessions is the one way out."""
+
+import sqlite3
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from ledger_app.append_only import TABLE, TRIGGER_NAMES, installed_triggers
+from ledger_app.models import Checkpoint, Issue, LedgerEvent, RetentionRun
+from sessions_app.models import Session, SessionStatus
+from tests.api_mixins import assert_error_shape
+from tests.ledger_app.factories import make_event, make_session
+
+pytestmark = pytest.mark.django_db
+
+
+def _raw(sql: str, params: list | None = None) -> None:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params or [])
+
+
+def test_it_has_the_triggers_after_all_migrations() -> None:
+    assert TRIGGER_NAMES[connection.vendor] <= installed_triggers(connection)
+
+
+def test_it_rejects_a_raw_update() -> None:
+    event = make_event(make_session())
+    with pytest.raises(IntegrityError, match="append-only"):
+        _raw(f"UPDATE {TABLE} SET message = %s WHERE id = %s", ["rewritten", event.id])
+    event.refresh_from_db()
+    assert event.message == "event 0"
+
+
+def test_it_rejects_a_raw_delete() -> None:
+    event = make_event(make_session())
+    with pytest.raises(IntegrityError, match="append-only"):
+        _raw(f"DELETE FROM {TABLE} WHERE id = %s", [event.id])
+    assert LedgerEvent.objects.filter(pk=event.id).exists()
+
+
+def test_it_rejects_an_orm_update_and_delete() -> None:
+    event = make_event(make_session())
+    with pytest.raises(IntegrityError), transaction.atomic():
+        LedgerEvent.objects.filter(pk=event.id).update(message="x")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        LedgerEvent.objects.filter(pk=event.id).delete()
+    assert LedgerEvent.objects.get(pk=event.id).message == "event 0"
+
+
+@pytest.mark.django_db(transaction=True)  # PostgreSQL refuses TRUNCATE with pending FK checks
+def test_it_rejects_truncate_on_postgresql_and_delete_all_on_sqlite() -> None:
+    make_event(make_session())
+    statement = f"TRUNCATE {TABLE}" if connection.vendor == "postgresql" else f"DELETE FROM {TABLE}"
+    with pytest.raises(IntegrityError, match="append-only"):
+        _raw(statement)
+    assert LedgerEvent.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_rejects_a_delete_from_a_connection_outside_django_on_sqlite() -> None:
+    if connection.vendor != "sqlite":
+        # PostgreSQL's check is a server-side setting, covered by the raw tests above.
+        assert connection.vendor == "postgresql"
+        return
+    make_event(make_session())  # committed: this test is transactional
+    outsider = sqlite3.connect(connection.settings_dict["NAME"])
+    try:
+        # Without Django's connection hook the trigger's purge check does not even exist.
+        with pytest.raises(sqlite3.OperationalError, match="no such function"):
+            outsider.execute(f"DELETE FROM {TABLE}")
+    finally:
+        outsider.close()
+
+
+def test_the_api_offers_no_update_or_delete_on_events(api: APIClient) -> None:
+    event = make_event(make_session())
+    url = f"/api/v1/events/{event.id}/"
+    assert_error_shape(api.patch(url, {"message": "x"}, format="json"), 405, "method_not_allowed")
+    assert_error_shape(api.put(url, {"message": "x"}, format="json"), 405, "method_not_allowed")
+    assert_error_shape(api.delete(url), 405, "method_not_allowed")
+
+
+def test_deleting_a_session_with_ledger_events_is_a_409_naming_the_ledger(api: APIClient) -> None:
+    session = make_session()
+    make_event(session)
+    body = assert_error_shape(api.delete(f"/api/v1/sessions/{session.id}/"), 409, "conflict")
+    assert "LedgerEvent.session" in body["message"]
+    assert Session.objects.filter(pk=session.id).exists()
+
+
+def test_the_admin_refuses_to_delete_a_session_with_ledger_events(admin_client) -> None:
+    session = make_session()
+    make_event(session)
+    response = admin_client.post(f"/admin/sessions_app/session/{session.id}/delete/", {"post": "yes"})
+    assert response.status_code == 200  # the "cannot delete: protected objects" page
+    assert Session.objects.filter(pk=session.id).exists()
+
+
+def test_purge_removes_only_old_ended_sessions_and_records_it() -> None:
+    now = timezone.now()
+    old = make_session(status=SessionStatus.COMPLETED, ended_at=now - timedelta(days=91))
+    recent = make_session(status=SessionStatus.COMPLETED, ended_at=now - timedelta(days=10))
+    running = make_session(status=SessionStatus.RUNNING)
+    for session in (old, recent, running):
+        make_event(session, 0)
+        make_event(session, 1)
+    Issue.objects.create(session=old, task_key="t", kind="lint", signature="s", message="m")
+    Checkpoint.objects.create(key="chkpt-old", session=old)
+    out = StringIO()
+    call_command("purge_sessions", "--older-than", "90d", stdout=out)
+    assert "Removed 1 sessions" in out.getvalue()
+    assert set(Session.objects.values_list("pk", flat=True)) == {recent.id, running.id}
+    assert LedgerEvent.objects.filter(session=old.id).count() == 0
+    assert LedgerEvent.objects.count() == 4
+    run = RetentionRun.objects.get()
+    assert run.sessions_removed == 1 and run.session_ids == [old.id] and run.older_than_days == 90
+    assert run.rows_removed == {"ledger_app.LedgerEvent": 2, "sessions_app.Session": 1, "ledger_app.Issue": 1,
+                                "ledger_app.Checkpoint": 1}
+
+
+def test_after_a_purge_raw_deletes_are_rejected_again() -> None:
+    event = make_event(make_session())
+    call_command("purge_sessions", "--older-than", "90d", stdout=StringIO())
+    with pytest.raises(IntegrityError):
+        _raw(f"DELETE FROM {TABLE} WHERE id = %s", [event.id])
+
+
+def test_purge_refuses_a_malformed_age() -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="90d"):
+        call_command("purge_sessions", "--older-than", "ninety", stdout=StringIO())

@@ -1,0 +1,161 @@
+"""The ledger's domain verbs: issue record, checkpoint restore, token pricing, dead-letter retry."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from ledger_app.models import CheckpointRestore, DeadLetter, Issue, LedgerEvent, ModelPrice, TokenUsage
+from sessions_app.models import Session
+from tests.api_mixins import assert_error_shape
+from tests.ledger_app.factories import make_session, utc
+
+pytestmark = pytest.mark.django_db
+
+
+# -- issues ----------------------------------------------------------------------------------
+
+def test_recording_a_known_signature_increments_count_and_last_seen(api: APIClient) -> None:
+    session = make_session()
+    body = {"session": session.id, "task_key": "auth-002", "kind": "typecheck",
+            "signature": "typecheck:src/api.ts:42:TS2322", "message": "first", "file": "src/api.ts", "line": 42}
+    first = api.post("/api/v1/issues/record/", {**body, "seen_at": "2025-02-01T10:00:00Z"}, format="json")
+    second = api.post("/api/v1/issues/record/", {**body, "message": "again", "seen_at": "2025-02-01T11:00:00Z"},
+                      format="json")
+    assert (first.status_code, second.status_code) == (201, 200)
+    assert first.json()["id"] == second.json()["id"]
+    issue = Issue.objects.get()
+    assert issue.count == 2 and issue.message == "again"
+    assert issue.first_seen_at == utc("2025-02-01T10:00:00Z") and issue.last_seen_at == utc("2025-02-01T11:00:00Z")
+    assert LedgerEvent.objects.filter(type="issue_recorded", session=session).count() == 2
+
+
+def test_the_same_signature_in_another_session_is_another_issue(api: APIClient) -> None:
+    for session in (make_session(), make_session()):
+        api.post("/api/v1/issues/record/", {"session": session.id, "task_key": "t", "kind": "lint",
+                                            "signature": "lint:a", "message": "m"}, format="json")
+    assert Issue.objects.count() == 2
+
+
+def test_recording_for_an_unknown_session_is_a_400(api: APIClient) -> None:
+    response = api.post("/api/v1/issues/record/", {"session": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "task_key": "t",
+                                                   "kind": "lint", "signature": "s", "message": "m"}, format="json")
+    assert_error_shape(response, 400, "validation_error")
+
+
+def test_issues_list_sorted_by_count(api: APIClient) -> None:
+    session = make_session()
+    for signature, count in (("a", 1), ("b", 5), ("c", 3)):
+        Issue.objects.create(session=session, task_key="t", kind="k", signature=signature, message="m", count=count)
+    assert [row["signature"] for row in api.get("/api/v1/issues/").json()["results"]] == ["b", "c", "a"]
+
+
+# -- checkpoints -----------------------------------------------------------------------------
+
+def test_creating_a_checkpoint_appends_a_checkpoint_created_event(api: APIClient) -> None:
+    session = make_session()
+    response = api.post("/api/v1/checkpoints/", {"key": "chkpt-1", "session": session.id, "git_ref": "abc"},
+                        format="json")
+    assert response.status_code == 201, response.content
+    event = LedgerEvent.objects.get(type="checkpoint_created")
+    assert event.session_id == session.id and event.data["key"] == "chkpt-1"
+
+
+def test_checkpoint_keys_are_unique(api: APIClient) -> None:
+    api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json")
+    assert_error_shape(api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json"), 409, "conflict")
+
+
+def test_restore_records_a_restore_and_refuses_an_unrestorable_checkpoint(api: APIClient) -> None:
+    checkpoint_id = api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json").json()["id"]
+    response = api.post(f"/api/v1/checkpoints/{checkpoint_id}/restore/", {"agent": "orchestrator"}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["checkpoint_key"] == "chkpt-1"
+    api.patch(f"/api/v1/checkpoints/{checkpoint_id}/", {"can_restore": False}, format="json")
+    body = assert_error_shape(api.post(f"/api/v1/checkpoints/{checkpoint_id}/restore/", {}, format="json"),
+                              409, "checkpoint_not_restorable")
+    assert "chkpt-1" in body["message"]
+    assert_error_shape(api.post("/api/v1/checkpoint-restores/", {"checkpoint": checkpoint_id}, format="json"),
+                       409, "checkpoint_not_restorable")
+    assert CheckpointRestore.objects.count() == 1
+
+
+def test_checkpoint_restores_are_history_the_api_does_not_edit(api: APIClient) -> None:
+    from ledger_app.models import Checkpoint
+
+    restore = CheckpointRestore.objects.create(checkpoint=Checkpoint.objects.create(key="chkpt-1"))
+    url = f"/api/v1/checkpoint-restores/{restore.id}/"
+    assert_error_shape(api.patch(url, {"note": "x"}, format="json"), 405, "method_not_allowed")
+    assert_error_shape(api.delete(url), 405, "method_not_allowed")
+
+
+# -- token usage and prices ------------------------------------------------------------------
+
+def test_usage_without_a_cost_is_priced_from_the_price_in_force_and_marked_estimated(api: APIClient) -> None:
+    ModelPrice.objects.create(model="sonnet", valid_from=utc("2025-01-01T00:00:00Z"), input_per_mtok=3,
+                              output_per_mtok=15, cached_read_per_mtok=Decimal("0.3"),
+                              cached_write_per_mtok=Decimal("3.75"), reasoning_per_mtok=15)
+    ModelPrice.objects.create(model="sonnet", valid_from=utc("2025-06-01T00:00:00Z"), input_per_mtok=6,
+                              output_per_mtok=30)
+    session = make_session()
+    rows = [
+        {"session": session.id, "model": "sonnet", "input_tokens": 1000, "output_tokens": 2000,
+         "cached_read_tokens": 10000, "cached_write_tokens": 400, "reasoning_tokens": 100,
+         "recorded_at": "2025-03-01T00:00:00Z"},
+        {"session": session.id, "model": "sonnet", "input_tokens": 1000, "output_tokens": 2000,
+         "recorded_at": "2025-07-01T00:00:00Z"},
+        {"session": session.id, "model": "sonnet", "input_tokens": 1, "cost_usd": "0.500000"},
+    ]
+    response = api.post("/api/v1/token-usage/", rows, format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    # 1000*3 + 2000*15 + 10000*0.3 + 400*3.75 + 100*15 = 3000 + 30000 + 3000 + 1500 + 1500 = 39000 / 1e6
+    assert [row["cost_usd"] for row in body] == ["0.039000", "0.066000", "0.500000"]
+    assert [row["is_estimated"] for row in body] == [True, True, False]
+    session = Session.objects.get(pk=session.id)
+    assert session.total_cost_usd == Decimal("0.605")
+    assert session.total_tokens_input == 2001 and session.total_tokens_output == 4000
+
+
+def test_usage_without_a_cost_and_without_a_price_is_a_400(api: APIClient) -> None:
+    response = api.post("/api/v1/token-usage/", {"model": "unpriced", "input_tokens": 5}, format="json")
+    body = assert_error_shape(response, 400, "validation_error")
+    assert "unpriced" in body["message"]
+    assert TokenUsage.objects.count() == 0
+
+
+def test_token_usage_is_append_only_in_the_api(api: APIClient) -> None:
+    row = TokenUsage.objects.create(model="m")
+    assert_error_shape(api.patch(f"/api/v1/token-usage/{row.id}/", {"model": "x"}, format="json"), 405,
+                       "method_not_allowed")
+    assert_error_shape(api.delete(f"/api/v1/token-usage/{row.id}/"), 405, "method_not_allowed")
+
+
+# -- dead letters ----------------------------------------------------------------------------
+
+def test_retry_takes_a_due_item_once(api: APIClient) -> None:
+    item = DeadLetter.objects.create(operation_type="push", retry_after=timezone.now() - timedelta(seconds=1))
+    response = api.post(f"/api/v1/dead-letters/{item.id}/retry/")
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "retried" and response.json()["attempt_count"] == 2
+    assert_error_shape(api.post(f"/api/v1/dead-letters/{item.id}/retry/"), 409, "dead_letter_not_due")
+    assert_error_shape(api.post("/api/v1/dead-letters/999999/retry/"), 404, "not_found")
+
+
+def test_retry_refuses_an_item_not_yet_due_or_expired(api: APIClient) -> None:
+    later = DeadLetter.objects.create(operation_type="a", retry_after=timezone.now() + timedelta(hours=1))
+    expired = DeadLetter.objects.create(operation_type="b", expires_at=timezone.now() - timedelta(hours=1))
+    for item in (later, expired):
+        assert_error_shape(api.post(f"/api/v1/dead-letters/{item.id}/retry/"), 409, "dead_letter_not_due")
+
+
+def test_claim_takes_the_oldest_due_item_then_answers_204(api: APIClient) -> None:
+    now = timezone.now()
+    DeadLetter.objects.create(operation_type="push", retry_after=now + timedelta(hours=1))
+    older = DeadLetter.objects.create(operation_type="push", retry_after=now - timedelta(hours=2))
+    newer = DeadLetter.objects.create(operation_type="push", retry_after=now - timedelta(hours=1))
+    assert api.post("/api/v1/dead-letters/claim/", {}, format="json").json()["id"] == older.id
+    assert api.post("/api/v1/dead-letters/claim/", {"operation_type": "push"}, format="json").json()["id"] == newer.id
+    assert api.post("/api/v1/dead-letters/claim/", {}, format="json").status_code == 204

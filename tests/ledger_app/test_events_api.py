@@ -1,0 +1,189 @@
+"""`/api/v1/events/`: single and bulk append, idempotency keys, types, cursor tailing, totals."""
+
+import math
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from ledger_app.models import EVENT_TYPES, LedgerEvent
+from sessions_app.models import Session
+from tests.api_mixins import APIResourceTests, assert_error_shape
+from tests.ledger_app.factories import make_event, make_session
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/events/"
+
+
+def bench_event(session_id: str, i: int, **extra: Any) -> dict[str, Any]:
+    """The body tests/benchmarks/operations.py sends."""
+    return {"session": session_id, "type": "x-bench", "agent": "executor", "message": f"benchmark event {i}",
+            "tokens_in": 120, "tokens_out": 30, "data": {"i": i}, **extra}
+
+
+class TestLedgerEventResource(APIResourceTests):
+    model = LedgerEvent
+    basename = "ledgerevent"
+    list_queries = 2  # auth, one keyset page (no COUNT)
+    updatable = False
+    deletable = False
+
+    def make_instance(self, index: int) -> LedgerEvent:
+        return make_event(make_session(), index)
+
+    def create_payload(self) -> dict[str, Any]:
+        return {"session": make_session().id, "type": "run_started", "message": "go"}
+
+
+def test_it_appends_one_event_the_way_the_benchmark_does(api: APIClient) -> None:
+    session = make_session()
+    response = api.post(URL, bench_event(session.id, 1), format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert isinstance(body["id"], int)
+    assert body["tokens_total"] == 150 and body["type"] == "x-bench" and body["data"] == {"i": 1}
+    session.refresh_from_db()
+    assert (session.total_tokens_input, session.total_tokens_output) == (120, 30)
+
+
+def test_it_appends_a_list_reporting_each_item(api: APIClient) -> None:
+    session = make_session()
+    existing = make_event(session, 0, idempotency_key="k-0")
+    items = [
+        bench_event(session.id, 1, idempotency_key="k-1"),
+        bench_event(session.id, 2, idempotency_key="k-0"),          # duplicate of a stored event
+        bench_event(session.id, 3, type="not_a_type"),              # invalid
+        bench_event(session.id, 4, idempotency_key="k-1"),          # duplicate of item 0
+        bench_event("01ARZ3NDEKTSV4RRFFQ69G5FAV", 5),               # unknown session
+        bench_event(session.id, 6),
+    ]
+    response = api.post(URL, items, format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert [item["status"] for item in body] == ["created", "duplicate", "invalid", "duplicate", "invalid", "created"]
+    assert body[0]["id"] == body[3]["id"] and body[1]["id"] == existing.id
+    assert "type" in body[2]["errors"] and "session" in body[4]["errors"]
+    assert LedgerEvent.objects.filter(session=session).count() == 3
+    session.refresh_from_db()
+    assert session.total_tokens_input == 2 * 120  # only the created events count
+
+
+def test_a_retried_list_creates_nothing_twice(api: APIClient) -> None:
+    session = make_session()
+    items = [bench_event(session.id, i, idempotency_key=f"k-{i}") for i in range(5)]
+    first = api.post(URL, items, format="json")
+    again = api.post(URL, items, format="json")
+    assert first.status_code == 201 and again.status_code == 200
+    assert [item["id"] for item in first.json()] == [item["id"] for item in again.json()]
+    assert {item["status"] for item in again.json()} == {"duplicate"}
+    session.refresh_from_db()
+    assert session.total_tokens_input == 5 * 120
+
+
+def test_a_retried_single_event_returns_the_existing_one(api: APIClient) -> None:
+    session = make_session()
+    body = bench_event(session.id, 1, idempotency_key="once")
+    first = api.post(URL, body, format="json")
+    again = api.post(URL, body, format="json")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["id"] == again.json()["id"]
+
+
+def test_it_limits_a_list_to_1000_events(api: APIClient) -> None:
+    session = make_session()
+    assert_error_shape(api.post(URL, [bench_event(session.id, i) for i in range(1001)], format="json"),
+                       400, "validation_error")
+    assert_error_shape(api.post(URL, [], format="json"), 400, "validation_error")
+    assert LedgerEvent.objects.count() == 0
+
+
+def test_it_appends_1000_events_in_one_request_with_few_queries(api: APIClient, django_assert_max_num_queries) -> None:
+    session = make_session()
+    # Auth, sessions, keys, the session total and its savepoints: constant. The INSERTs: one on
+    # PostgreSQL; on SQLite Django batches by its 999-parameter limit (20 columns: 50 rows each).
+    limit = connection.features.max_query_params
+    inserts = math.ceil(1000 * len(LedgerEvent._meta.concrete_fields) / limit) if limit else 1
+    with django_assert_max_num_queries(7 + inserts):
+        response = api.post(URL, [bench_event(session.id, i, idempotency_key=f"k{i}") for i in range(1000)],
+                            format="json")
+    assert response.status_code == 201
+    assert LedgerEvent.objects.filter(session=session).count() == 1000
+
+
+def test_an_unknown_type_is_a_400_listing_the_valid_ones(api: APIClient) -> None:
+    body = assert_error_shape(api.post(URL, {"session": make_session().id, "type": "made_up"}, format="json"),
+                              400, "validation_error")
+    assert all(name in body["message"] for name in ("run_started", "agent_failed", "session_state_changed", "x-"))
+
+
+@pytest.mark.parametrize("event_type", [*EVENT_TYPES, "x-custom", "x-my.tool_event"])
+def test_every_known_and_custom_type_is_accepted(api: APIClient, event_type: str) -> None:
+    response = api.post(URL, {"session": make_session().id, "type": event_type}, format="json")
+    assert response.status_code == 201, response.content
+
+
+SESSION = object()  # replaced by a real session id
+
+
+@pytest.mark.parametrize("body", [
+    {"type": "run_started"},                                    # no session
+    {"type": "run_started", "session": "nope"},                 # malformed session id
+    {"type": "run_started", "session": SESSION, "tokens_in": -1},
+    {"type": "run_started", "session": SESSION, "surprise": 1},  # unknown key
+    {"type": "x-", "session": SESSION},                         # empty custom name
+    {"type": "run_started", "session": SESSION, "data": "x" * 10},  # fine: data may be any JSON
+], ids=["no-session", "bad-session", "negative-tokens", "unknown-key", "empty-custom-type", "control"])
+def test_it_rejects_bad_bodies_with_a_400(api: APIClient, body: dict[str, Any]) -> None:
+    session_id = make_session().id
+    body = {name: session_id if value is SESSION else value for name, value in body.items()}
+    response = api.post(URL, body, format="json")
+    if "data" in body:
+        assert response.status_code == 201, response.content
+    else:
+        assert_error_shape(response, 400, "validation_error")
+
+
+def test_malformed_json_is_a_parse_error(api: APIClient) -> None:
+    response = api.post(URL, data="{not json", content_type="application/json")
+    assert_error_shape(response, 400, "parse_error")
+
+
+def test_it_tails_with_after_and_filters(api: APIClient) -> None:
+    session, other = make_session(), make_session()
+    events = [make_event(session, i, agent="executor" if i % 2 else "planner") for i in range(6)]
+    make_event(other, 9)
+    body = api.get(URL, {"session": session.id, "after": events[2].id}).json()
+    assert [row["id"] for row in body["results"]] == [e.id for e in events[3:]]
+    assert body["next"] is None
+    body = api.get(URL, {"session": session.id, "agent": "planner"}).json()
+    assert [row["id"] for row in body["results"]] == [events[0].id, events[2].id, events[4].id]
+    assert api.get(URL, {"type": "nothing_like_it"}).json()["results"] == []
+
+
+def test_it_pages_by_cursor_without_count(api: APIClient) -> None:
+    session = make_session()
+    ids = [make_event(session, i).id for i in range(5)]
+    first = api.get(URL, {"session": session.id, "page_size": 2}).json()
+    assert "count" not in first and [row["id"] for row in first["results"]] == ids[:2]
+    second = api.get(first["next"]).json()
+    assert [row["id"] for row in second["results"]] == ids[2:4]
+
+
+def test_cost_adds_to_the_session_total(api: APIClient) -> None:
+    session = make_session()
+    api.post(URL, [{"session": session.id, "type": "backend_call_finished", "cost_usd": "0.125000",
+                    "tokens_in": 10, "tokens_out": 5, "is_estimated": True}] * 2, format="json")
+    session = Session.objects.get(pk=session.id)
+    assert session.total_cost_usd == Decimal("0.25")
+    assert session.total_tokens_input == 20 and session.total_tokens_output == 10
+
+
+def test_a_list_item_that_is_not_an_object_is_reported_invalid(api: APIClient) -> None:
+    session = make_session()
+    response = api.post(URL, ["not an object", bench_event(session.id, 1), {"type": "run_started"}], format="json")
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert [item["status"] for item in body] == ["invalid", "created", "invalid"]
+    assert "non_field_errors" in body[0]["errors"] and "session" in body[2]["errors"]

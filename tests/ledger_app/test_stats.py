@@ -1,0 +1,150 @@
+"""`/api/v1/stats/<name>/` against seed 003's view definitions, on hand-computed fixtures."""
+
+from decimal import Decimal
+
+import pytest
+from rest_framework.test import APIClient
+
+from ledger_app.models import ErrorLog, GateResult, TokenUsage
+from ledger_app.stats import STATS
+from sessions_app.models import SessionStatus
+from tests.api_mixins import assert_error_shape
+from tests.ledger_app.factories import make_session, utc
+
+pytestmark = pytest.mark.django_db
+
+
+def stat(api: APIClient, name: str, **params: str) -> list[dict]:
+    response = api.get(f"/api/v1/stats/{name}/", params)
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["columns"] == list(STATS[name].columns)
+    assert all(list(row) == body["columns"] for row in body["rows"])
+    return body["rows"]
+
+
+@pytest.fixture
+def gates():
+    s1, s2 = make_session(), make_session()
+    rows = [("tests", True), ("tests", True), ("tests", False), ("lint", True)]
+    rows += [("coverage", False)] * 5 + [("coverage", True)]
+    for gate, passed in rows:
+        GateResult.objects.create(session=s1, gate=gate, passed=passed, iteration=1,
+                                  timestamp=utc("2025-03-01T12:00:00Z"))
+    GateResult.objects.create(session=s2, gate="lint", passed=False, iteration=1, timestamp=utc("2025-04-01T00:00:00Z"))
+    return s1, s2
+
+
+def test_gate_pass_rates(api: APIClient, gates) -> None:
+    s1, _ = gates
+    assert stat(api, "gate-pass-rates") == [
+        {"gate": "coverage", "total_runs": 6, "passes": 1, "pass_rate": 16.7},
+        {"gate": "lint", "total_runs": 2, "passes": 1, "pass_rate": 50.0},
+        {"gate": "tests", "total_runs": 3, "passes": 2, "pass_rate": 66.7},
+    ]
+    assert stat(api, "gate-pass-rates", session=s1.id)[1] == {"gate": "lint", "total_runs": 1, "passes": 1,
+                                                              "pass_rate": 100.0}
+    assert stat(api, "gate-pass-rates", since="2025-03-15") == [{"gate": "lint", "total_runs": 1, "passes": 0,
+                                                                 "pass_rate": 0.0}]
+    assert len(stat(api, "gate-pass-rates", until="2025-03-15")) == 3
+
+
+@pytest.fixture
+def usage():
+    s1, s2 = make_session(), make_session()
+    for session, tokens_in, tokens_out, cost, at in (
+        (s1, 100, 50, "0.012345", "2025-03-01T10:00:00Z"),
+        (s1, 200, 25, "0.000101", "2025-03-02T09:00:00Z"),
+        (s2, 10, 10, "1.234560", "2025-03-02T23:59:59Z"),
+        (None, 1, 1, "0.000070", "2025-03-03T00:00:00Z"),
+    ):
+        TokenUsage.objects.create(session=session, model="sonnet", input_tokens=tokens_in, output_tokens=tokens_out,
+                                  cost_usd=Decimal(cost), recorded_at=utc(at))
+    return s1, s2
+
+
+def test_session_cost(api: APIClient, usage) -> None:
+    s1, s2 = usage
+    rows = {row["session_id"]: row for row in stat(api, "session-cost")}
+    assert rows[s1.id] == {"session_id": s1.id, "api_calls": 2, "total_input_tokens": 300, "total_output_tokens": 75,
+                           "total_tokens": 375, "total_cost_usd": "0.0124", "first_call": "2025-03-01T10:00:00Z",
+                           "last_call": "2025-03-02T09:00:00Z"}
+    assert rows[s2.id]["total_cost_usd"] == "1.2346" and rows[s2.id]["api_calls"] == 1
+    assert rows[None]["total_cost_usd"] == "0.0001"
+    assert [row["session_id"] for row in stat(api, "session-cost", session=s2.id)] == [s2.id]
+
+
+def test_daily_cost(api: APIClient, usage) -> None:
+    assert stat(api, "daily-cost") == [
+        {"date": "2025-03-01", "api_calls": 1, "total_tokens": 150, "total_cost_usd": "0.0123"},
+        {"date": "2025-03-02", "api_calls": 2, "total_tokens": 245, "total_cost_usd": "1.2347"},
+        {"date": "2025-03-03", "api_calls": 1, "total_tokens": 2, "total_cost_usd": "0.0001"},
+    ]
+    assert [row["date"] for row in stat(api, "daily-cost", since="2025-03-02", until="2025-03-03")] == ["2025-03-02"]
+
+
+def test_error_summary(api: APIClient) -> None:
+    session = make_session()
+    for error_type, recovered, circuit in (("transient", True, False), ("transient", False, True),
+                                           ("transient", None, False), ("permanent", None, True)):
+        ErrorLog.objects.create(session=session, error_type=error_type, error_message="x",
+                                recovery_success=recovered, circuit_opened=circuit)
+    assert stat(api, "error-summary") == [
+        {"error_type": "permanent", "occurrences": 1, "recovered": 0, "circuits_opened": 1},
+        {"error_type": "transient", "occurrences": 3, "recovered": 1, "circuits_opened": 1},
+    ]
+    assert stat(api, "error-summary", session=make_session().id) == []
+
+
+def test_current_session(api: APIClient) -> None:
+    make_session(status=SessionStatus.RUNNING, started_at=utc("2025-01-01T00:00:00Z"))
+    latest = make_session(status=SessionStatus.RUNNING, started_at=utc("2025-02-01T00:00:00Z"),
+                          command="/devteam:implement", total_cost_usd=Decimal("1.234567"))
+    make_session(status=SessionStatus.COMPLETED, started_at=utc("2025-03-01T00:00:00Z"))
+    [row] = stat(api, "current-session")
+    assert row["id"] == latest.id and row["status"] == "running" and row["command"] == "/devteam:implement"
+    assert row["total_cost_usd"] == "1.234567" and row["total_cost_cents"] == 123
+    assert stat(api, "current-session", until="2025-01-15")[0]["started_at"] == "2025-01-01T00:00:00Z"
+
+
+def test_the_index_lists_every_stat(api: APIClient) -> None:
+    body = api.get("/api/v1/stats/").json()
+    assert {row["name"] for row in body} == set(STATS) >= {"current-session", "gate-pass-rates", "session-cost",
+                                                           "daily-cost", "error-summary"}
+
+
+def test_an_unknown_stat_is_a_404_and_bad_filters_a_400(api: APIClient) -> None:
+    assert_error_shape(api.get("/api/v1/stats/nope/"), 404, "not_found")
+    assert_error_shape(api.get("/api/v1/stats/daily-cost/", {"since": "yesterday"}), 400, "validation_error")
+    assert_error_shape(api.get("/api/v1/stats/daily-cost/", {"colour": "red"}), 400, "validation_error")
+
+
+@pytest.mark.parametrize("name", sorted(STATS))
+def test_each_stat_runs_a_constant_number_of_queries(api: APIClient, django_assert_num_queries, usage, gates,
+                                                     name: str) -> None:
+    with django_assert_num_queries(2):  # auth, the view's one query
+        assert api.get(f"/api/v1/stats/{name}/").status_code == 200
+    make_session(status=SessionStatus.RUNNING)
+    for _ in range(5):
+        TokenUsage.objects.create(model="m", cost_usd=1)
+        GateResult.objects.create(session=make_session(), gate="security", passed=True, iteration=2)
+        ErrorLog.objects.create(error_type="recoverable", error_message="e")
+    with django_assert_num_queries(2):
+        assert api.get(f"/api/v1/stats/{name}/").status_code == 200
+
+
+@pytest.mark.parametrize(("costs", "places", "expected"), [
+    (["0.005000", "0.010000"], 2, 2),        # 1.5 cents: half away from zero
+    (["0.004999"], 2, 0),
+    (["1.234650"], 4, 12347),                # a float sum would give 1.2346 on SQLite
+    (["0.000050"], 4, 1),
+    (["0.333333", "0.333333", "0.333334"], 6, 1_000_000),
+])
+def test_money_is_summed_exactly_and_rounded_half_away_from_zero(costs: list[str], places: int,
+                                                                 expected: int) -> None:
+    from ledger_app.stats import cents, usd_units
+
+    for cost in costs:
+        TokenUsage.objects.create(model="m", cost_usd=Decimal(cost))
+    total = TokenUsage.objects.aggregate(total=cents() if places == 2 else usd_units(places=places))["total"]
+    assert total == expected
