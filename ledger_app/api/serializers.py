@@ -1,4 +1,3 @@
-from typing import Any
 
 from rest_framework import serializers
 
@@ -18,29 +17,13 @@ from ledger_app.models import (
     event_type_is_valid,
 )
 from ralphsite.api.fields import ULIDSerializerField
-from ralphsite.api.serializers import RalphModelSerializer
+from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 
 _NON_NEGATIVE = {"min_value": 0}
 
 
-class RejectUnknownKeysMixin:
-    """A body key that is not a field is a 400, not silently dropped (agents learn of typos)."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            writable = {name for name, f in self.fields.items() if not f.read_only}
-            unknown = sorted(set(data) - writable)
-            if unknown:
-                raise serializers.ValidationError(
-                    {name: [f"Unknown field; allowed: {', '.join(sorted(writable))}."] for name in unknown})
-        return super().to_internal_value(data)
-
-
-class LedgerSerializer(RejectUnknownKeysMixin, RalphModelSerializer):
-    pass
-
-
-class LedgerEventSerializer(LedgerSerializer):
+class LedgerEventSerializer(RalphModelSerializer):
     session = ULIDSerializerField(source="session_id")
     type = serializers.CharField(max_length=64)
 
@@ -72,7 +55,7 @@ class AppendResultSerializer(serializers.Serializer):
     errors = serializers.DictField(required=False)
 
 
-class IssueSerializer(LedgerSerializer):
+class IssueSerializer(RalphModelSerializer):
     class Meta:
         model = Issue
         fields = ["id", "session", "task_key", "kind", "signature", "message", "file", "line", "first_seen_at",
@@ -80,7 +63,7 @@ class IssueSerializer(LedgerSerializer):
         read_only_fields = ["count", "created_at", "updated_at"]
 
 
-class IssueRecordSerializer(RejectUnknownKeysMixin, serializers.Serializer):
+class IssueRecordSerializer(RalphInputSerializer):
     session = ULIDSerializerField()
     task_key = serializers.CharField(max_length=100)
     kind = serializers.CharField(max_length=64)
@@ -91,7 +74,7 @@ class IssueRecordSerializer(RejectUnknownKeysMixin, serializers.Serializer):
     seen_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
-class CheckpointSerializer(LedgerSerializer):
+class CheckpointSerializer(RalphModelSerializer):
     class Meta:
         model = Checkpoint
         fields = ["id", "key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "path", "summary",
@@ -99,7 +82,7 @@ class CheckpointSerializer(LedgerSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class CheckpointRestoreSerializer(LedgerSerializer):
+class CheckpointRestoreSerializer(RalphModelSerializer):
     checkpoint_key = serializers.CharField(source="checkpoint.key", read_only=True)
 
     class Meta:
@@ -108,12 +91,12 @@ class CheckpointRestoreSerializer(LedgerSerializer):
         read_only_fields = ["created_at"]
 
 
-class CheckpointRestoreRequestSerializer(RejectUnknownKeysMixin, serializers.Serializer):
+class CheckpointRestoreRequestSerializer(RalphInputSerializer):
     agent = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class RollbackSerializer(LedgerSerializer):
+class RollbackSerializer(RalphModelSerializer):
     class Meta:
         model = Rollback
         fields = ["id", "session", "rollback_type", "target_commit", "target_tag", "reason", "from_commit",
@@ -121,7 +104,7 @@ class RollbackSerializer(LedgerSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class BaselineSerializer(LedgerSerializer):
+class BaselineSerializer(RalphModelSerializer):
     class Meta:
         model = Baseline
         fields = ["id", "tag_name", "commit_hash", "milestone", "description", "branch", "files_changed",
@@ -129,7 +112,7 @@ class BaselineSerializer(LedgerSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class GateResultSerializer(LedgerSerializer):
+class GateResultSerializer(RalphModelSerializer):
     class Meta:
         model = GateResult
         fields = ["id", "session", "gate", "iteration", "passed", "details", "error_count", "warning_count",
@@ -137,7 +120,7 @@ class GateResultSerializer(LedgerSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class TokenUsageSerializer(LedgerSerializer):
+class TokenUsageSerializer(RalphModelSerializer):
     cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, min_value=0, required=False,
                                         allow_null=True,
                                         help_text="Omit (or null) to have it computed from the model price.")
@@ -152,7 +135,7 @@ class TokenUsageSerializer(LedgerSerializer):
                                                          "cached_write_tokens", "reasoning_tokens")}
 
 
-class ModelPriceSerializer(LedgerSerializer):
+class ModelPriceSerializer(RalphModelSerializer):
     class Meta:
         model = ModelPrice
         fields = ["id", "model", "valid_from", "input_per_mtok", "output_per_mtok", "cached_read_per_mtok",
@@ -162,7 +145,7 @@ class ModelPriceSerializer(LedgerSerializer):
                                                          "cached_write_per_mtok", "reasoning_per_mtok")}
 
 
-class ErrorLogSerializer(LedgerSerializer):
+class ErrorLogSerializer(RalphModelSerializer):
     class Meta:
         model = ErrorLog
         fields = ["id", "session", "task_key", "operation", "error_type", "error_message", "error_pattern",
@@ -170,7 +153,7 @@ class ErrorLogSerializer(LedgerSerializer):
         read_only_fields = ["id"]
 
 
-class DeadLetterSerializer(LedgerSerializer):
+class DeadLetterSerializer(RalphModelSerializer):
     class Meta:
         model = DeadLetter
         fields = ["id", "operation_type", "operation_params", "error_message", "stack_trace", "attempt_count",
@@ -178,11 +161,11 @@ class DeadLetterSerializer(LedgerSerializer):
         read_only_fields = ["id", "retried_at"]
 
 
-class DeadLetterClaimSerializer(RejectUnknownKeysMixin, serializers.Serializer):
+class DeadLetterClaimSerializer(RalphInputSerializer):
     operation_type = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
-class StatsQuerySerializer(RejectUnknownKeysMixin, serializers.Serializer):
+class StatsQuerySerializer(RalphInputSerializer):
     session = ULIDSerializerField(required=False)
     since = serializers.DateTimeField(required=False, help_text="Inclusive start of the date range.")
     until = serializers.DateTimeField(required=False, help_text="Exclusive end of the date range.")

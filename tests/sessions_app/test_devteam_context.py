@@ -75,7 +75,7 @@ def test_it_refuses_bad_usage_records(api: APIClient) -> None:
                               "validation_error")
     assert "summarized" in body["details"]["last_action"][0]
     body = assert_error_shape(_record(api, budget, {"current_usage": 1, "usage": 2}), 400, "validation_error")
-    assert body["details"] == {"usage": ["Unknown field."]}
+    assert body["details"] == {"usage": ["Unknown field; allowed: current_usage, last_action, tokens_added."]}
     missing = {"id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
     assert_error_shape(_record(api, missing, {"current_usage": 1}), 404, "not_found")
 

@@ -96,7 +96,8 @@ def test_it_refuses_bad_verifications(api: APIClient) -> None:
     assert "automated_test" in body["details"]["verification_method"][0]
     body = assert_error_shape(api.post(verify, {"passes": True, "passed": True}, format="json"), 400,
                               "validation_error")
-    assert body["details"] == {"passed": ["Unknown field."]}
+    assert body["details"] == {"passed": ["Unknown field; allowed: failure_reason, passes, verification_evidence, "
+                                             "verification_method, verified_by."]}
     assert_error_shape(api.post(verify, {}, format="json"), 400, "validation_error")
     missing = reverse("acceptancecriterion-verify", args=["01ARZ3NDEKTSV4RRFFQ69G5FAV"])
     assert_error_shape(api.post(missing, {"passes": True}, format="json"), 404, "not_found")

@@ -44,7 +44,7 @@ def test_it_refuses_an_unknown_session_a_missing_value_and_unknown_keys(api: API
     assert "value" in body["details"]
     body = assert_error_shape(api.post(SET, {"session": devteam_session().pk, "key": "k", "value": 1,
                                              "valeu": 2}, format="json"), 400, "validation_error")
-    assert body["details"] == {"valeu": ["Unknown field."]}
+    assert body["details"] == {"valeu": ["Unknown field; allowed: key, session, value."]}
 
 
 def test_it_answers_a_duplicate_create_with_409(api: APIClient) -> None:
