@@ -65,7 +65,8 @@ STATS: dict[str, Stat] = {}
 
 def stat(name: str, *, columns: tuple[str, ...]) -> Callable[[Callable[[StatFilters], list[Row]]], Callable]:
     def register(compute: Callable[[StatFilters], list[Row]]) -> Callable[[StatFilters], list[Row]]:
-        STATS[name] = Stat(name=name, columns=columns, description=(compute.__doc__ or "").strip(), compute=compute)
+        description = " ".join((compute.__doc__ or "").split())  # the docstring as one line of prose
+        STATS[name] = Stat(name=name, columns=columns, description=description, compute=compute)
         return compute
     return register
 
