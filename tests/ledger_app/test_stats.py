@@ -9,18 +9,9 @@ from ledger_app.models import ErrorLog, GateResult, TokenUsage
 from ledger_app.stats import STATS
 from sessions_app.models import SessionStatus
 from tests.api_mixins import assert_error_shape
-from tests.ledger_app.factories import make_session, utc
+from tests.ledger_app.factories import add_orchestration_rows, get_stat, make_session, utc
 
 pytestmark = pytest.mark.django_db
-
-
-def stat(api: APIClient, name: str, **params: str) -> list[dict]:
-    response = api.get(f"/api/v1/stats/{name}/", params)
-    assert response.status_code == 200, response.content
-    body = response.json()
-    assert body["columns"] == list(STATS[name].columns)
-    assert all(list(row) == body["columns"] for row in body["rows"])
-    return body["rows"]
 
 
 @pytest.fixture
@@ -37,16 +28,16 @@ def gates():
 
 def test_gate_pass_rates(api: APIClient, gates) -> None:
     s1, _ = gates
-    assert stat(api, "gate-pass-rates") == [
+    assert get_stat(api, "gate-pass-rates") == [
         {"gate": "coverage", "total_runs": 6, "passes": 1, "pass_rate": 16.7},
         {"gate": "lint", "total_runs": 2, "passes": 1, "pass_rate": 50.0},
         {"gate": "tests", "total_runs": 3, "passes": 2, "pass_rate": 66.7},
     ]
-    assert stat(api, "gate-pass-rates", session=s1.id)[1] == {"gate": "lint", "total_runs": 1, "passes": 1,
+    assert get_stat(api, "gate-pass-rates", session=s1.id)[1] == {"gate": "lint", "total_runs": 1, "passes": 1,
                                                               "pass_rate": 100.0}
-    assert stat(api, "gate-pass-rates", since="2025-03-15") == [{"gate": "lint", "total_runs": 1, "passes": 0,
+    assert get_stat(api, "gate-pass-rates", since="2025-03-15") == [{"gate": "lint", "total_runs": 1, "passes": 0,
                                                                  "pass_rate": 0.0}]
-    assert len(stat(api, "gate-pass-rates", until="2025-03-15")) == 3
+    assert len(get_stat(api, "gate-pass-rates", until="2025-03-15")) == 3
 
 
 @pytest.fixture
@@ -65,22 +56,23 @@ def usage():
 
 def test_session_cost(api: APIClient, usage) -> None:
     s1, s2 = usage
-    rows = {row["session_id"]: row for row in stat(api, "session-cost")}
+    rows = {row["session_id"]: row for row in get_stat(api, "session-cost")}
     assert rows[s1.id] == {"session_id": s1.id, "api_calls": 2, "total_input_tokens": 300, "total_output_tokens": 75,
                            "total_tokens": 375, "total_cost_usd": "0.0124", "first_call": "2025-03-01T10:00:00Z",
                            "last_call": "2025-03-02T09:00:00Z"}
     assert rows[s2.id]["total_cost_usd"] == "1.2346" and rows[s2.id]["api_calls"] == 1
     assert rows[None]["total_cost_usd"] == "0.0001"
-    assert [row["session_id"] for row in stat(api, "session-cost", session=s2.id)] == [s2.id]
+    assert [row["session_id"] for row in get_stat(api, "session-cost", session=s2.id)] == [s2.id]
 
 
 def test_daily_cost(api: APIClient, usage) -> None:
-    assert stat(api, "daily-cost") == [
+    assert get_stat(api, "daily-cost") == [
         {"date": "2025-03-01", "api_calls": 1, "total_tokens": 150, "total_cost_usd": "0.0123"},
         {"date": "2025-03-02", "api_calls": 2, "total_tokens": 245, "total_cost_usd": "1.2347"},
         {"date": "2025-03-03", "api_calls": 1, "total_tokens": 2, "total_cost_usd": "0.0001"},
     ]
-    assert [row["date"] for row in stat(api, "daily-cost", since="2025-03-02", until="2025-03-03")] == ["2025-03-02"]
+    one_day = get_stat(api, "daily-cost", since="2025-03-02", until="2025-03-03")
+    assert [row["date"] for row in one_day] == ["2025-03-02"]
 
 
 def test_error_summary(api: APIClient) -> None:
@@ -89,11 +81,11 @@ def test_error_summary(api: APIClient) -> None:
                                            ("transient", None, False), ("permanent", None, True)):
         ErrorLog.objects.create(session=session, error_type=error_type, error_message="x",
                                 recovery_success=recovered, circuit_opened=circuit)
-    assert stat(api, "error-summary") == [
+    assert get_stat(api, "error-summary") == [
         {"error_type": "permanent", "occurrences": 1, "recovered": 0, "circuits_opened": 1},
         {"error_type": "transient", "occurrences": 3, "recovered": 1, "circuits_opened": 1},
     ]
-    assert stat(api, "error-summary", session=make_session().id) == []
+    assert get_stat(api, "error-summary", session=make_session().id) == []
 
 
 def test_current_session(api: APIClient) -> None:
@@ -101,16 +93,18 @@ def test_current_session(api: APIClient) -> None:
     latest = make_session(status=SessionStatus.RUNNING, started_at=utc("2025-02-01T00:00:00Z"),
                           command="/devteam:implement", total_cost_usd=Decimal("1.234567"))
     make_session(status=SessionStatus.COMPLETED, started_at=utc("2025-03-01T00:00:00Z"))
-    [row] = stat(api, "current-session")
+    [row] = get_stat(api, "current-session")
     assert row["id"] == latest.id and row["status"] == "running" and row["command"] == "/devteam:implement"
     assert row["total_cost_usd"] == "1.234567" and row["total_cost_cents"] == 123
-    assert stat(api, "current-session", until="2025-01-15")[0]["started_at"] == "2025-01-01T00:00:00Z"
+    assert get_stat(api, "current-session", until="2025-01-15")[0]["started_at"] == "2025-01-01T00:00:00Z"
 
 
 def test_the_index_lists_every_stat(api: APIClient) -> None:
     body = api.get("/api/v1/stats/").json()
-    assert {row["name"] for row in body} == set(STATS) >= {"current-session", "gate-pass-rates", "session-cost",
-                                                           "daily-cost", "error-summary"}
+    assert {row["name"] for row in body} == set(STATS) == {  # seed 003's fourteen views
+        "current-session", "session-summary", "model-usage", "agent-performance", "current-task", "sprint-progress",
+        "task-attempts-summary", "gate-pass-rates", "acceptance-criteria-status", "feature-status",
+        "context-status", "session-cost", "daily-cost", "error-summary"}
 
 
 def test_an_unknown_stat_is_a_404_and_bad_filters_a_400(api: APIClient) -> None:
@@ -121,7 +115,7 @@ def test_an_unknown_stat_is_a_404_and_bad_filters_a_400(api: APIClient) -> None:
 
 @pytest.mark.parametrize("name", sorted(STATS))
 def test_each_stat_runs_a_constant_number_of_queries(api: APIClient, django_assert_num_queries, usage, gates,
-                                                     name: str) -> None:
+                                                     devteam, name: str) -> None:
     with django_assert_num_queries(2):  # auth, the view's one query
         assert api.get(f"/api/v1/stats/{name}/").status_code == 200
     make_session(status=SessionStatus.RUNNING)
@@ -129,6 +123,8 @@ def test_each_stat_runs_a_constant_number_of_queries(api: APIClient, django_asse
         TokenUsage.objects.create(model="m", cost_usd=1)
         GateResult.objects.create(session=make_session(), gate="security", passed=True, iteration=2)
         ErrorLog.objects.create(error_type="recoverable", error_message="e")
+    for index in range(5):
+        add_orchestration_rows(index)
     with django_assert_num_queries(2):
         assert api.get(f"/api/v1/stats/{name}/").status_code == 200
 

@@ -1,0 +1,146 @@
+"""The statistics framework: a registry of named views and the building blocks they share.
+
+A view is one function decorated with `@stat(name, columns=...)`: it receives `StatFilters`,
+narrows its queryset with `scoped(...)` and returns one dict per row; `Stat.rows` keeps exactly the
+declared columns, in order. The views live in `ledger_views` and `session_views`.
+
+Rounding, as the seed's SQL: rates are `ROUND(AVG(CASE WHEN c THEN 1.0 ELSE 0.0 END) * 100, 1)`
+(half away from zero on both backends) returned as numbers; USD sums are `ROUND(SUM(cost_usd), 4)`
+returned as decimal strings with 4 places. Where a seed view reports cents, `cents()` computes
+`ROUND(SUM(cost_usd) * 100)`: the rows are summed first, then rounded once to whole cents, half
+away from zero, as an integer. Money is summed in whole micro-dollars so that both backends round
+exactly the same way (SQLite stores decimals as floats). A single stored USD amount becomes cents
+with `usd_to_cents`, also half away from zero.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.db.models import (
+    Avg,
+    BigIntegerField,
+    Case,
+    Count,
+    DecimalField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Coalesce, Round
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StatFilters:
+    session_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Stat:
+    name: str
+    columns: tuple[str, ...]
+    description: str
+    compute: Callable[[StatFilters], list[Row]]
+
+    def rows(self, filters: StatFilters) -> list[Row]:
+        return [{column: row[column] for column in self.columns} for row in self.compute(filters)]
+
+
+STATS: dict[str, Stat] = {}
+
+
+def stat(name: str, *, columns: tuple[str, ...]) -> Callable[[Callable[[StatFilters], list[Row]]], Callable]:
+    def register(compute: Callable[[StatFilters], list[Row]]) -> Callable[[StatFilters], list[Row]]:
+        description = " ".join((compute.__doc__ or "").split())  # the docstring as one line of prose
+        STATS[name] = Stat(name=name, columns=columns, description=description, compute=compute)
+        return compute
+    return register
+
+
+# -- building blocks shared by the views -----------------------------------------------------
+
+SessionFilter = str | Callable[[str], Q]
+
+
+def scoped(queryset: QuerySet, filters: StatFilters, *, date_field: str,
+           session_field: SessionFilter = "session_id") -> QuerySet:
+    """Narrow to the filters' session (`session_field` names the column holding the session id, or
+    builds the condition from it for rows tied to a session indirectly) and date range."""
+    if filters.session_id:
+        in_session = (session_field(filters.session_id) if callable(session_field)
+                      else Q(**{session_field: filters.session_id}))
+        queryset = queryset.filter(in_session)
+    if filters.since:
+        queryset = queryset.filter(**{f"{date_field}__gte": filters.since})
+    if filters.until:
+        queryset = queryset.filter(**{f"{date_field}__lt": filters.until})
+    return queryset
+
+
+def related_count(rows: QuerySet, *, field: str = "session_id", outer: str = "pk") -> Coalesce:
+    """`(SELECT COUNT(*) FROM rows WHERE rows.field = outer.outer)` as a correlated subquery, so
+    counting two relations of one row multiplies nothing and costs no query per row."""
+    counts = rows.filter(**{field: OuterRef(outer)}).order_by().values(field).annotate(n=Count("*")).values("n")
+    return Coalesce(Subquery(counts, output_field=IntegerField()), Value(0))
+
+
+def count_if(condition: Q) -> Sum:
+    """SUM(CASE WHEN condition THEN 1 ELSE 0 END)."""
+    return Sum(Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField()))
+
+
+def rate(condition: Q) -> Round:
+    """ROUND(AVG(CASE WHEN condition THEN 1.0 ELSE 0.0 END) * 100, 1)."""
+    share = Avg(Case(When(condition, then=Value(1.0)), default=Value(0.0), output_field=FloatField()))
+    return Round(share * Value(100.0), 1, output_field=FloatField())
+
+
+def micro_usd_sum(field: str = "cost_usd") -> Sum:
+    """SUM of the rows' USD in whole micro-dollars (each row has 6 places, so this is exact).
+
+    SQLite keeps decimals as floating point: summing floats and rounding the sum could round a
+    half differently from PostgreSQL's numeric. Whole micro-dollars are integers on both.
+    """
+    micros = ExpressionWrapper(F(field) * Value(Decimal(1_000_000)), output_field=DecimalField())
+    return Sum(Cast(Round(micros), BigIntegerField()))
+
+
+def usd_units(field: str = "cost_usd", *, places: int) -> ExpressionWrapper:
+    """ROUND(SUM(field), places) as an integer number of 10^-places USD, half away from zero (costs
+    are never negative): (micro-dollars + half a unit) integer-divided by the unit."""
+    unit = 10 ** (6 - places)
+    return ExpressionWrapper((micro_usd_sum(field) + Value(unit // 2)) / Value(unit), output_field=BigIntegerField())
+
+
+def cents(field: str = "cost_usd") -> ExpressionWrapper:
+    """Seed 003's `cost_cents` columns from USD: ROUND(SUM(cost_usd) * 100) as whole cents."""
+    return usd_units(field, places=2)
+
+
+def as_money(units: int | None, places: int = 4) -> str | None:
+    """`usd_units(places=…)` as a decimal string with that many places."""
+    return None if units is None else format(Decimal(units).scaleb(-places), "f")
+
+
+def as_rate(value: Decimal | float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def usd_to_cents(usd: Decimal) -> int:
+    """One stored USD amount as whole cents, half away from zero like SQL's ROUND (Python's
+    `round` would round halves to even)."""
+    return int((usd * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))

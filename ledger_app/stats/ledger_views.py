@@ -1,0 +1,84 @@
+"""Seed 003's views over the ledger's tables (gate results, token usage, error log) and the
+current session."""
+
+from datetime import UTC
+
+from django.db.models import Count, F, Max, Min, Q, Sum
+from django.db.models.functions import TruncDate
+
+from ledger_app.models import ErrorLog, GateResult, TokenUsage
+from ledger_app.stats.framework import (
+    Row,
+    StatFilters,
+    as_money,
+    as_rate,
+    count_if,
+    rate,
+    scoped,
+    stat,
+    usd_to_cents,
+    usd_units,
+)
+from sessions_app.models import Session, SessionStatus
+
+_SESSION_COLUMNS = (
+    "id", "command", "command_type", "status", "exit_reason", "started_at", "ended_at", "current_phase",
+    "current_task_key", "current_agent", "current_model", "current_iteration", "max_iterations",
+    "consecutive_failures", "max_consecutive_failures", "circuit_breaker_state", "plan_key", "sprint_key",
+    "execution_mode", "total_tokens_input", "total_tokens_output", "total_cost_usd", "total_cost_cents",
+    "bug_council_activated", "bug_council_reason",
+)
+
+
+@stat("current-session", columns=_SESSION_COLUMNS)
+def current_session(filters: StatFilters) -> list[Row]:
+    """v_current_session: the running session started last (seed 003's sessions columns)."""
+    sessions = scoped(Session.objects.filter(status=SessionStatus.RUNNING), filters, date_field="started_at",
+                      session_field="pk")
+    session = sessions.order_by("-started_at").first()
+    if session is None:
+        return []
+    row = {column: getattr(session, column) for column in _SESSION_COLUMNS if column != "total_cost_cents"}
+    return [{**row, "total_cost_usd": format(session.total_cost_usd, "f"),
+             "total_cost_cents": usd_to_cents(session.total_cost_usd)}]
+
+
+@stat("gate-pass-rates", columns=("gate", "total_runs", "passes", "pass_rate"))
+def gate_pass_rates(filters: StatFilters) -> list[Row]:
+    """v_gate_pass_rates: runs, passes and pass rate (%) per quality gate."""
+    rows = (scoped(GateResult.objects.all(), filters, date_field="timestamp")
+            .values("gate").order_by("gate")
+            .annotate(total_runs=Count("*"), passes=count_if(Q(passed=True)), pass_rate=rate(Q(passed=True))))
+    return [{**row, "pass_rate": as_rate(row["pass_rate"])} for row in rows]
+
+
+@stat("session-cost", columns=("session_id", "api_calls", "total_input_tokens", "total_output_tokens",
+                               "total_tokens", "total_cost_usd", "first_call", "last_call"))
+def session_cost(filters: StatFilters) -> list[Row]:
+    """v_session_cost: token usage and cost (USD, 4 places) per session."""
+    rows = (scoped(TokenUsage.objects.all(), filters, date_field="recorded_at")
+            .values("session_id").order_by("session_id")
+            .annotate(api_calls=Count("*"), total_input_tokens=Sum("input_tokens"),
+                      total_output_tokens=Sum("output_tokens"),
+                      total_tokens=Sum(F("input_tokens") + F("output_tokens")), total_cost_usd=usd_units(places=4),
+                      first_call=Min("recorded_at"), last_call=Max("recorded_at")))
+    return [{**row, "total_cost_usd": as_money(row["total_cost_usd"])} for row in rows]
+
+
+@stat("daily-cost", columns=("date", "api_calls", "total_tokens", "total_cost_usd"))
+def daily_cost(filters: StatFilters) -> list[Row]:
+    """v_daily_cost: token usage and cost (USD, 4 places) per UTC day."""
+    rows = (scoped(TokenUsage.objects.all(), filters, date_field="recorded_at")
+            .annotate(day=TruncDate("recorded_at", tzinfo=UTC)).values("day").order_by("day")
+            .annotate(api_calls=Count("*"), total_tokens=Sum(F("input_tokens") + F("output_tokens")),
+                      total_cost_usd=usd_units(places=4)))
+    return [{**row, "date": row["day"], "total_cost_usd": as_money(row["total_cost_usd"])} for row in rows]
+
+
+@stat("error-summary", columns=("error_type", "occurrences", "recovered", "circuits_opened"))
+def error_summary(filters: StatFilters) -> list[Row]:
+    """v_error_summary: occurrences, recoveries and opened circuits per error type."""
+    return list(scoped(ErrorLog.objects.all(), filters, date_field="logged_at")
+                .values("error_type").order_by("error_type")
+                .annotate(occurrences=Count("*"), recovered=count_if(Q(recovery_success=True)),
+                          circuits_opened=count_if(Q(circuit_opened=True))))

@@ -1,0 +1,195 @@
+"""Seed 003's views over the orchestration tables sessions_app keeps (sessions, agent runs, tasks,
+attempts, acceptance criteria, features, context budgets).
+
+Column names are the seed's. Where the seed names a sprint, a plan or (in acceptance_criteria) a
+task by its text id, the column holds our key for it (`sprint_key`, `plan_key`, `task_key`): a
+DevTeam id such as "TASK-001" is our key, our ids are ULIDs. `task-attempts-summary` groups by the
+task row itself, so it gives both: `task_id` (the ULID) and `task_key`.
+
+Statuses: an agent run succeeded when its status is `success` (DevTeam) or `completed` (Ralph
+writes `completed` where DevTeam writes `success`; see `InvocationStatus`). The seed's task status
+`pending` is our `not_started`.
+
+`since`/`until` filter each view on the date named in its docstring; `session` on the row's session
+(for criteria and features, which have none: the plan the session executes, `Session.plan_key`).
+"""
+
+from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum
+
+from ledger_app.stats.framework import (
+    Row,
+    StatFilters,
+    as_money,
+    as_rate,
+    cents,
+    count_if,
+    rate,
+    related_count,
+    scoped,
+    stat,
+    usd_to_cents,
+)
+from sessions_app.models import (
+    AcceptanceCriterion,
+    AgentInvocation,
+    AttemptStatus,
+    ContextBudget,
+    ContextSnapshot,
+    Escalation,
+    Feature,
+    InvocationStatus,
+    Session,
+    Task,
+    TaskAttempt,
+    TaskStatus,
+)
+
+RUN_SUCCEEDED = Q(status__in=[InvocationStatus.SUCCESS, InvocationStatus.COMPLETED])
+RUN_FAILED = Q(status=InvocationStatus.FAILED)
+
+
+def in_session_plan(session_id: str) -> Q:
+    """Rows of the plan the session executes (criteria and features carry a plan key, no session)."""
+    return Q(plan_key__in=Session.objects.filter(pk=session_id).exclude(plan_key="").values("plan_key"))
+
+
+@stat("session-summary", columns=(
+    "id", "command", "status", "started_at", "ended_at", "current_phase", "current_agent", "current_model",
+    "current_iteration", "execution_mode", "total_tokens", "total_cost_dollars", "agent_runs", "escalations",
+    "bug_council_activated"))
+def session_summary(filters: StatFilters) -> list[Row]:
+    """v_session_summary: every session (newest first, `since`/`until` on started_at) with its token
+    total, cost in dollars (ROUND(total_cost_cents / 100.0, 2) with the cents rounded from USD half
+    away from zero, as a string with 2 places) and how many agent runs and escalations it has."""
+    rows = (scoped(Session.objects.all(), filters, date_field="started_at", session_field="pk")
+            .order_by("-started_at", "id")
+            .values("id", "command", "status", "started_at", "ended_at", "current_phase", "current_agent",
+                    "current_model", "current_iteration", "execution_mode", "total_cost_usd",
+                    "bug_council_activated")
+            .annotate(total_tokens=F("total_tokens_input") + F("total_tokens_output"),
+                      agent_runs=related_count(AgentInvocation.objects.all()),
+                      escalations=related_count(Escalation.objects.all())))
+    return [{**row, "total_cost_dollars": as_money(usd_to_cents(row["total_cost_usd"]), places=2)} for row in rows]
+
+
+def agent_runs(filters: StatFilters) -> QuerySet:
+    """Agent runs (AgentInvocation) in the filters' session, `since`/`until` on started_at."""
+    return scoped(AgentInvocation.objects.all(), filters, date_field="started_at")
+
+
+@stat("model-usage", columns=("session_id", "model", "runs", "successes", "failures", "success_rate",
+                              "tokens_input", "tokens_output", "cost_cents"))
+def model_usage(filters: StatFilters) -> list[Row]:
+    """v_model_usage: agent runs per session and model (`since`/`until` on the run's started_at);
+    success is `success` or `completed`; cost in whole cents."""
+    rows = (agent_runs(filters).values("session_id", "model").order_by("session_id", "model")
+            .annotate(runs=Count("*"), successes=count_if(RUN_SUCCEEDED), failures=count_if(RUN_FAILED),
+                      success_rate=rate(RUN_SUCCEEDED), input_sum=Sum("tokens_input"),
+                      output_sum=Sum("tokens_output"), cost_cents=cents()))
+    return [{**row, "success_rate": as_rate(row["success_rate"]), "tokens_input": row["input_sum"],
+             "tokens_output": row["output_sum"]} for row in rows]
+
+
+@stat("agent-performance", columns=("agent", "total_runs", "successes", "success_rate", "avg_duration_seconds",
+                                    "total_cost_cents"))
+def agent_performance(filters: StatFilters) -> list[Row]:
+    """v_agent_performance: agent runs per agent (`since`/`until` on the run's started_at); success
+    is `success` or `completed`; the mean of the runs' known durations in seconds, to the
+    millisecond we store (None when no run has one); cost in whole cents."""
+    rows = (agent_runs(filters).values("agent").order_by("agent")
+            .annotate(total_runs=Count("*"), successes=count_if(RUN_SUCCEEDED), success_rate=rate(RUN_SUCCEEDED),
+                      avg_duration_ms=Avg("duration_ms"), total_cost_cents=cents()))
+    return [{**row, "success_rate": as_rate(row["success_rate"]),
+             "avg_duration_seconds": None if row["avg_duration_ms"] is None
+             else round(float(row["avg_duration_ms"]) / 1000, 3)} for row in rows]
+
+
+_TASK_COLUMNS = (
+    "id", "key", "title", "description", "work_type", "plan_key", "sprint_key", "parent_key", "session_id",
+    "status", "scope", "assigned_agent", "assigned_model", "priority", "sequence", "estimated_effort",
+    "iteration_count", "files_changed", "created_at", "started_at", "completed_at", "result_summary",
+    "error_message", "commit_sha",
+)
+
+
+@stat("current-task", columns=_TASK_COLUMNS)
+def current_task(filters: StatFilters) -> list[Row]:
+    """v_current_task: the in-progress task started last (`since`/`until` on its started_at; one
+    never started counts as the oldest, as SQLite sorts NULL). Seed 003's tasks columns under our
+    names (see Task): plan_id and parent_task_id are given as the plan's and parent's keys;
+    scope_files, depends_on and blocks are rows of their own, served by the tasks resource."""
+    in_progress = scoped(Task.objects.filter(status=TaskStatus.IN_PROGRESS), filters, date_field="started_at")
+    task = (in_progress.order_by(F("started_at").desc(nulls_last=True), "-id")
+            .values(*(column for column in _TASK_COLUMNS if column not in ("plan_key", "parent_key")),
+                    plan_key=F("plan__key"), parent_key=F("parent__key"))
+            .first())
+    return [] if task is None else [task]
+
+
+@stat("sprint-progress", columns=("sprint_id", "total_tasks", "completed", "in_progress", "failed", "pending",
+                                  "completion_rate"))
+def sprint_progress(filters: StatFilters) -> list[Row]:
+    """v_sprint_progress: tasks per sprint key (`since`/`until` on the task's created_at; tasks
+    without a sprint are left out); `pending` counts our `not_started`."""
+    completed = Q(status=TaskStatus.COMPLETED)
+    rows = (scoped(Task.objects.exclude(sprint_key=""), filters, date_field="created_at")
+            .values("sprint_key").order_by("sprint_key")
+            .annotate(total_tasks=Count("*"), completed=count_if(completed),
+                      in_progress=count_if(Q(status=TaskStatus.IN_PROGRESS)),
+                      failed=count_if(Q(status=TaskStatus.FAILED)), pending=count_if(Q(status=TaskStatus.NOT_STARTED)),
+                      completion_rate=rate(completed)))
+    return [{**row, "sprint_id": row["sprint_key"], "completion_rate": as_rate(row["completion_rate"])}
+            for row in rows]
+
+
+@stat("task-attempts-summary", columns=("task_id", "task_key", "total_attempts", "successes", "failures",
+                                        "last_attempt", "total_tokens", "total_cost_cents"))
+def task_attempts_summary(filters: StatFilters) -> list[Row]:
+    """v_task_attempts_summary: attempts per task, named by id and key (`since`/`until` on the
+    attempt's created_at, `session` on the attempt's); cost in whole cents."""
+    rows = (scoped(TaskAttempt.objects.all(), filters, date_field="created_at")
+            .values("task_id", task_key=F("task__key")).order_by("task_key", "task_id")
+            .annotate(total_attempts=Count("*"), successes=count_if(Q(status=AttemptStatus.SUCCESS)),
+                      failures=count_if(Q(status=AttemptStatus.FAILED)), last_attempt=Max("attempt_number"),
+                      total_tokens=Sum(F("tokens_input") + F("tokens_output")), total_cost_cents=cents()))
+    return list(rows)
+
+
+def pass_counts(queryset: QuerySet, *, key: str, filters: StatFilters) -> QuerySet:
+    """Rows per `key` with how many pass and fail, `since`/`until` on created_at, `session` through
+    the session's plan: the shape acceptance criteria and features share."""
+    return (scoped(queryset, filters, date_field="created_at", session_field=in_session_plan)
+            .values(key).order_by(key)
+            .annotate(total=Count("*"), passing=count_if(Q(passes=True)), failing=count_if(Q(passes=False)),
+                      pass_rate=rate(Q(passes=True))))
+
+
+@stat("acceptance-criteria-status", columns=("task_id", "total_criteria", "passing", "failing", "pass_rate"))
+def acceptance_criteria_status(filters: StatFilters) -> list[Row]:
+    """v_acceptance_criteria_status: criteria per task key (`since`/`until` on the criterion's
+    created_at; criteria naming no task form the "" group)."""
+    rows = pass_counts(AcceptanceCriterion.objects.all(), key="task_key", filters=filters)
+    return [{**row, "task_id": row["task_key"], "total_criteria": row["total"],
+             "pass_rate": as_rate(row["pass_rate"])} for row in rows]
+
+
+@stat("feature-status", columns=("plan_id", "total_features", "passing", "failing", "total_steps", "steps_passed",
+                                 "feature_pass_rate"))
+def feature_status(filters: StatFilters) -> list[Row]:
+    """v_feature_status: features per plan key (`since`/`until` on the feature's created_at;
+    features of no plan form the "" group), with their steps."""
+    rows = pass_counts(Feature.objects.all(), key="plan_key", filters=filters).annotate(
+        total_steps=Sum("steps_total"), passed_steps=Sum("steps_passed"))
+    return [{**row, "plan_id": row["plan_key"], "total_features": row["total"], "steps_passed": row["passed_steps"],
+             "feature_pass_rate": as_rate(row["pass_rate"])} for row in rows]
+
+
+@stat("context-status", columns=("session_id", "model", "context_limit", "current_usage", "usage_percent", "status",
+                                 "snapshots_created"))
+def context_status(filters: StatFilters) -> list[Row]:
+    """v_context_status: each context budget (`since`/`until` on its created_at, which is indexed)
+    with how many context snapshots its session has (all of them, as the seed counts)."""
+    return list(scoped(ContextBudget.objects.all(), filters, date_field="created_at")
+                .order_by("session_id", "model")
+                .values("session_id", "model", "context_limit", "current_usage", "usage_percent", "status",
+                        snapshots_created=related_count(ContextSnapshot.objects.all(), outer="session_id")))
