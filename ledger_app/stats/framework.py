@@ -10,13 +10,13 @@ returned as decimal strings with 4 places. Where a seed view reports cents, `cen
 `ROUND(SUM(cost_usd) * 100)`: the rows are summed first, then rounded once to whole cents, half
 away from zero, as an integer. Money is summed in whole micro-dollars so that both backends round
 exactly the same way (SQLite stores decimals as floats). A single stored USD amount becomes cents
-with `usd_to_cents`, also half away from zero.
+with `ralphsite.money.usd_to_cents`, also half away from zero.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import (
@@ -140,7 +140,3 @@ def as_rate(value: Decimal | float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def usd_to_cents(usd: Decimal) -> int:
-    """One stored USD amount as whole cents, half away from zero like SQL's ROUND (Python's
-    `round` would round halves to even)."""
-    return int((usd * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))

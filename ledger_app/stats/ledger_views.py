@@ -16,9 +16,9 @@ from ledger_app.stats.framework import (
     rate,
     scoped,
     stat,
-    usd_to_cents,
     usd_units,
 )
+from ralphsite.money import usd_to_cents
 from sessions_app.models import Session, SessionStatus
 
 _SESSION_COLUMNS = (

@@ -27,8 +27,8 @@ from ledger_app.stats.framework import (
     related_count,
     scoped,
     stat,
-    usd_to_cents,
 )
+from ralphsite.money import usd_to_cents
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,

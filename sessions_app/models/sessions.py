@@ -3,6 +3,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ralphsite.models import ULIDModel
+from ralphsite.money import usd_to_cents
 
 
 class OrchestratorState(models.TextChoices):
@@ -138,4 +139,4 @@ class Session(ULIDModel):
 
     @property
     def total_cost_cents(self) -> int:
-        return round(self.total_cost_usd * 100)
+        return usd_to_cents(self.total_cost_usd)

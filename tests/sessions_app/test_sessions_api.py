@@ -182,3 +182,8 @@ def test_it_round_trips_the_summary_embedding_as_base64(api: APIClient) -> None:
     assert response.json()["summary_embedding"] == "AAECAw=="
     bad = api.post(SESSIONS, {"summary_embedding": "%%%"}, format="json")
     assert_error_shape(bad, 400, "validation_error")
+
+
+def test_it_rounds_total_cost_cents_half_away_from_zero_like_the_stats(api: APIClient) -> None:
+    session = Session.objects.create(total_cost_usd="0.125000")
+    assert api.get(reverse("session-detail", args=[session.pk])).json()["total_cost_cents"] == 13
