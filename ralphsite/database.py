@@ -1,5 +1,6 @@
 """Database configuration: SQLite by default, PostgreSQL through DATABASE_URL."""
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,9 @@ def database_config(*, url: str, data_dir: Path, pool_size: int) -> dict[str, An
             "init_command": SQLITE_INIT_COMMAND,
         }
         config["CONN_MAX_AGE"] = None
-        # Tests use a real file (never shared-cache memory) so threads get WAL semantics too.
-        config["TEST"] = {"NAME": str(data_dir / "test_ralph.db")}
+        # Tests use a real file (never shared-cache memory) so threads get WAL semantics too; one
+        # per process, so two test runs on one data dir never delete each other's database.
+        config["TEST"] = {"NAME": str(data_dir / f"test_ralph_{os.getpid()}.db")}
     elif engine in ("django.db.backends.postgresql", "django.db.backends.postgresql_psycopg2"):
         config["ENGINE"] = "django.db.backends.postgresql"
         if pool_size > 0:

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 from django.db import connection
 
@@ -34,7 +36,7 @@ def test_it_configures_sqlite_from_a_url(tmp_path) -> None:
     config = database_config(url=f"sqlite:///{tmp_path / 'x.db'}", data_dir=tmp_path, pool_size=4)
     assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]
-    assert config["TEST"]["NAME"].endswith("test_ralph.db")
+    assert config["TEST"]["NAME"].endswith(f"test_ralph_{os.getpid()}.db")
 
 
 def test_it_configures_a_postgres_pool_from_the_environment(tmp_path) -> None:
