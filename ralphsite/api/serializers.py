@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from rest_framework import serializers
 
 from ralphsite.api.fields import ChoiceFieldNamingAllowed, ULIDSerializerField
+from ralphsite.api.representation import Step, represent, representation_plan
 from ralphsite.fields import ULIDField
 
 
@@ -70,6 +71,14 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
             name: copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) else _clone(field)
             for name, field in templates.items()
         }
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        # Built once per serializer instance: a list response reuses it for every row.
+        plan: list[Step] | None = self.__dict__.get("_representation_plan")
+        if plan is None:
+            plan = representation_plan(self.Meta.model, self._readable_fields)
+            self._representation_plan = plan
+        return represent(plan, instance)
 
     def _build_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()

@@ -1,0 +1,130 @@
+"""A serializer's read path compiled once per serializer instance.
+
+DRF's `Serializer.to_representation` asks every field, for every row, to find its attribute
+(`get_attribute` walks `source_attrs`, tests for callables, wraps related keys) and then to convert
+it. On a list of 100 messages that generic walk was most of the request. For the field types whose
+conversion is a plain function of a model column (text, integers, booleans, floats, choices, JSON,
+aware datetimes, primary keys of related rows) the plan below reads the column and converts it
+directly; every other field (nested serializers, method fields, dotted sources, decimals, any
+subclass with its own behaviour) keeps DRF's own two steps. The output is the same dict DRF builds.
+"""
+
+from collections.abc import Callable, Iterable
+from datetime import datetime, tzinfo
+from enum import Enum
+from typing import Any
+
+from django.db import models
+from rest_framework import ISO_8601, serializers
+from rest_framework.fields import SkipField
+from rest_framework.relations import PKOnlyObject
+from rest_framework.settings import api_settings
+
+Converter = Callable[[Any], Any]
+# (output name, model attribute or None for DRF's generic path, converter or the field itself)
+Step = tuple[str, str | None, Any]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _iso_datetime(field_timezone: tzinfo, fallback: Converter) -> Converter:
+    def convert(value: Any) -> Any:
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            return fallback(value)  # naive or odd values: DRF's own rules
+        text = value.astimezone(field_timezone).isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+    return convert
+
+
+def _choice(mapping: dict[str, Any]) -> Converter:
+    def convert(value: Any) -> Any:
+        if value == "":
+            return value
+        if isinstance(value, Enum) and str(value) != str(value.value):
+            value = value.value
+        return mapping.get(str(value), value)
+
+    return convert
+
+
+def _bool(fallback: Converter) -> Converter:
+    def convert(value: Any) -> Any:
+        return value if value is True or value is False else fallback(value)
+
+    return convert
+
+
+def _converter(field: serializers.Field) -> Converter | None:
+    """The direct conversion DRF's `to_representation` amounts to for this exact field, if any."""
+    convert = type(field).to_representation
+    if convert is serializers.CharField.to_representation:
+        return str
+    if convert is serializers.IntegerField.to_representation:
+        return int
+    if convert is serializers.FloatField.to_representation:
+        return float
+    if convert is serializers.BooleanField.to_representation:
+        return _bool(field.to_representation)
+    if convert is serializers.JSONField.to_representation and not field.binary:
+        return _identity
+    if convert is serializers.ChoiceField.to_representation:
+        return _choice(field.choice_strings_to_values)
+    if convert is serializers.DateTimeField.to_representation:
+        output_format = getattr(field, "format", api_settings.DATETIME_FORMAT)
+        field_timezone = field.timezone if hasattr(field, "timezone") else field.default_timezone()
+        if isinstance(output_format, str) and output_format.lower() == ISO_8601 and field_timezone is not None:
+            return _iso_datetime(field_timezone, field.to_representation)
+    return None
+
+
+def _model_attname(model: type[models.Model], name: str) -> tuple[str, bool] | None:
+    """(attribute holding the column value, whether it is a foreign key) for a concrete field."""
+    try:
+        model_field = model._meta.get_field(name)
+    except Exception:  # FieldDoesNotExist, or a reverse relation's lookup error
+        model_field = next((f for f in model._meta.concrete_fields if f.attname == name), None)
+    if model_field is None or not getattr(model_field, "concrete", False):
+        return None
+    if model_field.many_to_many:
+        return None
+    return model_field.attname, model_field.is_relation
+
+
+def representation_plan(model: type[models.Model], fields: Iterable[serializers.Field]) -> list[Step]:
+    plan: list[Step] = []
+    for field in fields:
+        step: Step = (field.field_name, None, field)
+        column = _model_attname(model, field.source_attrs[0]) if len(field.source_attrs) == 1 else None
+        if column is not None:
+            attname, is_relation = column
+            if is_relation:
+                # A related row's primary key, read from `<name>_id` (no query), as DRF's pk-only path.
+                if type(field) is serializers.PrimaryKeyRelatedField and field.pk_field is None:
+                    step = (field.field_name, attname, _identity)
+            elif type(field).get_attribute is serializers.Field.get_attribute:
+                convert = _converter(field)
+                if convert is not None:
+                    step = (field.field_name, attname, convert)
+        plan.append(step)
+    return plan
+
+
+def represent(plan: list[Step], instance: models.Model) -> dict[str, Any]:
+    ret: dict[str, Any] = {}
+    for name, attname, convert in plan:
+        if attname is not None:
+            value = getattr(instance, attname)
+            ret[name] = None if value is None else convert(value)
+            continue
+        field = convert  # DRF's generic path, exactly as Serializer.to_representation runs it
+        try:
+            attribute = field.get_attribute(instance)
+        except SkipField:
+            continue
+        check_for_none = attribute.pk if isinstance(attribute, PKOnlyObject) else attribute
+        ret[name] = None if check_for_none is None else field.to_representation(attribute)
+    return ret
+

@@ -1,0 +1,68 @@
+"""The compiled read path gives exactly the dict DRF's generic `to_representation` gives."""
+
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+from rest_framework import serializers
+
+from conversations_app.api.serializers import ChatSerializer, MessageSerializer, RunSerializer
+from conversations_app.models import Chat, Message, Run
+from ledger_app.api.serializers import LedgerEventSerializer
+from ledger_app.models import LedgerEvent
+from ralphsite.api.serializers import RalphModelSerializer
+from sessions_app.api.serializers import SessionSerializer, TaskSerializer
+from sessions_app.models import Session, Task
+
+pytestmark = pytest.mark.django_db
+
+
+def _generic(serializer: RalphModelSerializer, instance) -> dict:
+    return serializers.Serializer.to_representation(serializer, instance)
+
+
+def _rows() -> list[tuple[type[RalphModelSerializer], object]]:
+    session = Session.objects.create(user_request="build it", project_path="/repo", total_cost_usd=Decimal("1.5"))
+    chat = Chat.objects.create(title="Refactor", tags=["a", "b"], worktree_id="wt-1", session=session)
+    run = Run.objects.create(chat=chat, sequence_number=1, completed_at=timezone.now())
+    message = Message.objects.create(
+        run=run, role="tool", content="ran it", sequence_number=1,
+        tool_calls=[{"id": "c1", "name": "bash", "arguments": {"cmd": "ls"}, "result": None, "status": "completed"}],
+    )
+    task = Task.objects.create(session=session, key="task-1", title="first", wave=2)
+    event = LedgerEvent.objects.create(session=session, type="x-test", tokens_in=3, cost_usd=Decimal("0.000123"),
+                                       data={"nested": [1, None]})
+    return [(SessionSerializer, session), (ChatSerializer, chat), (RunSerializer, run),
+            (MessageSerializer, message), (TaskSerializer, task), (LedgerEventSerializer, event)]
+
+
+def test_it_matches_drf_for_every_field_type() -> None:
+    for serializer_class, instance in _rows():
+        instance.refresh_from_db()  # values as the database returns them, not as they were assigned
+        serializer = serializer_class(instance)
+        fast = serializer.data
+        assert fast == _generic(serializer_class(instance), instance), serializer_class.__name__
+        assert list(fast) == list(_generic(serializer_class(instance), instance))
+
+
+def test_it_matches_drf_for_unsaved_values_and_nulls() -> None:
+    chat = Chat(title="t", tags=[], worktree_id=None, session=None, deleted_at=None)
+    assert ChatSerializer(chat).data == _generic(ChatSerializer(chat), chat)
+
+
+def test_it_reads_plain_columns_directly_and_keeps_drf_for_the_rest() -> None:
+    chat = Chat.objects.create(title="t")
+    serializer = ChatSerializer(chat)
+    serializer.data  # noqa: B018 - builds the plan
+    plan = {name: attname for name, attname, _ in serializer._representation_plan}
+    assert plan["title"] == "title"
+    assert plan["session"] == "session_id"  # the related key's column: no query
+    assert plan["created_at"] == "created_at"
+    assert plan["tags"] is None  # a ListField of its own: DRF's generic path
+
+
+def test_it_runs_no_query_for_a_related_key(django_assert_num_queries) -> None:
+    chat = Chat.objects.create(title="t", session=Session.objects.create(user_request="x"))
+    chat = Chat.objects.get(pk=chat.pk)
+    with django_assert_num_queries(0):
+        assert ChatSerializer(chat).data["session"] == chat.session_id
