@@ -9,12 +9,13 @@ directly; every other field (nested serializers, method fields, dotted sources, 
 subclass with its own behaviour) keeps DRF's own two steps. The output is the same dict DRF builds.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime, tzinfo
 from enum import Enum
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
 from rest_framework import ISO_8601, serializers
 from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject
@@ -93,10 +94,10 @@ def _model_attname(model: type[models.Model], name: str) -> tuple[str, bool] | N
     return model_field.attname, model_field.is_relation
 
 
-def representation_plan(model: type[models.Model], fields: Iterable[serializers.Field]) -> list[Step]:
+def _compile(model: type[models.Model], fields: list[serializers.Field]) -> list[Step]:
     plan: list[Step] = []
     for field in fields:
-        step: Step = (field.field_name, None, field)
+        step: Step = (field.field_name, None, None)
         column = _model_attname(model, field.source_attrs[0]) if len(field.source_attrs) == 1 else None
         if column is not None:
             attname, is_relation = column
@@ -110,6 +111,22 @@ def representation_plan(model: type[models.Model], fields: Iterable[serializers.
                     step = (field.field_name, attname, convert)
         plan.append(step)
     return plan
+
+
+# Compiled once per serializer class, readable fields and timezone (the converters depend on the
+# field classes and options only, which a class's cached field templates fix).
+_compiled: dict[tuple[type, tuple[str, ...], str], list[Step]] = {}
+
+
+def representation_plan(serializer: serializers.ModelSerializer) -> list[Step]:
+    """The serializer's steps; a field that keeps DRF's generic path carries the bound field itself."""
+    fields = list(serializer._readable_fields)
+    key = (type(serializer), tuple(field.field_name for field in fields), timezone.get_current_timezone_name())
+    compiled = _compiled.get(key)
+    if compiled is None:
+        compiled = _compiled[key] = _compile(serializer.Meta.model, fields)
+    return [(name, attname, field if attname is None else convert)
+            for (name, attname, convert), field in zip(compiled, fields, strict=True)]
 
 
 def represent(plan: list[Step], instance: models.Model) -> dict[str, Any]:

@@ -76,7 +76,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         # Built once per serializer instance: a list response reuses it for every row.
         plan: list[Step] | None = self.__dict__.get("_representation_plan")
         if plan is None:
-            plan = representation_plan(self.Meta.model, self._readable_fields)
+            plan = representation_plan(self)
             self._representation_plan = plan
         return represent(plan, instance)
 

@@ -28,6 +28,12 @@ class RalphModelViewSet(viewsets.ModelViewSet):
     model's domain services.
     """
 
+    @property
+    def model(self) -> type[models.Model]:
+        # The class's queryset names the model; get_queryset() would build (and compile) a query.
+        queryset = type(self).queryset
+        return queryset.model if queryset is not None else self.get_queryset().model
+
     def get_object(self) -> models.Model:
         # Detail routes look the row up in get_queryset() directly: the list filters (FilterSet,
         # ordering) mean nothing for one id, and building them cost more than the query itself.
@@ -61,7 +67,7 @@ class RalphModelViewSet(viewsets.ModelViewSet):
         return lookup
 
     def create_instance(self, data: dict[str, Any]) -> models.Model:
-        return instance_create(model=self.get_queryset().model, data=data)
+        return instance_create(model=self.model, data=data)
 
     def update_instance(self, instance: models.Model, data: dict[str, Any]) -> models.Model:
         return instance_update(instance=instance, data=data)
@@ -97,7 +103,7 @@ class RalphModelViewSet(viewsets.ModelViewSet):
         return Response(data, status=status.HTTP_201_CREATED, headers=self.get_success_headers(data))
 
     def _supplied_id(self, request: Request) -> str | None:
-        model = self.get_queryset().model
+        model = self.model
         if not isinstance(model._meta.pk, ULIDField) or not isinstance(request.data, dict):
             return None
         raw = request.data.get("id")
@@ -109,7 +115,7 @@ class RalphModelViewSet(viewsets.ModelViewSet):
             return None  # the serializer reports the bad id as a validation error
 
     def _retried_create(self, request: Request, supplied_id: str) -> Response | None:
-        model = self.get_queryset().model
+        model = self.model
         existing = model._default_manager.filter(pk=supplied_id).first()
         if existing is None:
             return None
