@@ -1,0 +1,20 @@
+"""`?ordering=`: an unknown field is a 400 naming the allowed ones (DRF silently ignores it)."""
+
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework import filters
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+
+
+class StrictOrderingFilter(filters.OrderingFilter):
+    def remove_invalid_fields(self, queryset: QuerySet, fields: list[str], view: Any, request: Request) -> list[str]:
+        valid = super().remove_invalid_fields(queryset, fields, view, request)
+        if len(valid) != len(fields):
+            allowed = sorted(name for name, _label in self.get_valid_fields(queryset, view, {"request": request}))
+            unknown = [term for term in fields if term not in valid]
+            raise ValidationError({self.ordering_param: [
+                f"Unknown ordering {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)} "
+                f"(prefix '-' for descending)."]})
+        return valid
