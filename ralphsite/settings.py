@@ -124,6 +124,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Operations are tagged by resource (`chats`, `tasks`, …), the segment after this prefix.
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
     "ENUM_NAME_OVERRIDES": {
         # sessions_app: many models have a `status` / `priority` of their own.
         "SessionStatusEnum": "sessions_app.models.SessionStatus",
