@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from conversations_app import services
-from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run
+from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run, SyncMapping
 
 
 class TagListFilter(admin.SimpleListFilter):
@@ -61,7 +61,7 @@ class ChatAdmin(admin.ModelAdmin):
     list_display = ["title", "id", "worktree_id", "session", "run_count", "sync_status", "version", "is_deleted",
                     "updated_at"]
     list_filter = ["sync_status", "is_deleted", TagListFilter]
-    search_fields = ["id", "title", "worktree_id", "remote_id"]
+    search_fields = ["id", "title", "worktree_id", "remote_id", "session__id", "session__key"]
     date_hierarchy = "created_at"
     list_select_related = ["session"]
     raw_id_fields = ["session"]
@@ -102,6 +102,14 @@ class ChatAdmin(admin.ModelAdmin):
             services.chat_update(chat=Chat.objects.get(pk=obj.pk), data=data)
         else:
             obj.pk = services.chat_create(data=form.cleaned_data).pk
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[list[str], dict[str, int], set,
+                                                                             list]:
+        """Deleting here tombstones the chats (restorable; runs and messages stay until retention), so
+        the confirmation lists only them and needs no delete permission on runs or messages."""
+        chats = list(objs)
+        return ([f"{chat} (soft delete: restorable)" for chat in chats],
+                {str(Chat._meta.verbose_name_plural): len(chats)}, set(), [])
 
     def delete_model(self, request: HttpRequest, obj: Chat) -> None:
         services.chat_soft_delete(chat=obj)
@@ -202,3 +210,21 @@ class GlobalPatternAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # recorded through the API's `record` (frequency, projects)
 
+
+@admin.register(SyncMapping)
+class SyncMappingAdmin(admin.ModelAdmin):
+    """Seed 002's local ↔ remote id mapping, for people correlating identities; written only by sync."""
+
+    list_display = ["entity", "local_id", "remote_id", "synced_at"]
+    list_filter = ["entity"]
+    search_fields = ["local_id", "remote_id"]
+    readonly_fields = ["entity", "local_id", "remote_id", "synced_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: SyncMapping | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: SyncMapping | None = None) -> bool:
+        return False

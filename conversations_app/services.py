@@ -127,6 +127,10 @@ def run_create(*, data: dict[str, Any]) -> Run:
     constraint is the backstop)."""
     data = dict(data)
     chat_id = data.pop("chat_id")
+    if data.get("status") in TERMINAL_RUN_STATUSES and not data.get("completed_at"):
+        # A run recorded after it finished (offline sync): it ended now, or when it started if later.
+        data.setdefault("started_at", timezone.now())
+        data["completed_at"] = max(timezone.now(), data["started_at"])
     with transaction.atomic():
         chat = Chat.objects.select_for_update().filter(pk=chat_id, is_deleted=False).only("run_count").first()
         if chat is None:

@@ -22,7 +22,38 @@ from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed, UL
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 
 MAX_EMBEDDING_BYTES = 1024 * 1024
+MAX_TOOL_CALLS = 1000
+MAX_BIGINT = 2**63 - 1  # tokens are 64-bit: a larger number is a 400, never a database overflow
 
+
+def _contains_null_character(value: Any) -> bool:
+    """Whether a JSON value has U+0000 in any string or key (PostgreSQL's jsonb cannot store it).
+
+    Iterative: the JSON parser allows nesting deeper than a recursive walk could follow."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+class ToolCallArgumentsField(serializers.JSONField):
+    """Any JSON value, without null characters (a 400 on both databases, not a jsonb error)."""
+
+    default_error_messages = {"null_character": "Null characters are not allowed."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if _contains_null_character(value):
+            self.fail("null_character")
+        return value
 
 
 class ParentIdField(ULIDSerializerField):
@@ -38,7 +69,7 @@ class ToolCallSerializer(RalphInputSerializer):
 
     id = serializers.CharField(max_length=200)
     name = serializers.CharField(max_length=200)
-    arguments = serializers.JSONField()
+    arguments = ToolCallArgumentsField()
     result = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     status = ChoiceFieldNamingAllowed(choices=ToolCallStatus.choices)
 
@@ -58,7 +89,7 @@ class ChatSerializer(RalphModelSerializer):
 class RunSerializer(RalphModelSerializer):
     refused_fields = ("sequence_number",)
     chat = ParentIdField(source="chat_id")
-    tokens_used = serializers.IntegerField(min_value=0, required=False)
+    tokens_used = serializers.IntegerField(min_value=0, max_value=MAX_BIGINT, required=False)
 
     class Meta:
         model = Run
@@ -71,7 +102,7 @@ class MessageAppendSerializer(RalphModelSerializer):
     """One message appended to the run in the URL."""
 
     refused_fields = ("sequence_number",)
-    tool_calls = ToolCallSerializer(many=True, required=False, allow_null=True)
+    tool_calls = ToolCallSerializer(many=True, required=False, allow_null=True, max_length=MAX_TOOL_CALLS)
 
     class Meta:
         model = Message
@@ -98,12 +129,19 @@ class ObservationSerializer(RalphModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        session = attrs.get("session") or getattr(self.instance, "session", None)
+        """A loop run or iteration must belong to the observation's session, whichever of the three
+        this request changes (a PATCH of the session alone is checked against the stored links)."""
+        session_id = attrs["session"].pk if "session" in attrs else getattr(self.instance, "session_id", None)
         for name in ("loop_run", "iteration"):
-            linked = attrs.get(name)
-            if linked is not None and session is not None and linked.session_id != session.pk:
-                raise serializers.ValidationError({name: [f"Belongs to session {linked.session_id}, "
-                                                          f"not {session.pk}."]})
+            if name in attrs:
+                linked_session_id = attrs[name].session_id if attrs[name] is not None else None
+            elif "session" in attrs and getattr(self.instance, f"{name}_id", None) is not None:
+                linked_session_id = getattr(self.instance, name).session_id
+            else:
+                continue
+            if linked_session_id is not None and session_id is not None and linked_session_id != session_id:
+                raise serializers.ValidationError({name: [f"Belongs to session {linked_session_id}, "
+                                                          f"not {session_id}."]})
         return attrs
 
 

@@ -6,7 +6,7 @@ from django.db import models
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.pagination import CursorPagination
@@ -26,6 +26,8 @@ from ralphsite.api.viewsets import RalphModelViewSet
 from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
 
 INCLUDE_DELETED = OpenApiParameter("include_deleted", OpenApiTypes.BOOL, description="Show tombstones too.")
+REOPEN = OpenApiParameter("reopen", OpenApiTypes.BOOL,
+                          description="Reopen a completed/failed/cancelled run to append (else 409 run_not_running).")
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -143,8 +145,7 @@ class RunViewSet(ConversationViewSet):
     @extend_schema(
         request=s.MessageAppendSerializer(many=True),
         responses={201: s.MessageSerializer(many=True)},
-        parameters=[OpenApiParameter("reopen", OpenApiTypes.BOOL,
-                                     description="Reopen a completed/failed/cancelled run to append.")],
+        parameters=[REOPEN],
         description="Append one message (an object → the message) or up to 1,000 (a list → the list), "
                     "in one transaction; sequence numbers continue the run's.",
     )
@@ -173,6 +174,7 @@ class MessageCursorPagination(CursorPagination):
 
 
 @extend_schema(parameters=[INCLUDE_DELETED])
+@extend_schema_view(create=extend_schema(parameters=[REOPEN]))
 class MessageViewSet(ConversationViewSet):
     """Messages: list by run in sequence order (cursor), retrieve, create (appends to `run`), update.
     Deleted only with their chat."""
@@ -192,7 +194,8 @@ class MessageViewSet(ConversationViewSet):
     def create_instance(self, data: dict[str, Any]) -> Message:
         data = dict(data)
         run_id = data.pop("run_id")
-        return services.message_append(run_id=run_id, items=[data], missing_run="foreign_key")[0]
+        return services.message_append(run_id=run_id, items=[data], reopen=_flag(self.request, "reopen"),
+                                       missing_run="foreign_key")[0]
 
     def update_instance(self, instance: Message, data: dict[str, Any]) -> Message:
         return services.message_update(message=instance, data=data)

@@ -5,7 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from conversations_app import services
-from conversations_app.models import Chat, Observation
+from conversations_app.models import Chat, Message, Observation, SyncMapping
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +61,39 @@ def test_observations_are_searchable_and_patterns_sorted_by_frequency(admin_clie
         services.pattern_record(pattern_type="tool_usage", description="common", project=project)
     html = admin_client.get(reverse("admin:conversations_app_globalpattern_changelist")).content.decode()
     assert html.index("common") < html.index("rare")
+
+
+def test_the_sync_mapping_is_browsable_and_read_only(admin_client: Client, make_chat) -> None:
+    chat = make_chat()
+    services.sync_mark_synced(items=[{"entity": "chat", "id": chat.pk, "remote_id": "remote-7"}])
+    page = admin_client.get(reverse("admin:conversations_app_syncmapping_changelist"), {"q": "remote-7"})
+    assert page.status_code == 200 and chat.pk in page.content.decode()
+    mapping = SyncMapping.objects.get()
+    assert admin_client.get(reverse("admin:conversations_app_syncmapping_add")).status_code == 403
+    url = reverse("admin:conversations_app_syncmapping_change", args=[mapping.pk])
+    admin_client.post(url, {"entity": "chat", "local_id": chat.pk, "remote_id": "tampered"})
+    assert SyncMapping.objects.get().remote_id == "remote-7"
+
+
+def test_the_chat_list_finds_a_sessions_chats(admin_client: Client, make_chat, session) -> None:
+    make_chat(title="linked chat", session=session)
+    make_chat(title="loose chat")
+    html = admin_client.get(reverse("admin:conversations_app_chat_changelist"), {"q": session.key}).content.decode()
+    assert "linked chat" in html and "loose chat" not in html
+
+
+def test_the_delete_button_soft_deletes_a_chat_with_runs(admin_client: Client, make_run, append) -> None:
+    chats = []
+    for _ in range(2):
+        run = make_run()
+        append(run, "kept until retention")
+        chats.append(run.chat)
+    url = reverse("admin:conversations_app_chat_delete", args=[chats[0].pk])
+    assert "soft delete: restorable" in admin_client.get(url).content.decode()
+    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    changelist = reverse("admin:conversations_app_chat_changelist")
+    response = admin_client.post(changelist, {"action": "delete_selected", "_selected_action": [chats[1].pk],
+                                              "post": "yes"})
+    assert response.status_code == 302
+    assert list(Chat.objects.values_list("is_deleted", flat=True)) == [True, True]
+    assert Message.objects.count() == 2

@@ -129,3 +129,30 @@ def test_it_returns_the_latest_run(api: APIClient, make_chat, make_run) -> None:
     latest = make_run(chat)
     response = api.get(_url(chat, "latest-run/"))
     assert response.json()["id"] == latest.pk and response.json()["sequence_number"] == 2
+
+
+def test_it_soft_deletes_only_at_the_version_if_match_names(api: APIClient, make_chat) -> None:
+    chat = make_chat()
+    api.patch(_url(chat), {"title": "moved on"}, format="json")
+    body = assert_error_shape(api.delete(_url(chat), HTTP_IF_MATCH='"1"'), 412, "precondition_failed")
+    assert body["details"]["current_version"] == 2
+    assert not Chat.objects.get(pk=chat.pk).is_deleted
+    assert api.delete(_url(chat), HTTP_IF_MATCH='"2"').status_code == 204
+    assert Chat.objects.get(pk=chat.pk).is_deleted
+
+
+def test_it_refuses_a_version_field_that_contradicts_if_match(api: APIClient, make_chat) -> None:
+    chat = make_chat()
+    body = assert_error_shape(api.patch(_url(chat), {"title": "x", "version": 2}, format="json",
+                                        HTTP_IF_MATCH='"1"'), 400, "validation_error")
+    assert "version" in body["details"]
+    assert Chat.objects.get(pk=chat.pk).version == 1
+
+
+def test_it_carries_the_new_version_as_the_etag_of_a_restore(api: APIClient, make_chat) -> None:
+    chat = make_chat()
+    api.delete(_url(chat))
+    restored = api.post(_url(chat, "restore/"))
+    assert restored.json()["version"] == 3 and restored["ETag"] == '"3"'
+    again = api.post(_url(chat, "restore/"))  # restoring a live chat changes nothing
+    assert again.json()["version"] == 3

@@ -5,11 +5,20 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.utils import timezone
 
 from conversations_app.models import Chat, Message, Run
 
 pytestmark = pytest.mark.django_db
+
+
+def _search_index_size() -> int:
+    """Rows in the search index: SQLite's FTS documents; on PostgreSQL the index is on the table itself."""
+    table = "conv_search_doc" if connection.vendor == "sqlite" else "conversations_app_message"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {table}")
+        return cursor.fetchone()[0]
 
 
 def test_it_purges_chats_deleted_before_the_cutoff_with_their_runs_and_messages(make_run, append) -> None:
@@ -25,6 +34,7 @@ def test_it_purges_chats_deleted_before_the_cutoff_with_their_runs_and_messages(
     assert set(Chat.objects.values_list("pk", flat=True)) == {recent_run.chat_id, live_run.chat_id}
     assert not Run.objects.filter(pk=old_run.pk).exists()
     assert Message.objects.count() == 4
+    assert _search_index_size() == 4  # the purged messages left the search index too
     out = StringIO()
     call_command("purge_deleted", "--older-than", "30d", stdout=out)
     assert "Nothing to purge" in out.getvalue()

@@ -151,3 +151,22 @@ def test_it_lists_100_messages_of_a_run_in_two_queries(api: APIClient, make_run,
     assert [m["sequence_number"] for m in body["results"]] == list(range(1, 101))
     with django_assert_num_queries(2):
         assert api.get(f"/api/v1/messages/{body['results'][0]['id']}/").status_code == 200
+
+
+def test_it_stamps_completed_at_on_a_run_created_finished(api: APIClient, make_chat) -> None:
+    body = api.post("/api/v1/runs/", {"chat": make_chat().pk, "status": "completed", "tokens_used": 7},
+                    format="json").json()
+    assert body["status"] == "completed" and body["completed_at"]
+    run = Run.objects.get(pk=body["id"])
+    assert run.completed_at >= run.started_at
+
+
+def test_it_refuses_a_message_created_for_a_finished_run_unless_reopened(api: APIClient, make_run) -> None:
+    run = make_run(status="cancelled")
+    body = {"run": run.pk, "role": "user", "content": "late"}
+    assert_error_shape(api.post("/api/v1/messages/", body, format="json"), 409, "run_not_running")
+    assert not Message.objects.exists()
+    response = api.post("/api/v1/messages/?reopen=true", body, format="json")
+    assert response.status_code == 201 and response.json()["sequence_number"] == 1
+    run.refresh_from_db()
+    assert (run.status, run.completed_at) == ("running", None)

@@ -59,3 +59,16 @@ def test_it_validates_the_request(api: APIClient) -> None:
                                        format="json"), 400, "validation_error")
     assert "message" in str(body["details"])
     assert_error_shape(api.get(PENDING, {"entity": "everything"}), 400, "validation_error")
+
+
+def test_it_lists_pending_rows_in_a_constant_number_of_queries(api: APIClient, make_run, append,
+                                                               django_assert_num_queries) -> None:
+    def pending_queries(runs: int) -> None:
+        for _ in range(runs):
+            append(make_run(), "a", "b")
+        with django_assert_num_queries(7):  # auth, then a count and a page per entity
+            body = api.get(PENDING, {"limit": 50}).json()
+        assert body["message"]["count"] == 2 * Run.objects.count()
+
+    pending_queries(2)
+    pending_queries(20)
