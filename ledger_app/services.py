@@ -202,6 +202,7 @@ def checkpoint_last(*, session_id: str) -> Checkpoint | None:
 def token_usage_record(*, items: list[dict[str, Any]]) -> list[TokenUsage]:
     """Record API calls' usage; a row sent without `cost_usd` is priced from ModelPrice (estimated)."""
     with transaction.atomic():
+        _check_sessions_exist({item["session_id"] for item in items if item.get("session_id")})
         rows = [TokenUsage(**item) for item in items]
         unpriced = [(row, item) for row, item in zip(rows, items, strict=True) if item.get("cost_usd") is None]
         if unpriced:
@@ -212,6 +213,16 @@ def token_usage_record(*, items: list[dict[str, Any]]) -> list[TokenUsage]:
         TokenUsage.objects.bulk_create(rows)
         _add_usage([(r.session_id, r.input_tokens, r.output_tokens, r.cost_usd) for r in rows])
     return rows
+
+
+def _check_sessions_exist(session_ids: set[str]) -> None:
+    """One query for a whole list; an unknown session is a 400 naming it."""
+    if not session_ids:
+        return
+    missing = sorted(session_ids - set(Session.objects.filter(pk__in=session_ids).values_list("pk", flat=True)))
+    if missing:
+        raise InvalidInput(f"Session {missing[0]} does not exist.",
+                           details={"session": [f"Session {pk} does not exist." for pk in missing]})
 
 
 def _prices_for(models: set[str]) -> dict[str, list[ModelPrice]]:

@@ -1,4 +1,7 @@
 
+from typing import Any
+
+from django.db import models
 from rest_framework import serializers
 
 from ledger_app.models import (
@@ -20,10 +23,43 @@ from ralphsite.api.fields import ULIDSerializerField
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 
 _NON_NEGATIVE = {"min_value": 0}
+INTEGER_MAX = 2**31 - 1  # PositiveIntegerField on PostgreSQL
 
 
+def _has_nul(value: Any) -> bool:
+    """Whether a JSON value holds a NUL character in any string, key or value (iterative: any depth)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
 
-class LedgerEventSerializer(RalphModelSerializer):
+
+class StorableJSONField(serializers.JSONField):
+    """JSON both databases can store: PostgreSQL's jsonb refuses the NUL character (U+0000), which
+    would otherwise surface as a database error instead of a 400 naming the field."""
+
+    default_error_messages = {"nul": "JSON text may not contain the NUL character (U+0000)."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if _has_nul(value):
+            self.fail("nul")
+        return value
+
+
+class LedgerModelSerializer(RalphModelSerializer):
+    serializer_field_mapping = {**RalphModelSerializer.serializer_field_mapping, models.JSONField: StorableJSONField}
+
+
+class LedgerEventSerializer(LedgerModelSerializer):
     session = ULIDSerializerField(source="session_id")
     type = serializers.CharField(max_length=64)
 
@@ -55,7 +91,7 @@ class AppendResultSerializer(serializers.Serializer):
     errors = serializers.DictField(required=False)
 
 
-class IssueSerializer(RalphModelSerializer):
+class IssueSerializer(LedgerModelSerializer):
     class Meta:
         model = Issue
         fields = ["id", "session", "task_key", "kind", "signature", "message", "file", "line", "first_seen_at",
@@ -70,11 +106,11 @@ class IssueRecordSerializer(RalphInputSerializer):
     signature = serializers.CharField(max_length=500)
     message = serializers.CharField()
     file = serializers.CharField(max_length=1000, required=False, allow_blank=True, default="")
-    line = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+    line = serializers.IntegerField(min_value=0, max_value=INTEGER_MAX, required=False, allow_null=True, default=None)
     seen_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
-class CheckpointSerializer(RalphModelSerializer):
+class CheckpointSerializer(LedgerModelSerializer):
     class Meta:
         model = Checkpoint
         fields = ["id", "key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "path", "summary",
@@ -82,7 +118,7 @@ class CheckpointSerializer(RalphModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class CheckpointRestoreSerializer(RalphModelSerializer):
+class CheckpointRestoreSerializer(LedgerModelSerializer):
     checkpoint_key = serializers.CharField(source="checkpoint.key", read_only=True)
 
     class Meta:
@@ -96,7 +132,7 @@ class CheckpointRestoreRequestSerializer(RalphInputSerializer):
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class RollbackSerializer(RalphModelSerializer):
+class RollbackSerializer(LedgerModelSerializer):
     class Meta:
         model = Rollback
         fields = ["id", "session", "rollback_type", "target_commit", "target_tag", "reason", "from_commit",
@@ -104,7 +140,7 @@ class RollbackSerializer(RalphModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class BaselineSerializer(RalphModelSerializer):
+class BaselineSerializer(LedgerModelSerializer):
     class Meta:
         model = Baseline
         fields = ["id", "tag_name", "commit_hash", "milestone", "description", "branch", "files_changed",
@@ -112,7 +148,7 @@ class BaselineSerializer(RalphModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class GateResultSerializer(RalphModelSerializer):
+class GateResultSerializer(LedgerModelSerializer):
     class Meta:
         model = GateResult
         fields = ["id", "session", "gate", "iteration", "passed", "details", "error_count", "warning_count",
@@ -120,7 +156,9 @@ class GateResultSerializer(RalphModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class TokenUsageSerializer(RalphModelSerializer):
+class TokenUsageSerializer(LedgerModelSerializer):
+    # By id: the service checks a whole list's sessions in one query (a related field would run one per row).
+    session = ULIDSerializerField(source="session_id", required=False, allow_null=True)
     cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, min_value=0, required=False,
                                         allow_null=True,
                                         help_text="Omit (or null) to have it computed from the model price.")
@@ -135,7 +173,7 @@ class TokenUsageSerializer(RalphModelSerializer):
                                                          "cached_write_tokens", "reasoning_tokens")}
 
 
-class ModelPriceSerializer(RalphModelSerializer):
+class ModelPriceSerializer(LedgerModelSerializer):
     class Meta:
         model = ModelPrice
         fields = ["id", "model", "valid_from", "input_per_mtok", "output_per_mtok", "cached_read_per_mtok",
@@ -145,7 +183,7 @@ class ModelPriceSerializer(RalphModelSerializer):
                                                          "cached_write_per_mtok", "reasoning_per_mtok")}
 
 
-class ErrorLogSerializer(RalphModelSerializer):
+class ErrorLogSerializer(LedgerModelSerializer):
     class Meta:
         model = ErrorLog
         fields = ["id", "session", "task_key", "operation", "error_type", "error_message", "error_pattern",
@@ -153,7 +191,7 @@ class ErrorLogSerializer(RalphModelSerializer):
         read_only_fields = ["id"]
 
 
-class DeadLetterSerializer(RalphModelSerializer):
+class DeadLetterSerializer(LedgerModelSerializer):
     class Meta:
         model = DeadLetter
         fields = ["id", "operation_type", "operation_params", "error_message", "stack_trace", "attempt_count",

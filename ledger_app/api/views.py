@@ -1,5 +1,7 @@
 from typing import Any
 
+from django.db import models
+from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
@@ -19,6 +21,16 @@ from ralphsite.errors import InvalidInput, NotFound
 
 # Append-only resources: no PUT, PATCH or DELETE (405).
 APPEND_ONLY_METHODS = ["get", "post", "head", "options"]
+BIGINT_MAX = 2**63 - 1
+
+
+def _integer_id(value: str) -> int | None:
+    """A URL's integer id, or None when it cannot be one (SQLite cannot even bind an int past 64 bits)."""
+    try:
+        number = int(value)
+    except ValueError:
+        return None
+    return number if 0 < number <= BIGINT_MAX else None
 
 
 def _list_body(data: Any, *, limit: int) -> list[Any]:
@@ -30,7 +42,16 @@ def _list_body(data: Any, *, limit: int) -> list[Any]:
     return data
 
 
-class CursorListMixin:
+class IntegerIdMixin:
+    """Integer-id tables: a detail URL whose id is no 64-bit integer is a 404, never a database error."""
+
+    def get_object(self) -> models.Model:
+        if _integer_id(self.kwargs[self.lookup_url_kwarg or self.lookup_field]) is None:
+            raise Http404
+        return super().get_object()
+
+
+class CursorListMixin(IntegerIdMixin):
     """High-volume integer-id tables: keyset pages on id, no COUNT(*), no OFFSET, no reordering."""
 
     pagination_class = IdCursorPagination
@@ -192,7 +213,7 @@ class ErrorLogViewSet(CursorListMixin, RalphModelViewSet):
     filterset_class = filters.ErrorLogFilterSet
 
 
-class DeadLetterViewSet(RalphModelViewSet):
+class DeadLetterViewSet(IntegerIdMixin, RalphModelViewSet):
     queryset = selectors.dead_letter_list()
     serializer_class = s.DeadLetterSerializer
     filterset_class = filters.DeadLetterFilterSet
@@ -203,10 +224,9 @@ class DeadLetterViewSet(RalphModelViewSet):
     @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str) -> Response:
         """Take this item for a retry (pending and due → retried); 409 when it is not."""
-        try:
-            dead_letter_id = int(pk)
-        except ValueError:
-            raise NotFound(f"Dead letter {pk} does not exist.") from None
+        dead_letter_id = _integer_id(pk)
+        if dead_letter_id is None:
+            raise NotFound(f"Dead letter {pk} does not exist.")
         return Response(s.DeadLetterSerializer(services.dead_letter_retry(dead_letter_id=dead_letter_id)).data)
 
     @extend_schema(request=s.DeadLetterClaimSerializer,

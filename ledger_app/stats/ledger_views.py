@@ -21,26 +21,31 @@ from ledger_app.stats.framework import (
 from ralphsite.money import usd_to_cents
 from sessions_app.models import Session, SessionStatus
 
+# Seed 003's `sessions` columns, in its order (SELECT * FROM sessions), and the field of ours each
+# one is read from where the name differs; total_cost_cents is computed from total_cost_usd.
 _SESSION_COLUMNS = (
-    "id", "command", "command_type", "status", "exit_reason", "started_at", "ended_at", "current_phase",
-    "current_task_key", "current_agent", "current_model", "current_iteration", "max_iterations",
-    "consecutive_failures", "max_consecutive_failures", "circuit_breaker_state", "plan_key", "sprint_key",
-    "execution_mode", "total_tokens_input", "total_tokens_output", "total_cost_usd", "total_cost_cents",
-    "bug_council_activated", "bug_council_reason",
+    "id", "started_at", "ended_at", "command", "command_type", "status", "exit_reason", "current_phase",
+    "current_task_id", "current_agent", "current_model", "current_iteration", "max_iterations",
+    "consecutive_failures", "max_consecutive_failures", "circuit_breaker_state", "plan_id", "sprint_id",
+    "execution_mode", "total_tokens_input", "total_tokens_output", "total_cost_cents", "bug_council_activated",
+    "bug_council_reason",
 )
+_SESSION_FIELDS = {"current_task_id": "current_task_key", "plan_id": "plan_key", "sprint_id": "sprint_key",
+                   "total_cost_cents": "total_cost_usd"}
 
 
 @stat("current-session", columns=_SESSION_COLUMNS)
 def current_session(filters: StatFilters) -> list[Row]:
-    """v_current_session: the running session started last (seed 003's sessions columns)."""
+    """v_current_session: the running session started last, with seed 003's sessions columns
+    (current_task_id, plan_id and sprint_id hold our keys; total_cost_cents is the session's USD
+    total in whole cents, half away from zero)."""
     sessions = scoped(Session.objects.filter(status=SessionStatus.RUNNING), filters, date_field="started_at",
                       session_field="pk")
     session = sessions.order_by("-started_at").first()
     if session is None:
         return []
-    row = {column: getattr(session, column) for column in _SESSION_COLUMNS if column != "total_cost_cents"}
-    return [{**row, "total_cost_usd": format(session.total_cost_usd, "f"),
-             "total_cost_cents": usd_to_cents(session.total_cost_usd)}]
+    row = {column: getattr(session, _SESSION_FIELDS.get(column, column)) for column in _SESSION_COLUMNS}
+    return [{**row, "total_cost_cents": usd_to_cents(session.total_cost_usd)}]
 
 
 @stat("gate-pass-rates", columns=("gate", "total_runs", "passes", "pass_rate"))

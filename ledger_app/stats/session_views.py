@@ -14,7 +14,7 @@ writes `completed` where DevTeam writes `success`; see `InvocationStatus`). The 
 (for criteria and features, which have none: the plan the session executes, `Session.plan_key`).
 """
 
-from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Value
 
 from ledger_app.stats.framework import (
     Row,
@@ -37,10 +37,13 @@ from sessions_app.models import (
     ContextSnapshot,
     Escalation,
     Feature,
+    FileAccess,
     InvocationStatus,
     Session,
     Task,
     TaskAttempt,
+    TaskDependency,
+    TaskFile,
     TaskStatus,
 )
 
@@ -104,26 +107,55 @@ def agent_performance(filters: StatFilters) -> list[Row]:
              else round(float(row["avg_duration_ms"]) / 1000, 3)} for row in rows]
 
 
+# Seed 003's `tasks` columns in its order (SELECT * FROM tasks), plus `key` after `id`: the seed's
+# id is the text key ("TASK-001"), ours a ULID, so the row gives both (as task-attempts-summary does).
 _TASK_COLUMNS = (
-    "id", "key", "title", "description", "work_type", "plan_key", "sprint_key", "parent_key", "session_id",
-    "status", "scope", "assigned_agent", "assigned_model", "priority", "sequence", "estimated_effort",
-    "iteration_count", "files_changed", "created_at", "started_at", "completed_at", "result_summary",
-    "error_message", "commit_sha",
+    "id", "key", "name", "description", "task_type", "plan_id", "sprint_id", "parent_task_id", "session_id",
+    "status", "scope_files", "scope_json", "assigned_agent", "assigned_model", "priority", "sequence", "depends_on",
+    "blocks", "estimated_effort", "actual_iterations", "files_changed", "created_at", "started_at", "completed_at",
+    "result_summary", "error_message", "commit_sha",
 )
+# Seed column → our field, where the names differ (the three list columns are filled in below).
+_TASK_FIELDS = {"name": F("title"), "task_type": F("work_type"), "plan_id": F("plan__key"),
+                "sprint_id": F("sprint_key"), "parent_task_id": F("parent__key"), "scope_json": F("scope"),
+                "actual_iterations": F("iteration_count")}
+_TASK_LISTS = ("scope_files", "depends_on", "blocks")
+
+
+def _task_lists(task_id: str) -> dict[str, list[str]]:
+    """The task's allowed scope files and the keys it depends on and blocks, in one query (a UNION)."""
+    def tagged(queryset: QuerySet, tag: str, value: str) -> QuerySet:
+        return queryset.order_by().annotate(tag=Value(tag), value=F(value)).values_list("tag", "value")
+
+    lists: dict[str, list[str]] = {name: [] for name in _TASK_LISTS}
+    allowed_files = TaskFile.objects.filter(task_id=task_id, access_type=FileAccess.ALLOWED)
+    rows = tagged(allowed_files, "scope_files", "path").union(
+        tagged(TaskDependency.objects.filter(task_id=task_id), "depends_on", "depends_on__key"),
+        tagged(TaskDependency.objects.filter(depends_on_id=task_id), "blocks", "task__key"), all=True)
+    for tag, value in rows:
+        lists[tag].append(value)
+    return {name: sorted(values) for name, values in lists.items()}
 
 
 @stat("current-task", columns=_TASK_COLUMNS)
 def current_task(filters: StatFilters) -> list[Row]:
     """v_current_task: the in-progress task started last (`since`/`until` on its started_at; one
-    never started counts as the oldest, as SQLite sorts NULL). Seed 003's tasks columns under our
-    names (see Task): plan_id and parent_task_id are given as the plan's and parent's keys;
-    scope_files, depends_on and blocks are rows of their own, served by the tasks resource."""
+    never started counts as the oldest, as SQLite sorts NULL), with seed 003's tasks columns:
+    name is our title, task_type our work_type, actual_iterations our iteration_count, scope_json
+    our scope; plan_id and parent_task_id hold the plan's and parent's keys; scope_files is the
+    task's allowed file paths joined by commas (as the seed stores them), depends_on and blocks
+    the keys of the tasks it waits for and holds up (each sorted)."""
     in_progress = scoped(Task.objects.filter(status=TaskStatus.IN_PROGRESS), filters, date_field="started_at")
+    # Aliased: some seed names are other fields of ours (task_type is Ralph's sequential/parallel).
     task = (in_progress.order_by(F("started_at").desc(nulls_last=True), "-id")
-            .values(*(column for column in _TASK_COLUMNS if column not in ("plan_key", "parent_key")),
-                    plan_key=F("plan__key"), parent_key=F("parent__key"))
+            .values(*(column for column in _TASK_COLUMNS if column not in _TASK_FIELDS and column not in _TASK_LISTS),
+                    **{f"seed_{column}": value for column, value in _TASK_FIELDS.items()})
             .first())
-    return [] if task is None else [task]
+    if task is None:
+        return []
+    lists = _task_lists(task["id"])
+    seed_values = {column: task[f"seed_{column}"] for column in _TASK_FIELDS}
+    return [{**task, **seed_values, **lists, "scope_files": ",".join(lists["scope_files"])}]
 
 
 @stat("sprint-progress", columns=("sprint_id", "total_tasks", "completed", "in_progress", "failed", "pending",
@@ -167,9 +199,10 @@ def pass_counts(queryset: QuerySet, *, key: str, filters: StatFilters) -> QueryS
 @stat("acceptance-criteria-status", columns=("task_id", "total_criteria", "passing", "failing", "pass_rate"))
 def acceptance_criteria_status(filters: StatFilters) -> list[Row]:
     """v_acceptance_criteria_status: criteria per task key (`since`/`until` on the criterion's
-    created_at; criteria naming no task form the "" group)."""
+    created_at; criteria naming no task form one group whose task_id is null, as the seed's NULL
+    task_id does)."""
     rows = pass_counts(AcceptanceCriterion.objects.all(), key="task_key", filters=filters)
-    return [{**row, "task_id": row["task_key"], "total_criteria": row["total"],
+    return [{**row, "task_id": row["task_key"] or None, "total_criteria": row["total"],
              "pass_rate": as_rate(row["pass_rate"])} for row in rows]
 
 
@@ -177,11 +210,12 @@ def acceptance_criteria_status(filters: StatFilters) -> list[Row]:
                                  "feature_pass_rate"))
 def feature_status(filters: StatFilters) -> list[Row]:
     """v_feature_status: features per plan key (`since`/`until` on the feature's created_at;
-    features of no plan form the "" group), with their steps."""
+    features of no plan form one group whose plan_id is null, as the seed's NULL plan_id does), with
+    their steps."""
     rows = pass_counts(Feature.objects.all(), key="plan_key", filters=filters).annotate(
         total_steps=Sum("steps_total"), passed_steps=Sum("steps_passed"))
-    return [{**row, "plan_id": row["plan_key"], "total_features": row["total"], "steps_passed": row["passed_steps"],
-             "feature_pass_rate": as_rate(row["pass_rate"])} for row in rows]
+    return [{**row, "plan_id": row["plan_key"] or None, "total_features": row["total"],
+             "steps_passed": row["passed_steps"], "feature_pass_rate": as_rate(row["pass_rate"])} for row in rows]
 
 
 @stat("context-status", columns=("session_id", "model", "context_limit", "current_usage", "usage_percent", "status",

@@ -20,6 +20,8 @@ from sessions_app.models import (
     Session,
     Task,
     TaskAttempt,
+    TaskDependency,
+    TaskFile,
 )
 
 
@@ -80,8 +82,9 @@ def add_attempts(task: Task, attempts: list[tuple[str, int, int, str]], at: str)
 
 
 def make_devteam() -> DevTeam:
-    """Two sessions with agent runs, escalations, tasks, attempts, criteria, features and context
-    budgets (the session statistics' answers are worked out from these in test_session_stats.py)."""
+    """Two sessions with agent runs, escalations, tasks (TASK-002 with scope files and dependencies),
+    attempts, criteria, features and context budgets (the session statistics' answers are worked out
+    from these in test_session_stats.py)."""
     s1 = make_session(command="/devteam:implement", status="completed", started_at=utc("2025-03-01T10:00:00Z"),
                       ended_at=utc("2025-03-02T10:00:00Z"), current_phase="review", current_agent="reviewer",
                       current_model="opus", current_iteration=3, execution_mode="eco", total_tokens_input=1000,
@@ -116,6 +119,11 @@ def make_devteam() -> DevTeam:
     t6 = dated(Task.objects.create(session=s2, key="TASK-006", title="Never started", status="in_progress"), april)
     t7 = dated(Task.objects.create(session=s2, key="TASK-007", title="Blocked", sprint_key="sprint-2",
                                    status="blocked"), april)
+    for path, is_pattern, access in (("src/api.py", False, "allowed"), ("src/**/*.test.py", True, "allowed"),
+                                     ("secrets.env", False, "forbidden")):
+        TaskFile.objects.create(task=t2, path=path, is_pattern=is_pattern, access_type=access)
+    for task, depends_on in ((t2, t1), (t3, t2), (t4, t2)):
+        TaskDependency.objects.create(task=task, depends_on=depends_on)
     add_attempts(t2, [("failed", 100, 10, "0.010000"), ("escalated", 50, 5, "0.004000"),
                       ("success", 20, 2, "0.001000")], "2025-03-01T12:00:00Z")
     add_attempts(t1, [("success", 10, 0, "0.004999")], "2025-03-01T12:00:00Z")

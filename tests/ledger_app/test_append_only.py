@@ -77,7 +77,7 @@ def test_it_rejects_a_delete_from_a_connection_outside_django_on_sqlite() -> Non
         outsider.close()
 
 
-def test_the_api_offers_no_update_or_delete_on_events(api: APIClient) -> None:
+def test_it_the_api_offers_no_update_or_delete_on_events(api: APIClient) -> None:
     event = make_event(make_session())
     url = f"/api/v1/events/{event.id}/"
     assert_error_shape(api.patch(url, {"message": "x"}, format="json"), 405, "method_not_allowed")
@@ -85,7 +85,7 @@ def test_the_api_offers_no_update_or_delete_on_events(api: APIClient) -> None:
     assert_error_shape(api.delete(url), 405, "method_not_allowed")
 
 
-def test_deleting_a_session_with_ledger_events_is_a_409_naming_the_ledger(api: APIClient) -> None:
+def test_it_deleting_a_session_with_ledger_events_is_a_409_naming_the_ledger(api: APIClient) -> None:
     session = make_session()
     make_event(session)
     body = assert_error_shape(api.delete(f"/api/v1/sessions/{session.id}/"), 409, "conflict")
@@ -93,7 +93,7 @@ def test_deleting_a_session_with_ledger_events_is_a_409_naming_the_ledger(api: A
     assert Session.objects.filter(pk=session.id).exists()
 
 
-def test_the_admin_refuses_to_delete_a_session_with_ledger_events(admin_client) -> None:
+def test_it_the_admin_refuses_to_delete_a_session_with_ledger_events(admin_client) -> None:
     session = make_session()
     make_event(session)
     response = admin_client.post(f"/admin/sessions_app/session/{session.id}/delete/", {"post": "yes"})
@@ -101,7 +101,7 @@ def test_the_admin_refuses_to_delete_a_session_with_ledger_events(admin_client) 
     assert Session.objects.filter(pk=session.id).exists()
 
 
-def test_purge_removes_only_old_ended_sessions_and_records_it() -> None:
+def test_it_purge_removes_only_old_ended_sessions_and_records_it() -> None:
     now = timezone.now()
     old = make_session(status=SessionStatus.COMPLETED, ended_at=now - timedelta(days=91))
     recent = make_session(status=SessionStatus.COMPLETED, ended_at=now - timedelta(days=10))
@@ -123,14 +123,14 @@ def test_purge_removes_only_old_ended_sessions_and_records_it() -> None:
                                 "ledger_app.Checkpoint": 1}
 
 
-def test_after_a_purge_raw_deletes_are_rejected_again() -> None:
+def test_it_after_a_purge_raw_deletes_are_rejected_again() -> None:
     event = make_event(make_session())
     call_command("purge_sessions", "--older-than", "90d", stdout=StringIO())
     with pytest.raises(IntegrityError):
         _raw(f"DELETE FROM {TABLE} WHERE id = %s", [event.id])
 
 
-def test_purge_refuses_a_malformed_age() -> None:
+def test_it_purge_refuses_a_malformed_age() -> None:
     from django.core.management.base import CommandError
 
     with pytest.raises(CommandError, match="90d"):

@@ -15,7 +15,7 @@ from tests.ledger_app.factories import make_session
 pytestmark = pytest.mark.django_db
 
 
-def test_a_state_change_through_the_api_is_recorded_as_an_audit_event(api: APIClient) -> None:
+def test_it_a_state_change_through_the_api_is_recorded_as_an_audit_event(api: APIClient) -> None:
     session = make_session()
     response = api.patch(f"/api/v1/sessions/{session.id}/", {"state": "planning"}, format="json")
     assert response.status_code == 200, response.content
@@ -24,7 +24,7 @@ def test_a_state_change_through_the_api_is_recorded_as_an_audit_event(api: APICl
     assert event.data == {"from": "initializing", "to": "planning"}
 
 
-def test_the_audit_event_shares_the_senders_transaction() -> None:
+def test_it_the_audit_event_shares_the_senders_transaction() -> None:
     session = make_session()
     with pytest.raises(RuntimeError), transaction.atomic():
         session_update(session=session, data={"state": "executing_batch"})
@@ -36,7 +36,7 @@ def test_the_audit_event_shares_the_senders_transaction() -> None:
 
 @pytest.mark.parametrize("event_type", ["task_status_changed", "task_claimed", "task_released", "signal_processed",
                                         "question_answered", "session_resumed", "session_finished"])
-def test_every_orchestration_event_type_is_recorded(event_type: str) -> None:
+def test_it_every_orchestration_event_type_is_recorded(event_type: str) -> None:
     session = make_session()
     orchestration_event.send(sender=Session, session_id=session.id, event_type=event_type, task_key="task-1",
                              agent="executor", message="m", data={"k": 1})
@@ -44,7 +44,7 @@ def test_every_orchestration_event_type_is_recorded(event_type: str) -> None:
     assert (event.type, event.task_key, event.agent, event.data) == (event_type, "task-1", "executor", {"k": 1})
 
 
-def test_resume_requested_answers_with_the_last_checkpoint() -> None:
+def test_it_resume_requested_answers_with_the_last_checkpoint() -> None:
     session = make_session()
     [(_, answer)] = [r for r in resume_requested.send(sender=Session, session_id=session.id)
                      if r[0] is answer_resume_request]
@@ -59,7 +59,7 @@ def test_resume_requested_answers_with_the_last_checkpoint() -> None:
 
 # -- admin -----------------------------------------------------------------------------------
 
-def test_the_admin_shows_events_read_only_with_pretty_json(admin_client: Client) -> None:
+def test_it_the_admin_shows_events_read_only_with_pretty_json(admin_client: Client) -> None:
     event = LedgerEvent.objects.create(session=make_session(), type="run_started", data={"nested": {"a": 1}})
     page = admin_client.get(f"/admin/ledger_app/ledgerevent/{event.id}/change/")
     assert page.status_code == 200
@@ -72,7 +72,7 @@ def test_the_admin_shows_events_read_only_with_pretty_json(admin_client: Client)
     assert listing.status_code == 200 and "run_started" in listing.content.decode()
 
 
-def test_the_admin_shows_token_usage_and_cost_by_model_and_by_day(admin_client: Client) -> None:
+def test_it_the_admin_shows_token_usage_and_cost_by_model_and_by_day(admin_client: Client) -> None:
     from decimal import Decimal
 
     from ledger_app.models import TokenUsage
@@ -92,7 +92,7 @@ def test_the_admin_shows_token_usage_and_cost_by_model_and_by_day(admin_client: 
     assert [row["model"] for row in filtered.context["usage_by_model"]] == ["opus"]
 
 
-def test_the_admin_retries_the_selected_due_dead_letters(admin_client: Client) -> None:
+def test_it_the_admin_retries_the_selected_due_dead_letters(admin_client: Client) -> None:
     from datetime import timedelta
 
     from django.utils import timezone

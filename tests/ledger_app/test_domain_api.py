@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 # -- issues ----------------------------------------------------------------------------------
 
-def test_recording_a_known_signature_increments_count_and_last_seen(api: APIClient) -> None:
+def test_it_recording_a_known_signature_increments_count_and_last_seen(api: APIClient) -> None:
     session = make_session()
     body = {"session": session.id, "task_key": "auth-002", "kind": "typecheck",
             "signature": "typecheck:src/api.ts:42:TS2322", "message": "first", "file": "src/api.ts", "line": 42}
@@ -32,20 +32,20 @@ def test_recording_a_known_signature_increments_count_and_last_seen(api: APIClie
     assert LedgerEvent.objects.filter(type="issue_recorded", session=session).count() == 2
 
 
-def test_the_same_signature_in_another_session_is_another_issue(api: APIClient) -> None:
+def test_it_the_same_signature_in_another_session_is_another_issue(api: APIClient) -> None:
     for session in (make_session(), make_session()):
         api.post("/api/v1/issues/record/", {"session": session.id, "task_key": "t", "kind": "lint",
                                             "signature": "lint:a", "message": "m"}, format="json")
     assert Issue.objects.count() == 2
 
 
-def test_recording_for_an_unknown_session_is_a_400(api: APIClient) -> None:
+def test_it_recording_for_an_unknown_session_is_a_400(api: APIClient) -> None:
     response = api.post("/api/v1/issues/record/", {"session": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "task_key": "t",
                                                    "kind": "lint", "signature": "s", "message": "m"}, format="json")
     assert_error_shape(response, 400, "validation_error")
 
 
-def test_issues_list_sorted_by_count(api: APIClient) -> None:
+def test_it_issues_list_sorted_by_count(api: APIClient) -> None:
     session = make_session()
     for signature, count in (("a", 1), ("b", 5), ("c", 3)):
         Issue.objects.create(session=session, task_key="t", kind="k", signature=signature, message="m", count=count)
@@ -54,7 +54,7 @@ def test_issues_list_sorted_by_count(api: APIClient) -> None:
 
 # -- checkpoints -----------------------------------------------------------------------------
 
-def test_creating_a_checkpoint_appends_a_checkpoint_created_event(api: APIClient) -> None:
+def test_it_creating_a_checkpoint_appends_a_checkpoint_created_event(api: APIClient) -> None:
     session = make_session()
     response = api.post("/api/v1/checkpoints/", {"key": "chkpt-1", "session": session.id, "git_ref": "abc"},
                         format="json")
@@ -63,12 +63,12 @@ def test_creating_a_checkpoint_appends_a_checkpoint_created_event(api: APIClient
     assert event.session_id == session.id and event.data["key"] == "chkpt-1"
 
 
-def test_checkpoint_keys_are_unique(api: APIClient) -> None:
+def test_it_checkpoint_keys_are_unique(api: APIClient) -> None:
     api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json")
     assert_error_shape(api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json"), 409, "conflict")
 
 
-def test_restore_records_a_restore_and_refuses_an_unrestorable_checkpoint(api: APIClient) -> None:
+def test_it_restore_records_a_restore_and_refuses_an_unrestorable_checkpoint(api: APIClient) -> None:
     checkpoint_id = api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json").json()["id"]
     response = api.post(f"/api/v1/checkpoints/{checkpoint_id}/restore/", {"agent": "orchestrator"}, format="json")
     assert response.status_code == 201, response.content
@@ -82,7 +82,7 @@ def test_restore_records_a_restore_and_refuses_an_unrestorable_checkpoint(api: A
     assert CheckpointRestore.objects.count() == 1
 
 
-def test_checkpoint_restores_are_history_the_api_does_not_edit(api: APIClient) -> None:
+def test_it_checkpoint_restores_are_history_the_api_does_not_edit(api: APIClient) -> None:
     from ledger_app.models import Checkpoint
 
     restore = CheckpointRestore.objects.create(checkpoint=Checkpoint.objects.create(key="chkpt-1"))
@@ -93,7 +93,7 @@ def test_checkpoint_restores_are_history_the_api_does_not_edit(api: APIClient) -
 
 # -- token usage and prices ------------------------------------------------------------------
 
-def test_usage_without_a_cost_is_priced_from_the_price_in_force_and_marked_estimated(api: APIClient) -> None:
+def test_it_usage_without_a_cost_is_priced_from_the_price_in_force_and_marked_estimated(api: APIClient) -> None:
     ModelPrice.objects.create(model="sonnet", valid_from=utc("2025-01-01T00:00:00Z"), input_per_mtok=3,
                               output_per_mtok=15, cached_read_per_mtok=Decimal("0.3"),
                               cached_write_per_mtok=Decimal("3.75"), reasoning_per_mtok=15)
@@ -119,14 +119,14 @@ def test_usage_without_a_cost_is_priced_from_the_price_in_force_and_marked_estim
     assert session.total_tokens_input == 2001 and session.total_tokens_output == 4000
 
 
-def test_usage_without_a_cost_and_without_a_price_is_a_400(api: APIClient) -> None:
+def test_it_usage_without_a_cost_and_without_a_price_is_a_400(api: APIClient) -> None:
     response = api.post("/api/v1/token-usage/", {"model": "unpriced", "input_tokens": 5}, format="json")
     body = assert_error_shape(response, 400, "validation_error")
     assert "unpriced" in body["message"]
     assert TokenUsage.objects.count() == 0
 
 
-def test_token_usage_is_append_only_in_the_api(api: APIClient) -> None:
+def test_it_token_usage_is_append_only_in_the_api(api: APIClient) -> None:
     row = TokenUsage.objects.create(model="m")
     assert_error_shape(api.patch(f"/api/v1/token-usage/{row.id}/", {"model": "x"}, format="json"), 405,
                        "method_not_allowed")
@@ -135,7 +135,7 @@ def test_token_usage_is_append_only_in_the_api(api: APIClient) -> None:
 
 # -- dead letters ----------------------------------------------------------------------------
 
-def test_retry_takes_a_due_item_once(api: APIClient) -> None:
+def test_it_retry_takes_a_due_item_once(api: APIClient) -> None:
     item = DeadLetter.objects.create(operation_type="push", retry_after=timezone.now() - timedelta(seconds=1))
     response = api.post(f"/api/v1/dead-letters/{item.id}/retry/")
     assert response.status_code == 200, response.content
@@ -144,14 +144,14 @@ def test_retry_takes_a_due_item_once(api: APIClient) -> None:
     assert_error_shape(api.post("/api/v1/dead-letters/999999/retry/"), 404, "not_found")
 
 
-def test_retry_refuses_an_item_not_yet_due_or_expired(api: APIClient) -> None:
+def test_it_retry_refuses_an_item_not_yet_due_or_expired(api: APIClient) -> None:
     later = DeadLetter.objects.create(operation_type="a", retry_after=timezone.now() + timedelta(hours=1))
     expired = DeadLetter.objects.create(operation_type="b", expires_at=timezone.now() - timedelta(hours=1))
     for item in (later, expired):
         assert_error_shape(api.post(f"/api/v1/dead-letters/{item.id}/retry/"), 409, "dead_letter_not_due")
 
 
-def test_claim_takes_the_oldest_due_item_then_answers_204(api: APIClient) -> None:
+def test_it_claim_takes_the_oldest_due_item_then_answers_204(api: APIClient) -> None:
     now = timezone.now()
     DeadLetter.objects.create(operation_type="push", retry_after=now + timedelta(hours=1))
     older = DeadLetter.objects.create(operation_type="push", retry_after=now - timedelta(hours=2))
@@ -159,3 +159,57 @@ def test_claim_takes_the_oldest_due_item_then_answers_204(api: APIClient) -> Non
     assert api.post("/api/v1/dead-letters/claim/", {}, format="json").json()["id"] == older.id
     assert api.post("/api/v1/dead-letters/claim/", {"operation_type": "push"}, format="json").json()["id"] == newer.id
     assert api.post("/api/v1/dead-letters/claim/", {}, format="json").status_code == 204
+
+
+# -- hostile input ---------------------------------------------------------------------------
+
+def test_it_refuses_a_line_number_the_database_cannot_store(api: APIClient) -> None:
+    body = {"session": make_session().id, "task_key": "t", "kind": "lint", "signature": "s", "message": "m",
+            "line": 2**31}
+    assert "line" in assert_error_shape(api.post("/api/v1/issues/record/", body, format="json"), 400,
+                                        "validation_error")["details"]
+    assert not Issue.objects.exists()
+
+
+@pytest.mark.parametrize(("url", "body", "field"), [
+    ("/api/v1/gate-results/", {"gate": "tests", "iteration": 1, "passed": True, "details": {"log": "\u0000"}},
+     "details"),
+    ("/api/v1/dead-letters/", {"operation_type": "push", "operation_params": {"\u0000": 1}}, "operation_params"),
+])
+def test_it_refuses_json_with_a_nul_character(api: APIClient, url: str, body: dict, field: str) -> None:
+    response = api.post(url, {**body, "session": make_session().id}, format="json")
+    assert field in assert_error_shape(response, 400, "validation_error")["details"]
+
+
+@pytest.mark.parametrize("url", ["/api/v1/token-usage/{}/", "/api/v1/errors/{}/", "/api/v1/dead-letters/{}/"])
+def test_it_answers_an_integer_id_out_of_range_with_a_404(api: APIClient, url: str) -> None:
+    assert_error_shape(api.get(url.format(2**64)), 404, "not_found")
+
+
+def test_it_retrying_a_dead_letter_id_out_of_range_is_a_404(api: APIClient) -> None:
+    assert_error_shape(api.post(f"/api/v1/dead-letters/{2**64}/retry/"), 404, "not_found")
+
+
+def test_it_records_a_list_of_usage_rows_with_a_constant_number_of_queries(
+        api: APIClient, django_assert_num_queries, django_assert_max_num_queries) -> None:
+    sessions = [make_session(), make_session()]
+
+    def rows(count: int) -> list[dict]:
+        return [{"session": sessions[i % 2].id, "model": "m", "input_tokens": 1, "cost_usd": "0.000001"}
+                for i in range(count)]
+
+    # Auth, the sessions, the savepoint pair, the INSERT, one total UPDATE per session.
+    with django_assert_max_num_queries(7) as few:
+        assert api.post("/api/v1/token-usage/", rows(2), format="json").status_code == 201
+    with django_assert_num_queries(len(few.captured_queries)):
+        assert api.post("/api/v1/token-usage/", rows(40), format="json").status_code == 201
+    assert [Session.objects.get(pk=s.id).total_tokens_input for s in sessions] == [21, 21]
+
+
+def test_it_usage_for_an_unknown_session_is_a_400_recording_nothing(api: APIClient) -> None:
+    known = make_session()
+    rows = [{"session": known.id, "model": "m", "cost_usd": "1"},
+            {"session": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "model": "m", "cost_usd": "1"}]
+    body = assert_error_shape(api.post("/api/v1/token-usage/", rows, format="json"), 400, "validation_error")
+    assert "01ARZ3NDEKTSV4RRFFQ69G5FAV" in body["message"]
+    assert not TokenUsage.objects.exists() and Session.objects.get(pk=known.id).total_cost_usd == 0

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from ledger_app.models import EVENT_TYPES, LedgerEvent
 from sessions_app.models import Session
 from tests.api_mixins import APIResourceTests, assert_error_shape
-from tests.ledger_app.factories import make_event, make_session
+from tests.ledger_app.factories import make_event, make_session, utc
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/events/"
@@ -70,7 +70,7 @@ def test_it_appends_a_list_reporting_each_item(api: APIClient) -> None:
     assert session.total_tokens_input == 2 * 120  # only the created events count
 
 
-def test_a_retried_list_creates_nothing_twice(api: APIClient) -> None:
+def test_it_a_retried_list_creates_nothing_twice(api: APIClient) -> None:
     session = make_session()
     items = [bench_event(session.id, i, idempotency_key=f"k-{i}") for i in range(5)]
     first = api.post(URL, items, format="json")
@@ -82,7 +82,7 @@ def test_a_retried_list_creates_nothing_twice(api: APIClient) -> None:
     assert session.total_tokens_input == 5 * 120
 
 
-def test_a_retried_single_event_returns_the_existing_one(api: APIClient) -> None:
+def test_it_a_retried_single_event_returns_the_existing_one(api: APIClient) -> None:
     session = make_session()
     body = bench_event(session.id, 1, idempotency_key="once")
     first = api.post(URL, body, format="json")
@@ -112,14 +112,14 @@ def test_it_appends_1000_events_in_one_request_with_few_queries(api: APIClient, 
     assert LedgerEvent.objects.filter(session=session).count() == 1000
 
 
-def test_an_unknown_type_is_a_400_listing_the_valid_ones(api: APIClient) -> None:
+def test_it_an_unknown_type_is_a_400_listing_the_valid_ones(api: APIClient) -> None:
     body = assert_error_shape(api.post(URL, {"session": make_session().id, "type": "made_up"}, format="json"),
                               400, "validation_error")
     assert all(name in body["message"] for name in ("run_started", "agent_failed", "session_state_changed", "x-"))
 
 
 @pytest.mark.parametrize("event_type", [*EVENT_TYPES, "x-custom", "x-my.tool_event"])
-def test_every_known_and_custom_type_is_accepted(api: APIClient, event_type: str) -> None:
+def test_it_every_known_and_custom_type_is_accepted(api: APIClient, event_type: str) -> None:
     response = api.post(URL, {"session": make_session().id, "type": event_type}, format="json")
     assert response.status_code == 201, response.content
 
@@ -145,7 +145,7 @@ def test_it_rejects_bad_bodies_with_a_400(api: APIClient, body: dict[str, Any]) 
         assert_error_shape(response, 400, "validation_error")
 
 
-def test_malformed_json_is_a_parse_error(api: APIClient) -> None:
+def test_it_malformed_json_is_a_parse_error(api: APIClient) -> None:
     response = api.post(URL, data="{not json", content_type="application/json")
     assert_error_shape(response, 400, "parse_error")
 
@@ -171,7 +171,7 @@ def test_it_pages_by_cursor_without_count(api: APIClient) -> None:
     assert [row["id"] for row in second["results"]] == ids[2:4]
 
 
-def test_cost_adds_to_the_session_total(api: APIClient) -> None:
+def test_it_cost_adds_to_the_session_total(api: APIClient) -> None:
     session = make_session()
     api.post(URL, [{"session": session.id, "type": "backend_call_finished", "cost_usd": "0.125000",
                     "tokens_in": 10, "tokens_out": 5, "is_estimated": True}] * 2, format="json")
@@ -180,10 +180,50 @@ def test_cost_adds_to_the_session_total(api: APIClient) -> None:
     assert session.total_tokens_input == 20 and session.total_tokens_output == 10
 
 
-def test_a_list_item_that_is_not_an_object_is_reported_invalid(api: APIClient) -> None:
+def test_it_a_list_item_that_is_not_an_object_is_reported_invalid(api: APIClient) -> None:
     session = make_session()
     response = api.post(URL, ["not an object", bench_event(session.id, 1), {"type": "run_started"}], format="json")
     assert response.status_code == 201, response.content
     body = response.json()
     assert [item["status"] for item in body] == ["invalid", "created", "invalid"]
     assert "non_field_errors" in body[0]["errors"] and "session" in body[2]["errors"]
+
+
+def test_it_refuses_json_with_a_nul_character_per_item(api: APIClient) -> None:
+    session = make_session()  # PostgreSQL's jsonb cannot store U+0000: a 400, not a database error
+    body = assert_error_shape(api.post(URL, {"session": session.id, "type": "run_started", "meta": {"k\u0000": 1}},
+                                       format="json"), 400, "validation_error")
+    assert "meta" in body["details"]
+    response = api.post(URL, [bench_event(session.id, 1, data={"deep": [["a\u0000b"]]}), bench_event(session.id, 2)],
+                        format="json")
+    assert response.status_code == 201, response.content
+    assert [item["status"] for item in response.json()] == ["invalid", "created"]
+    assert "data" in response.json()[0]["errors"]
+
+
+@pytest.mark.parametrize("event_id", ["99999999999999999999999", "9223372036854775808", "0", "-1", "abc"])
+def test_it_answers_an_id_that_cannot_exist_with_a_404(api: APIClient, event_id: str) -> None:
+    assert_error_shape(api.get(f"{URL}{event_id}/"), 404, "not_found")
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({"category": "gate"}, [1]),
+    ({"model": "opus"}, [2]),
+    ({"phase": "review"}, [3]),
+    ({"task": "task-4"}, [4]),
+    ({"task_key": "task-4"}, [4]),
+    ({"since": "2025-03-02T00:00:00Z"}, [4, 5]),
+    ({"until": "2025-03-02T00:00:00Z"}, [0, 1, 2, 3]),
+    ({"since": "2025-03-01T12:00:00Z", "until": "2025-03-02T12:00:00Z"}, [3, 4]),
+], ids=lambda value: "-".join(value) if isinstance(value, dict) else None)
+def test_it_filters_events_by_each_field_and_time(api: APIClient, params: dict[str, str],
+                                                  expected: list[int]) -> None:
+    session = make_session()
+    events = [make_event(session, 0, timestamp=utc("2025-03-01T00:00:00Z")),
+              make_event(session, 1, category="gate", timestamp=utc("2025-03-01T06:00:00Z")),
+              make_event(session, 2, model="opus", timestamp=utc("2025-03-01T11:00:00Z")),
+              make_event(session, 3, phase="review", timestamp=utc("2025-03-01T12:00:00Z")),
+              make_event(session, 4, timestamp=utc("2025-03-02T06:00:00Z")),
+              make_event(session, 5, timestamp=utc("2025-03-03T00:00:00Z"))]
+    body = api.get(URL, {"session": session.id, **params}).json()
+    assert [row["id"] for row in body["results"]] == [events[i].id for i in expected]

@@ -45,7 +45,7 @@ def run_threads(count: int, work: Callable[[int, APIClient], None], token: Token
     return errors
 
 
-def test_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_nothing(token: Token) -> None:
+def test_it_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_nothing(token: Token) -> None:
     session = make_session()
 
     def append(writer: int, client: APIClient) -> None:
@@ -71,7 +71,7 @@ def test_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_not
     assert session.total_tokens_output == total
 
 
-def test_clients_racing_with_the_same_idempotency_keys_create_each_event_once(token: Token) -> None:
+def test_it_clients_racing_with_the_same_idempotency_keys_create_each_event_once(token: Token) -> None:
     session = make_session()
     batch = [{"session": session.id, "type": "x-race", "tokens_in": 1, "idempotency_key": f"k{i}"} for i in range(20)]
     answers: list[list[dict]] = []
@@ -88,7 +88,7 @@ def test_clients_racing_with_the_same_idempotency_keys_create_each_event_once(to
     assert Session.objects.get(pk=session.id).total_tokens_input == 20
 
 
-def test_concurrent_records_of_one_signature_end_with_the_exact_count(token: Token) -> None:
+def test_it_concurrent_records_of_one_signature_end_with_the_exact_count(token: Token) -> None:
     session = make_session()
     threads, records = 8, 5
     body = {"session": session.id, "task_key": "auth-002", "kind": "typecheck",
@@ -105,7 +105,7 @@ def test_concurrent_records_of_one_signature_end_with_the_exact_count(token: Tok
     assert LedgerEvent.objects.filter(type="issue_recorded").count() == threads * records
 
 
-def test_two_workers_never_claim_the_same_dead_letter(token: Token) -> None:
+def test_it_two_workers_never_claim_the_same_dead_letter(token: Token) -> None:
     due = timezone.now() - timedelta(minutes=1)
     items = [DeadLetter.objects.create(operation_type="push", retry_after=due) for _ in range(12)]
     claimed: list[int] = []

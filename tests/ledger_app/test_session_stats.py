@@ -64,22 +64,25 @@ def test_it_rates_each_agent(api: APIClient, devteam: DevTeam) -> None:
 
 def test_it_finds_the_task_in_progress_started_last(api: APIClient, devteam: DevTeam) -> None:
     s1, s2, tasks = devteam.s1, devteam.s2, devteam.tasks
-    latest = {"id": tasks["t5"].id, "key": "TASK-001", "title": "Wire it", "description": "", "work_type": "",
-              "plan_key": None, "sprint_key": "sprint-2", "parent_key": None, "session_id": s2.id,
-              "status": "in_progress", "scope": None, "assigned_agent": "", "assigned_model": "",
-              "priority": "medium", "sequence": 0, "estimated_effort": "", "iteration_count": 0, "files_changed": [],
-              "created_at": "2025-04-01T00:00:00Z", "started_at": "2025-04-01T00:30:00Z", "completed_at": None,
-              "result_summary": "", "error_message": "", "commit_sha": ""}
+    # Seed 003's tasks columns, in its order, with `key` after `id`.
+    latest = {"id": tasks["t5"].id, "key": "TASK-001", "name": "Wire it", "description": "", "task_type": "",
+              "plan_id": None, "sprint_id": "sprint-2", "parent_task_id": None, "session_id": s2.id,
+              "status": "in_progress", "scope_files": "", "scope_json": None, "assigned_agent": "",
+              "assigned_model": "", "priority": "medium", "sequence": 0, "depends_on": [], "blocks": [],
+              "estimated_effort": "", "actual_iterations": 0, "files_changed": [], "created_at": "2025-04-01T00:00:00Z",
+              "started_at": "2025-04-01T00:30:00Z", "completed_at": None, "result_summary": "", "error_message": "",
+              "commit_sha": ""}
     assert get_stat(api, "current-task") == [latest]
     assert get_stat(api, "current-task", session=s2.id) == [latest]  # never started sorts last on both backends
     assert get_stat(api, "current-task", session=s1.id) == [{
-        "id": tasks["t2"].id, "key": "TASK-002", "title": "Build the API", "description": "REST endpoints",
-        "work_type": "feature", "plan_key": "plan-001", "sprint_key": "sprint-1", "parent_key": "TASK-001",
-        "session_id": s1.id, "status": "in_progress", "scope": {"files": ["src/api.py"]}, "assigned_agent": "backend",
-        "assigned_model": "sonnet", "priority": "high", "sequence": 2, "estimated_effort": "small",
-        "iteration_count": 2, "files_changed": ["src/api.py"], "created_at": "2025-03-01T09:00:00Z",
-        "started_at": "2025-03-01T12:00:00Z", "completed_at": None, "result_summary": "", "error_message": "",
-        "commit_sha": ""}]
+        "id": tasks["t2"].id, "key": "TASK-002", "name": "Build the API", "description": "REST endpoints",
+        "task_type": "feature", "plan_id": "plan-001", "sprint_id": "sprint-1", "parent_task_id": "TASK-001",
+        "session_id": s1.id, "status": "in_progress", "scope_files": "src/**/*.test.py,src/api.py",  # not forbidden
+        "scope_json": {"files": ["src/api.py"]}, "assigned_agent": "backend", "assigned_model": "sonnet",
+        "priority": "high", "sequence": 2, "depends_on": ["TASK-001"], "blocks": ["TASK-003", "TASK-004"],
+        "estimated_effort": "small", "actual_iterations": 2, "files_changed": ["src/api.py"],
+        "created_at": "2025-03-01T09:00:00Z", "started_at": "2025-03-01T12:00:00Z", "completed_at": None,
+        "result_summary": "", "error_message": "", "commit_sha": ""}]
     assert [row["key"] for row in get_stat(api, "current-task", until="2025-03-15")] == ["TASK-002"]
     assert get_stat(api, "current-task", since="2025-05-01") == []
 
@@ -112,7 +115,7 @@ def test_it_summarises_the_attempts_at_each_task(api: APIClient, devteam: DevTea
 def test_it_counts_passing_acceptance_criteria_per_task(api: APIClient, devteam: DevTeam) -> None:
     columns = ("task_id", "total_criteria", "passing", "failing", "pass_rate")
     no_task, task_2, task_3 = (dict(zip(columns, values, strict=True)) for values in (
-        ("", 1, 1, 0, 100.0), ("TASK-002", 4, 3, 1, 75.0), ("TASK-003", 1, 0, 1, 0.0)))
+        (None, 1, 1, 0, 100.0), ("TASK-002", 4, 3, 1, 75.0), ("TASK-003", 1, 0, 1, 0.0)))  # None: no task
     assert get_stat(api, "acceptance-criteria-status") == [no_task, task_2, task_3]
     assert get_stat(api, "acceptance-criteria-status", session=devteam.s1.id) == [  # its plan-001
         dict(zip(columns, ("TASK-002", 3, 2, 1, 66.7), strict=True)), task_3]
@@ -124,7 +127,7 @@ def test_it_counts_passing_acceptance_criteria_per_task(api: APIClient, devteam:
 def test_it_counts_passing_features_per_plan(api: APIClient, devteam: DevTeam) -> None:
     columns = ("plan_id", "total_features", "passing", "failing", "total_steps", "steps_passed", "feature_pass_rate")
     no_plan, plan_1, plan_2 = (dict(zip(columns, values, strict=True)) for values in (
-        ("", 1, 0, 1, 2, 0, 0.0), ("plan-001", 3, 1, 2, 7, 5, 33.3), ("plan-002", 1, 1, 0, 1, 1, 100.0)))
+        (None, 1, 0, 1, 2, 0, 0.0), ("plan-001", 3, 1, 2, 7, 5, 33.3), ("plan-002", 1, 1, 0, 1, 1, 100.0)))
     assert get_stat(api, "feature-status") == [no_plan, plan_1, plan_2]
     assert get_stat(api, "feature-status", session=devteam.s1.id) == [plan_1]
     assert get_stat(api, "feature-status", until="2025-03-15") == [no_plan, plan_1]
