@@ -78,7 +78,7 @@ class ServiceModelAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
         if change:
-            self.service_update(self.model.objects.get(pk=obj.pk), self._model_data(form, form.changed_data))
+            self.service_update(self.model._default_manager.get(pk=obj.pk), self._model_data(form, form.changed_data))
         else:
             obj.pk = self.service_create(self._model_data(form, form.cleaned_data)).pk
 
@@ -88,6 +88,13 @@ class ServiceModelAdmin(admin.ModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for obj in queryset:
             self.service_delete(obj)
+
+
+class SessionScopedAdmin(ServiceModelAdmin):
+    """Rows that belong to one session: pick the session by search, show it without a query per row."""
+
+    autocomplete_fields = ["session"]
+    list_select_related = ["session"]
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -129,36 +136,34 @@ class SignalInline(ReadOnlyInline):
     fields = ["type", "message", "is_processed", "sent_at", "processed_at"]
 
 
-SESSION_RELATED = [Plan, PlanSnapshot, ResearchSession, TaskAttempt, FeedbackBatch, AgentInvocation]
-
-
 def session_related_links(session: Session) -> str:
-    """Links to every other orchestration record of the session, each list filtered to it."""
+    """Links to every record of the session that has an admin list, each list filtered to it. They come
+    from the session's reverse relations, so a new session-scoped model is linked without a change here."""
     if not session.pk:
         return "-"
-    links = [format_html('<a href="{}?session={}">{}</a>',
-                         reverse(f"admin:{m._meta.app_label}_{m._meta.model_name}_changelist"), session.pk,
-                         m._meta.verbose_name_plural) for m in SESSION_RELATED]
+    relations = sorted((relation for relation in Session._meta.related_objects
+                        if admin.site.is_registered(relation.related_model)),
+                       key=lambda relation: str(relation.related_model._meta.verbose_name_plural))
+    links = [format_html('<a href="{}?{}={}">{}</a>',
+                         reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"), relation.field.name,
+                         session.pk, meta.verbose_name_plural)
+             for relation in relations for meta in (relation.related_model._meta,)]
     return format_html_join(" · ", "{}", ((link,) for link in links))
 
 
 @admin.register(Iteration)
-class IterationAdmin(ServiceModelAdmin):
+class IterationAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "number", "planning_complete", "tasks_defined", "started_at", "completed_at"]
     list_filter = ["planning_complete"]
     search_fields = ["id", "session__id", "session__key"]
     date_hierarchy = "started_at"
-    list_select_related = ["session"]
-    autocomplete_fields = ["session"]
 
 
 @admin.register(PlanSnapshot)
-class PlanSnapshotAdmin(ServiceModelAdmin):
+class PlanSnapshotAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "iteration_number", "created_at"]
     search_fields = ["session__id", "session__key", "content"]
     date_hierarchy = "created_at"
-    list_select_related = ["session"]
-    autocomplete_fields = ["session"]
 
 
 @admin.register(Plan)
@@ -188,13 +193,11 @@ class ResearchFindingInline(admin.TabularInline):
 
 
 @admin.register(ResearchSession)
-class ResearchSessionAdmin(ServiceModelAdmin):
+class ResearchSessionAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "status", "findings_count", "blockers_found", "started_at"]
     list_filter = ["status"]
     search_fields = ["id", "session__id", "session__key"]
     date_hierarchy = "started_at"
-    list_select_related = ["session"]
-    autocomplete_fields = ["session"]
     inlines = [ResearchFindingInline]
 
 
@@ -297,13 +300,11 @@ class TaskFileAdmin(ServiceModelAdmin):
 
 
 @admin.register(Question)
-class QuestionAdmin(ServiceModelAdmin):
+class QuestionAdmin(SessionScopedAdmin):
     list_display = ["key", "session", "category", "priority", "status", "iteration_number", "answered_at"]
     list_filter = ["category", "priority", "status", "answer_confidence"]
     search_fields = ["key", "text", "answer", "session__key"]
     date_hierarchy = "created_at"
-    list_select_related = ["session"]
-    autocomplete_fields = ["session"]
 
 
 class FeedbackItemInline(admin.TabularInline):
@@ -340,6 +341,9 @@ class FeedbackBatchAdmin(ServiceModelAdmin):
 
     def service_create(self, data: dict[str, Any]) -> FeedbackBatch:
         return services.feedback_batch_create(data=data)
+
+    def service_update(self, instance: FeedbackBatch, data: dict[str, Any]) -> FeedbackBatch:
+        return services.feedback_batch_update(batch=instance, data=data)
 
 
 @admin.register(FeedbackItem)
@@ -401,13 +405,11 @@ class FeedbackAttachmentAdmin(ServiceModelAdmin):
 
 
 @admin.register(Signal)
-class SignalAdmin(ServiceModelAdmin):
+class SignalAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "type", "message", "is_processed", "sent_at", "processed_at"]
     list_filter = ["type", "is_processed"]
     search_fields = ["message", "session__key", "session__id"]
     date_hierarchy = "sent_at"
-    list_select_related = ["session"]
-    autocomplete_fields = ["session"]
 
     def service_create(self, data: dict[str, Any]) -> Signal:
         return services.signal_create(data=data)
@@ -479,42 +481,8 @@ class SessionAdmin(admin.ModelAdmin):
 _TIMES = ("created_at", "updated_at")
 
 
-class ServiceModelAdmin(admin.ModelAdmin):
-    """An admin page that writes through the model's services, like the API.
-
-    Subclasses override `service_create` / `service_update` / `service_delete` where the model has
-    domain rules; plain records use the generic services.
-    """
-
-    autocomplete_fields = ["session"]
-    list_select_related = ["session"]
-
-    def service_create(self, data: dict[str, Any]) -> models.Model:
-        return instance_create(model=self.model, data=data)
-
-    def service_update(self, obj: models.Model, data: dict[str, Any]) -> models.Model:
-        return instance_update(instance=obj, data=data)
-
-    def service_delete(self, obj: models.Model) -> None:
-        instance_delete(instance=obj)
-
-    def save_model(self, request: HttpRequest, obj: models.Model, form: Any, change: bool) -> None:
-        if change:
-            data = {name: form.cleaned_data[name] for name in form.changed_data}
-            self.service_update(self.model._default_manager.get(pk=obj.pk), data)
-        else:
-            obj.pk = self.service_create(dict(form.cleaned_data)).pk
-
-    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
-        self.service_delete(obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        for obj in queryset:
-            self.service_delete(obj)
-
-
 @admin.register(SessionStateEntry)
-class SessionStateEntryAdmin(ServiceModelAdmin):
+class SessionStateEntryAdmin(SessionScopedAdmin):
     list_display = ["key", "session", "value", "updated_at"]
     search_fields = ["key", "session__id", "session__key"]
     date_hierarchy = "updated_at"
@@ -522,7 +490,7 @@ class SessionStateEntryAdmin(ServiceModelAdmin):
 
 
 @admin.register(SessionPhase)
-class SessionPhaseAdmin(ServiceModelAdmin):
+class SessionPhaseAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "phase_type", "is_first_run", "features_attempted", "features_completed",
                     "created_at"]
     list_filter = ["phase_type", "is_first_run", "features_enumerated"]
@@ -532,7 +500,7 @@ class SessionPhaseAdmin(ServiceModelAdmin):
 
 
 @admin.register(ProgressSummary)
-class ProgressSummaryAdmin(ServiceModelAdmin):
+class ProgressSummaryAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "from_iteration", "to_iteration", "tasks_completed", "tasks_remaining",
                     "tests_passing", "tests_failing", "features_passing", "features_total", "created_at"]
     search_fields = ["id", "session__id", "summary_text", "last_commit_sha"]
@@ -541,7 +509,7 @@ class ProgressSummaryAdmin(ServiceModelAdmin):
 
 
 @admin.register(Bug)
-class BugAdmin(ServiceModelAdmin):
+class BugAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "short_description", "severity", "complexity", "status",
                     "council_activated", "created_at", "resolved_at"]
     list_filter = ["status", "severity", "complexity", "diagnosis_method", "council_activated"]
@@ -561,7 +529,7 @@ class BugAdmin(ServiceModelAdmin):
 
 
 @admin.register(Escalation)
-class EscalationAdmin(ServiceModelAdmin):
+class EscalationAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "from_model", "to_model", "agent", "reason", "failure_count", "task_key",
                     "timestamp"]
     list_filter = ["from_model", "to_model", "reason"]
@@ -572,8 +540,6 @@ class EscalationAdmin(ServiceModelAdmin):
 
 @admin.register(AcceptanceCriterion)
 class AcceptanceCriterionAdmin(ServiceModelAdmin):
-    autocomplete_fields: list[str] = []
-    list_select_related: list[str] = []
     list_display = ["key", "plan_key", "task_key", "sprint_key", "category", "passes", "failure_count",
                     "priority", "verified_at"]
     list_filter = ["passes", "category", "priority", "verification_method"]
@@ -592,8 +558,6 @@ class AcceptanceCriterionAdmin(ServiceModelAdmin):
 
 @admin.register(Feature)
 class FeatureAdmin(ServiceModelAdmin):
-    autocomplete_fields: list[str] = []
-    list_select_related: list[str] = []
     list_display = ["key", "name", "plan_key", "sprint_key", "category", "passes", "steps_passed", "steps_total",
                     "priority", "verified_at"]
     list_filter = ["passes", "all_steps_pass", "priority", "category"]
@@ -609,7 +573,7 @@ class FeatureAdmin(ServiceModelAdmin):
 
 
 @admin.register(ContextBudget)
-class ContextBudgetAdmin(ServiceModelAdmin):
+class ContextBudgetAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "model", "context_limit", "current_usage", "usage_percent", "status",
                     "last_action", "updated_at"]
     list_filter = ["status", "model", "last_action"]
@@ -625,7 +589,7 @@ class ContextBudgetAdmin(ServiceModelAdmin):
 
 
 @admin.register(ContextSnapshot)
-class ContextSnapshotAdmin(ServiceModelAdmin):
+class ContextSnapshotAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "snapshot_type", "tokens_before", "tokens_after", "tokens_saved",
                     "trigger_reason", "created_at"]
     list_filter = ["snapshot_type", "trigger_reason"]
@@ -650,7 +614,7 @@ class InterviewQuestionInline(admin.TabularInline):
 
 
 @admin.register(Interview)
-class InterviewAdmin(ServiceModelAdmin):
+class InterviewAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "interview_type", "status", "questions_asked", "questions_answered",
                     "started_at", "completed_at"]
     list_filter = ["interview_type", "status"]
@@ -700,7 +664,7 @@ class InterviewQuestionAdmin(ServiceModelAdmin):
 
 
 @admin.register(LoopRun)
-class LoopRunAdmin(ServiceModelAdmin):
+class LoopRunAdmin(SessionScopedAdmin):
     list_display = ["id", "session", "short_task", "status", "iterations", "max_iterations", "started_at",
                     "ended_at"]
     list_filter = ["status"]

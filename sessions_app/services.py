@@ -53,6 +53,13 @@ M = TypeVar("M", bound=models.Model)
 # Written only by services that account usage, never by clients.
 SESSION_TOTAL_FIELDS = ("total_tokens_input", "total_tokens_output", "total_cost_usd")
 
+# The largest values the integer columns hold on every backend (PostgreSQL's integer and bigint). Inputs
+# that are not checked by a model serializer are bounded by these, so an overflow is a 400, never a 500.
+INTEGER_MAX = 2**31 - 1
+BIGINT_MAX = 2**63 - 1
+# The largest amount a money column (18 digits, 6 decimal places) holds.
+USD_MAX = Decimal("999999999999.999999")
+
 
 def session_create(*, data: dict[str, Any]) -> Session:
     with transaction.atomic():
@@ -86,17 +93,31 @@ def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: 
     """
     if not (tokens_input or tokens_output or cost_usd):
         return
-    updated = Session.objects.filter(pk=session_id).update(
+    cost_usd = Decimal(cost_usd)
+    # Only a total that fits its column is written (positive deltas are bounded, in the same UPDATE):
+    # an overflow is the client's 400, never the database's error.
+    fits = Q()
+    for total, delta, limit in (("total_tokens_input", tokens_input, BIGINT_MAX),
+                                ("total_tokens_output", tokens_output, BIGINT_MAX),
+                                ("token_count", tokens_input + tokens_output, BIGINT_MAX),
+                                ("total_cost_usd", cost_usd, USD_MAX)):
+        if delta > 0:
+            fits &= Q(**{f"{total}__lte": limit - delta})
+    updated = Session.objects.filter(fits, pk=session_id).update(
         total_tokens_input=F("total_tokens_input") + tokens_input,
         total_tokens_output=F("total_tokens_output") + tokens_output,
-        total_cost_usd=F("total_cost_usd") + Decimal(cost_usd),
+        total_cost_usd=F("total_cost_usd") + cost_usd,
         token_count=F("token_count") + tokens_input + tokens_output,
         last_activity_at=timezone.now(),
     )
+    if not updated and Session.objects.filter(pk=session_id).exists():
+        raise InvalidInput(f"The usage would overflow the totals of session {session_id}.", code="usage_overflow",
+                           details={"session": session_id, "tokens_input": tokens_input,
+                                    "tokens_output": tokens_output, "cost_usd": str(cost_usd)})
     if not updated:
         raise NotFound(f"Session {session_id} does not exist.", details={"session": session_id})
     usage_recorded.send(sender=Session, session_id=session_id, tokens_input=tokens_input,
-                        tokens_output=tokens_output, cost_usd=Decimal(cost_usd))
+                        tokens_output=tokens_output, cost_usd=cost_usd)
 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
@@ -230,6 +251,9 @@ def context_budget_record_usage(*, budget_id: str, current_usage: int | None = N
         if budget is None:
             raise NotFound(f"Context budget {budget_id} does not exist.", details={"id": budget_id})
         usage = current_usage if current_usage is not None else budget.current_usage + tokens_added
+        if usage > BIGINT_MAX:
+            raise InvalidInput(f"The usage would exceed {BIGINT_MAX} tokens.",
+                               details={"tokens_added": [f"{budget.current_usage} + {tokens_added} is too large."]})
         data: dict[str, Any] = {"current_usage": usage}
         if last_action is not None:
             data["last_action"] = last_action
@@ -479,6 +503,26 @@ def _dependencies_set(*, task: Task, keys: list[str]) -> None:
     TaskDependency.objects.bulk_create(TaskDependency(task=task, depends_on=target) for target in targets)
 
 
+def _task_links_check(*, task: Task, old_session_id: str | None) -> None:
+    """A task's parent is another task of its session, never itself or one of its own subtasks; a task
+    with dependency edges stays in its session (the edges may not cross sessions)."""
+    if task.session_id != old_session_id and (
+            TaskDependency.objects.filter(Q(task=task) | Q(depends_on=task)).exists()):
+        raise InvalidInput(f"Task {task.key} has dependencies or dependents and cannot move to another session.",
+                           details={"session": ["A task with dependency edges cannot change session."]})
+    ancestor_id, seen = task.parent_id, {task.pk}
+    while ancestor_id is not None:
+        if ancestor_id in seen:
+            raise InvalidInput(f"Task {task.key} cannot be its own ancestor.",
+                               details={"parent": ["The parent chain would form a loop."]})
+        seen.add(ancestor_id)
+        ancestor = Task.objects.filter(pk=ancestor_id).values("session_id", "parent_id").get()
+        if ancestor_id == task.parent_id and ancestor["session_id"] != task.session_id:
+            raise InvalidInput("The parent task belongs to another session.",
+                               details={"parent": ["The parent task belongs to another session."]})
+        ancestor_id = ancestor["parent_id"]
+
+
 def _files_set(*, task: Task, files: list[dict[str, Any]]) -> None:
     TaskFile.objects.filter(task=task).delete()
     TaskFile.objects.bulk_create(TaskFile(task=task, **spec) for spec in files)
@@ -495,6 +539,7 @@ def task_create(*, data: dict[str, Any]) -> Task:
             data.setdefault("iteration_created", session.current_iteration)
             data.setdefault("iteration_updated", session.current_iteration)
         task = instance_create(model=Task, data=data)
+        _task_links_check(task=task, old_session_id=task.session_id)
         if depends_on:
             _dependencies_set(task=task, keys=depends_on)
         _files_set(task=task, files=files)
@@ -507,8 +552,10 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
     depends_on: list[str] | None = data.pop("depends_on", None)
     files: list[dict[str, Any]] | None = data.pop("files", None)
     with transaction.atomic():
-        old_status = task.status
+        old_status, old_session_id = task.status, task.session_id
         task = instance_update(instance=task, data=data)
+        if {"session", "parent"} & set(data):
+            _task_links_check(task=task, old_session_id=old_session_id)
         if depends_on is not None:
             _dependencies_set(task=task, keys=depends_on)
         if files is not None:
@@ -676,6 +723,17 @@ def feedback_batch_create(*, data: dict[str, Any]) -> FeedbackBatch:
         FeedbackItem.objects.bulk_create(FeedbackItem(batch=batch, **item) for item in items)
         for attachment in attachments:
             feedback_attachment_create(data={**attachment, "batch": batch})
+        session_touch(session_id=batch.session_id)
+    return batch
+
+
+def feedback_batch_update(*, batch: FeedbackBatch, data: dict[str, Any]) -> FeedbackBatch:
+    """A batch follows its iteration: moved to another iteration, it belongs to that one's session."""
+    data = dict(data)
+    with transaction.atomic():
+        if "iteration" in data:
+            data["session"] = data["iteration"].session
+        batch = instance_update(instance=batch, data=data)
         session_touch(session_id=batch.session_id)
     return batch
 

@@ -48,9 +48,11 @@ from sessions_app.models import (
     VerificationMethod,
 )
 from sessions_app.services import (
+    BIGINT_MAX,
     CONTEXT_BUDGET_DERIVED_FIELDS,
     CRITERION_VERIFICATION_FIELDS,
     FEATURE_STEP_COUNT_FIELDS,
+    INTEGER_MAX,
     INTERVIEW_COUNTER_FIELDS,
     INTERVIEW_QUESTION_SERVER_FIELDS,
     LOOP_RUN_PROGRESS_FIELDS,
@@ -199,9 +201,9 @@ class CriterionVerifySerializer(RalphInputSerializer):
 
 
 class ContextUsageSerializer(RalphInputSerializer):
-    current_usage = serializers.IntegerField(min_value=0, required=False,
+    current_usage = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False,
                                              help_text="The usage now, in tokens (replaces the stored usage).")
-    tokens_added = serializers.IntegerField(min_value=0, required=False,
+    tokens_added = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False,
                                             help_text="Tokens to add to the stored usage.")
     last_action = ChoiceFieldNamingAllowed(choices=ContextAction.choices, required=False)
 
@@ -397,11 +399,14 @@ class FeedbackItemInBatchSerializer(RalphModelSerializer):
         fields = [name for name in _model_fields(FeedbackItem) if name != "batch"]
 
 
-class FeedbackAttachmentInBatchSerializer(RalphInputSerializer):
-    file_name = serializers.CharField(max_length=500)
+class FeedbackAttachmentInBatchSerializer(RalphModelSerializer):
+    """An attachment in a batch create: the model's own field rules (name, media type), no batch."""
+
     content = Base64BinaryField(max_bytes=ATTACHMENT_MAX_BYTES)
-    content_type = serializers.CharField(max_length=200, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+
+    class Meta:
+        model = FeedbackAttachment
+        fields = ["file_name", "content", "content_type", "description"]
 
 
 class FeedbackBatchSerializer(RalphModelSerializer):
@@ -502,8 +507,8 @@ class QuestionAnswerInputSerializer(AgentInputSerializer):
 
 class TransitionInputSerializer(AgentInputSerializer):
     state = ChoiceFieldNamingAllowed(choices=OrchestratorState.choices)
-    current_iteration = serializers.IntegerField(min_value=1, required=False)
-    current_wave = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    current_iteration = serializers.IntegerField(min_value=1, max_value=INTEGER_MAX, required=False)
+    current_wave = serializers.IntegerField(min_value=0, max_value=INTEGER_MAX, required=False, allow_null=True)
     current_phase = serializers.CharField(max_length=100, required=False, allow_blank=True)
     message = serializers.CharField(required=False, allow_blank=True, default="")
 

@@ -15,12 +15,25 @@ from sessions_app.models import PlanSnapshot, Session
 
 # Seed 001 does not name a threshold; five minutes without a write is well past any heartbeat.
 DEFAULT_IDLE_SECONDS = 300
+# A century: any larger threshold would put the cutoff before the first representable date.
+MAX_IDLE_SECONDS = 100 * 365 * 24 * 3600
 
 
 def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
+
+
+def query_number(request: Request, name: str, *, default: int | None = None, **bounds: int) -> int | None:
+    """An integer query parameter; a bad or out-of-range value is a 400 naming the parameter."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return serializers.IntegerField(**bounds).run_validation(raw)
+    except serializers.ValidationError as error:
+        raise serializers.ValidationError({name: error.detail}) from error
 
 
 def _plan_response(session: Session) -> Response:
@@ -58,8 +71,8 @@ class SessionOrchestrationActions:
     def feedback(self, request: Request, pk: str | None = None) -> Response:
         session = self.get_object()
         batches = selectors.feedback_batch_list().filter(session=session)
-        if "iteration" in request.query_params:
-            number = serializers.IntegerField(min_value=1).run_validation(request.query_params["iteration"])
+        number = query_number(request, "iteration", min_value=1, max_value=services.INTEGER_MAX)
+        if number is not None:
             batches = batches.filter(iteration__number=number)
         return Response(api.FeedbackBatchSerializer(batches, many=True).data)
 
@@ -94,8 +107,8 @@ class SessionOrchestrationActions:
         OpenApiParameter("project_path", str), OpenApiParameter("idle_seconds", int)])
     @action(detail=False, methods=["get"])
     def interrupted(self, request: Request) -> Response:
-        idle_seconds = serializers.IntegerField(min_value=0).run_validation(
-            request.query_params.get("idle_seconds", DEFAULT_IDLE_SECONDS))
+        idle_seconds = query_number(request, "idle_seconds", default=DEFAULT_IDLE_SECONDS, min_value=0,
+                                    max_value=MAX_IDLE_SECONDS)
         sessions = selectors.sessions_interrupted(idle_seconds=idle_seconds,
                                                   project_path=request.query_params.get("project_path"))
         page = self.paginate_queryset(sessions)

@@ -401,6 +401,10 @@ class FeedbackBatchViewSet(RalphModelViewSet):
         batch = services.feedback_batch_create(data=data)
         return selectors.feedback_batch_list().get(pk=batch.pk)
 
+    def update_instance(self, instance: FeedbackBatch, data: dict[str, Any]) -> FeedbackBatch:
+        batch = services.feedback_batch_update(batch=instance, data=data)
+        return selectors.feedback_batch_list().get(pk=batch.pk)
+
 
 class FeedbackItemViewSet(RalphModelViewSet):
     queryset = selectors.feedback_item_list()

@@ -1,9 +1,23 @@
+import re
+
+from django.core.validators import RegexValidator
 from django.db import models
 
 from ralphsite.models import ULIDModel
 
 # Attachments live in the database; 10 MiB keeps one row well inside a request and a page.
 ATTACHMENT_MAX_BYTES = 10 * 1024 * 1024
+
+# A media type as RFC 9110 spells it (type "/" subtype, optional parameters): nothing that could break
+# out of the Content-Type header line of a download.
+_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
+MEDIA_TYPE = re.compile(rf'{_TOKEN}/{_TOKEN}([ \t]*;[ \t]*{_TOKEN}=({_TOKEN}|"[^"\x00-\x1f\x7f]*"))*\Z')
+FALLBACK_MEDIA_TYPE = "application/octet-stream"
+validate_media_type = RegexValidator(MEDIA_TYPE, message="Enter a media type such as text/plain or image/png.",
+                                     code="invalid_media_type")
+# A file name is one printable line: no control characters (CR/LF would break the download's headers).
+validate_file_name = RegexValidator(r"[\x00-\x1f\x7f]", inverse_match=True, code="invalid_file_name",
+                                    message="A file name may not contain control characters.")
 
 
 class FeedbackSeverity(models.TextChoices):
@@ -55,6 +69,7 @@ class FeedbackItem(ULIDModel):
         indexes = [
             models.Index(fields=["severity", "is_resolved"], name="feedbackitem_severity_resolved"),
             models.Index(fields=["issue_key"], name="feedbackitem_issue_key"),
+            models.Index(fields=["is_resolved"], name="feedbackitem_resolved"),
         ]
 
     def __str__(self) -> str:
@@ -68,9 +83,9 @@ class FeedbackAttachment(ULIDModel):
     """
 
     batch = models.ForeignKey(FeedbackBatch, on_delete=models.CASCADE, related_name="attachments")
-    file_name = models.CharField(max_length=500)
+    file_name = models.CharField(max_length=500, validators=[validate_file_name])
     content = models.BinaryField(default=bytes)
-    content_type = models.CharField(max_length=200, default="application/octet-stream")
+    content_type = models.CharField(max_length=200, default=FALLBACK_MEDIA_TYPE, validators=[validate_media_type])
     size = models.PositiveIntegerField(default=0)
     description = models.TextField(blank=True, default="")
 

@@ -80,6 +80,7 @@ class AgentInvocation(ULIDModel):
             models.Index(fields=["agent", "status"], name="invocation_agent_status"),
             models.Index(fields=["role", "status"], name="invocation_role_status"),
             models.Index(fields=["model"], name="invocation_model"),
+            models.Index(fields=["status"], name="invocation_status"),
             # The model-usage and agent-performance statistics filter by date across sessions.
             models.Index(fields=["started_at"], name="invocation_started"),
             models.Index(fields=["task_key"], name="invocation_task_key"),

@@ -24,6 +24,10 @@ class Iteration(ULIDModel):
         constraints = [
             models.UniqueConstraint(fields=["session", "number"], name="iteration_session_number_unique"),
         ]
+        indexes = [
+            models.Index(fields=["number"], name="iteration_number"),
+            models.Index(fields=["planning_complete", "number"], name="iteration_planning_number"),
+        ]
 
     def __str__(self) -> str:
         return f"iteration {self.number} of {self.session_id}"

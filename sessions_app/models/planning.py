@@ -19,6 +19,7 @@ class PlanSnapshot(ULIDModel):
             models.UniqueConstraint(fields=["session", "iteration_number"],
                                     name="plansnapshot_session_iteration_unique"),
         ]
+        indexes = [models.Index(fields=["iteration_number"], name="plansnapshot_iteration")]
 
     def __str__(self) -> str:
         return f"plan of iteration {self.iteration_number}"
@@ -60,7 +61,10 @@ class ResearchSession(ULIDModel):
 
     class Meta:
         ordering = ["-started_at"]
-        indexes = [models.Index(fields=["session", "status"], name="research_session_status")]
+        indexes = [
+            models.Index(fields=["session", "status"], name="research_session_status"),
+            models.Index(fields=["status"], name="research_status"),
+        ]
 
 
 class FindingType(models.TextChoices):
@@ -104,7 +108,10 @@ class ResearchFinding(ULIDModel):
 
     class Meta:
         ordering = ["recorded_at"]
-        indexes = [models.Index(fields=["research_session", "finding_type"], name="finding_research_type")]
+        indexes = [
+            models.Index(fields=["research_session", "finding_type"], name="finding_research_type"),
+            models.Index(fields=["finding_type"], name="finding_type"),
+        ]
 
     def __str__(self) -> str:
         return self.title

@@ -34,9 +34,11 @@ class Bug(ULIDModel):
     created_at, resolved_at, council_activated, council_votes (JSON) → same names.
 
     `resolved_at` is set by the services when the status becomes `resolved` (and cleared if reopened).
+    As in the seed, a bug may be recorded outside any session (session_id is nullable there).
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="bugs")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
+                                related_name="bugs")
     description = models.TextField()
     severity = models.CharField(max_length=16, choices=Priority.choices, blank=True, default="")
     complexity = models.CharField(max_length=16, choices=BugComplexity.choices, blank=True, default="")

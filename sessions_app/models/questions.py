@@ -59,4 +59,6 @@ class Question(ULIDModel):
             models.Index(fields=["session", "category"], name="question_session_category"),
             models.Index(fields=["session", "status"], name="question_session_status"),
             models.Index(fields=["key"], name="question_key"),
+            models.Index(fields=["category"], name="question_category"),
+            models.Index(fields=["status"], name="question_status"),
         ]

@@ -29,6 +29,8 @@ class Signal(ULIDModel):
         ordering = ["sent_at", "id"]
         indexes = [
             models.Index(fields=["session", "is_processed", "sent_at"], name="signal_session_processed"),
+            models.Index(fields=["type", "sent_at"], name="signal_type_sent"),
+            models.Index(fields=["is_processed", "sent_at"], name="signal_processed_sent"),
         ]
 
     def __str__(self) -> str:

@@ -117,6 +117,7 @@ class Task(ULIDModel):
         indexes = [
             models.Index(fields=["session", "status"], name="task_session_status"),
             models.Index(fields=["session", "wave", "sequence", "key"], name="task_session_wave_order"),
+            models.Index(fields=["wave"], name="task_wave"),
             models.Index(fields=["key"], name="task_key"),
             models.Index(fields=["status", "started_at"], name="task_status_started"),
             models.Index(fields=["plan", "status"], name="task_plan_status"),
@@ -206,6 +207,7 @@ class TaskAttempt(ULIDModel):
             models.Index(fields=["session", "status"], name="taskattempt_session_status"),
             models.Index(fields=["model"], name="taskattempt_model"),
             models.Index(fields=["status"], name="taskattempt_status"),
+            models.Index(fields=["review_verdict"], name="taskattempt_review_verdict"),
         ]
 
     def __str__(self) -> str:
@@ -240,6 +242,7 @@ class TaskFile(ULIDModel):
     class Meta:
         ordering = ["task", "path"]
         constraints = [models.UniqueConstraint(fields=["task", "path"], name="taskfile_task_path_unique")]
+        indexes = [models.Index(fields=["access_type"], name="taskfile_access_type")]
 
     def __str__(self) -> str:
         return self.path

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from sessions_app.models import AcceptanceCriterion, Feature, InterviewQuestion
+from sessions_app.models import AcceptanceCriterion, Bug, Feature, InterviewQuestion
 from tests.sessions_app.devteam_factories import SESSION_CASCADED_MODELS, devteam_rows, devteam_session
 
 pytestmark = pytest.mark.django_db
@@ -22,3 +22,12 @@ def test_it_cascades_from_the_session_and_keeps_plan_scoped_rows(api: APIClient)
     assert all(model.objects.get().session_id == kept
                for model in SESSION_CASCADED_MODELS if model is not InterviewQuestion)
     assert AcceptanceCriterion.objects.count() == Feature.objects.count() == 1
+
+
+def test_a_bug_may_be_recorded_outside_any_session_and_outlives_session_deletes(api: APIClient) -> None:
+    response = api.post(reverse("bug-list"), {"description": "flaky build", "severity": "high"}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["session"] is None
+    devteam_rows("doomed")
+    api.delete(reverse("session-detail", args=[devteam_session("doomed").pk]))
+    assert list(Bug.objects.values_list("description", flat=True)) == ["flaky build"]

@@ -3,10 +3,25 @@
 from typing import Any
 
 import pytest
+from django.contrib import admin
 from django.test import Client
 from django.urls import reverse
 
-from sessions_app.models import Question, Session, Signal, Task, TaskAttempt, TaskFile
+from sessions_app.models import (
+    Bug,
+    ContextBudget,
+    Escalation,
+    Interview,
+    LoopRun,
+    Question,
+    Session,
+    SessionStateEntry,
+    Signal,
+    Task,
+    TaskAttempt,
+    TaskFile,
+)
+from tests.sessions_app.devteam_factories import devteam_rows, devteam_session
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
 pytestmark = pytest.mark.django_db
@@ -22,6 +37,24 @@ def test_the_session_page_shows_its_inlines_and_links_to_the_rest(admin_client: 
         assert text in page
     listing = admin_client.get(reverse("admin:sessions_app_agentinvocation_changelist"), {"session": session.pk})
     assert listing.status_code == 200
+
+
+def test_the_session_page_links_to_every_registered_record_of_the_session(admin_client: Client) -> None:
+    devteam_rows("linked")
+    devteam_rows("unlinked")
+    session = devteam_session("linked")
+    page = admin_client.get(reverse("admin:sessions_app_session_change", args=[session.pk])).content.decode()
+    related = [relation for relation in Session._meta.related_objects
+               if admin.site.is_registered(relation.related_model)]
+    assert {Bug, Escalation, LoopRun, SessionStateEntry, ContextBudget, Interview} <= {r.related_model for r in related}
+    for relation in related:
+        meta = relation.related_model._meta
+        url = f"{reverse(f'admin:{meta.app_label}_{meta.model_name}_changelist')}?{relation.field.name}={session.pk}"
+        assert url.replace("&", "&amp;") in page, meta.label
+        listing = admin_client.get(url)
+        assert listing.status_code == 200, meta.label
+    bugs = admin_client.get(reverse("admin:sessions_app_bug_changelist"), {"session": session.pk})
+    assert bugs.context["cl"].result_count == 1
 
 
 def test_the_task_page_shows_dependencies_attempts_and_files(admin_client: Client) -> None:

@@ -205,6 +205,16 @@ def test_it_lists_interrupted_sessions(api: APIClient) -> None:
     assert stale.pk
 
 
+def test_it_lists_interrupted_sessions_in_constant_queries(api: APIClient, django_assert_num_queries) -> None:
+    long_ago = timezone.now() - timedelta(hours=1)
+    for count in (2, 25):
+        while Session.objects.count() < count:
+            make_session(last_activity_at=long_ago)
+        with django_assert_num_queries(3):  # token auth, count, page
+            body = api.get("/api/v1/sessions/interrupted/", {"page_size": 50}).json()
+        assert body["count"] == count
+
+
 def test_it_resumes_a_session_with_what_the_receivers_add(api: APIClient, events: list[dict[str, Any]]) -> None:
     session = make_session(key="resumable", status="stopped", current_iteration=3,
                            last_activity_at=timezone.now() - timedelta(hours=1))

@@ -287,6 +287,11 @@ def test_it_computes_waves_by_kahn_layering_in_constant_queries(api: APIClient, 
         body = api.get(f"/api/v1/sessions/{session.pk}/waves/").json()
     assert body == [{"wave": 1, "tasks": ["task-1", "task-2"]}, {"wave": 2, "tasks": ["task-3", "task-5"]},
                     {"wave": 3, "tasks": ["task-4"]}]
+    previous = Task.objects.get(key="task-4")
+    for index in range(6, 30):  # a chain: one more wave per task
+        previous = make_task(session, f"task-{index}", depends_on=(previous,))
+    with django_assert_num_queries(4):
+        assert len(api.get(f"/api/v1/sessions/{session.pk}/waves/").json()) == 27
 
 
 def test_a_cycle_in_the_graph_is_a_409_listing_it(api: APIClient, session: Session) -> None:
