@@ -24,6 +24,12 @@ class ULIDField(models.CharField):
         kwargs["max_length"] = 26
         super().__init__(*args, **kwargs)
 
+    def to_python(self, value: Any) -> Any:
+        # Crockford base32 is case-insensitive: lookups (URLs, filters, foreign keys) and writes all
+        # use the canonical upper case, so an agent that lower-cases an id still finds its row.
+        value = super().to_python(value)
+        return value.upper() if isinstance(value, str) else value
+
     def deconstruct(self) -> tuple[Any, ...]:
         name, path, args, kwargs = super().deconstruct()
         kwargs.pop("max_length", None)

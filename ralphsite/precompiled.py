@@ -15,7 +15,7 @@ from django.db.models.query import get_related_populators, prefetch_related_obje
 
 M = TypeVar("M", bound=models.Model)
 
-_TEXT_PROBE = "\x00ralph-probe\x00"
+_TEXT_PROBE = "\x00RALPH-PROBE\x00"  # upper case: ULID fields upper-case lookup values
 _INT_PROBE = -735_194_628  # inside every integer range: out-of-range values compile to no SQL
 
 
@@ -67,7 +67,10 @@ class PrecompiledLookup(Generic[M]):
         params = list(self.params)
         params[self.position] = prepared
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
+            try:
+                cursor.execute(self.sql, params)
+            except OverflowError:  # SQLite cannot bind an integer past 64 bits: no such row
+                return None
             rows = cursor.fetchmany(2)
         if not rows:
             return None

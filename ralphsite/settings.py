@@ -105,7 +105,7 @@ REST_FRAMEWORK = {
         "ralphsite.api.ordering.StrictOrderingFilter",
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["ralphsite.api.parsers.RalphJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "ralphsite.api.errors.api_exception_handler",
     "DATETIME_FORMAT": "iso-8601",

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DatabaseError, IntegrityError, OperationalError
+from django.db import DatabaseError, DataError, IntegrityError, OperationalError
 from django.db.models import ProtectedError, RestrictedError
 from django.http import Http404
 from rest_framework import exceptions, status
@@ -121,6 +121,13 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="database_busy",
                               message="The database is busy; retry the request.",
                               headers={"Retry-After": "1"})
+    if isinstance(exc, (DataError, OverflowError)):
+        # A value the column cannot hold (a number out of range, text the database refuses) that no
+        # serializer bound caught: the request's fault, so a 400, never a 5xx.
+        logger.warning("value refused by the database: %s", exc)
+        return error_response(status_code=status.HTTP_400_BAD_REQUEST, code="validation_error",
+                              message="A value is out of range or not storable in its column.",
+                              details={"database": [str(exc).splitlines()[0] if str(exc) else type(exc).__name__]})
     if isinstance(exc, DatabaseError):
         logger.exception("database error", exc_info=exc)
         return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="database_error",

@@ -27,6 +27,36 @@ class ULIDSerializerField(serializers.CharField):
             raise  # pragma: no cover - fail() raises
 
 
+def json_has_nul(value: Any) -> bool:
+    """Whether a JSON value holds U+0000 in any string or key (iterative: the parser allows nesting
+    deeper than a recursive walk could follow)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
+class StorableJSONField(serializers.JSONField):
+    """JSON both databases can store: PostgreSQL's jsonb refuses the NUL character (U+0000), which
+    would otherwise surface as a database error instead of a 400 naming the field."""
+
+    default_error_messages = {"nul": "JSON text may not contain the NUL character (U+0000)."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if json_has_nul(value):
+            self.fail("nul")
+        return value
+
+
 class ChoiceFieldNamingAllowed(serializers.ChoiceField):
     """A choice field whose error names every allowed value (agents fix their call from it)."""
 

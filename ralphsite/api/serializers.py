@@ -4,9 +4,10 @@ import copy
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from django.db import models
 from rest_framework import serializers
 
-from ralphsite.api.fields import ChoiceFieldNamingAllowed, ULIDSerializerField
+from ralphsite.api.fields import ChoiceFieldNamingAllowed, StorableJSONField, ULIDSerializerField
 from ralphsite.api.representation import Step, represent, representation_plan
 from ralphsite.fields import ULIDField
 
@@ -16,6 +17,18 @@ def _clone(field: serializers.Field) -> serializers.Field:
     clone = object.__new__(type(field))
     clone.__dict__.update(field.__dict__)
     return clone
+
+
+# PostgreSQL's integer column ranges, enforced on every backend so that the API accepts the same
+# numbers everywhere (SQLite would store 2**40 in an "integer" column PostgreSQL refuses).
+_INTEGER_RANGES = {
+    "SmallIntegerField": (-(2**15), 2**15 - 1),
+    "PositiveSmallIntegerField": (0, 2**15 - 1),
+    "IntegerField": (-(2**31), 2**31 - 1),
+    "PositiveIntegerField": (0, 2**31 - 1),
+    "BigIntegerField": (-(2**63), 2**63 - 1),
+    "PositiveBigIntegerField": (0, 2**63 - 1),
+}
 
 
 class StrictKeysMixin:
@@ -58,6 +71,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         ULIDField: ULIDSerializerField,
+        models.JSONField: StorableJSONField,
     }
     _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
 
@@ -79,6 +93,15 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
             plan = representation_plan(self)
             self._representation_plan = plan
         return represent(plan, instance)
+
+    def build_standard_field(self, field_name: str, model_field: Any) -> tuple[type, dict[str, Any]]:
+        field_class, kwargs = super().build_standard_field(field_name, model_field)
+        bounds = _INTEGER_RANGES.get(model_field.get_internal_type())
+        if bounds is not None and "choices" not in kwargs:
+            low, high = bounds
+            kwargs["min_value"] = max(kwargs.get("min_value", low), low)
+            kwargs["max_value"] = min(kwargs.get("max_value", high), high)
+        return field_class, kwargs
 
     def _build_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()

@@ -45,7 +45,7 @@ class RalphModelViewSet(viewsets.ModelViewSet):
             queryset = self.get_queryset()
             try:
                 instance = queryset.get(**{self.lookup_field: value})
-            except (queryset.model.DoesNotExist, ValueError, TypeError, ValidationError):
+            except (queryset.model.DoesNotExist, ValueError, TypeError, OverflowError, ValidationError):
                 instance = None
         if instance is None:
             raise Http404

@@ -1,5 +1,5 @@
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, transaction
 from rest_framework.test import APIClient
 
 from ralphsite.api.errors import api_exception_handler
@@ -34,3 +34,35 @@ def test_an_unexpected_error_is_a_json_500_without_a_traceback() -> None:
     response = api_exception_handler(RuntimeError("boom secret"), {})
     assert response.status_code == 500
     assert response.data == {"code": "server_error", "message": "Internal server error.", "details": {}}
+
+
+def test_a_body_nested_too_deeply_is_a_400_parse_error(api: APIClient) -> None:
+    depth = 100_000
+    body = "[" * depth + "]" * depth
+    response = api.post("/api/v1/sessions/", body, content_type="application/json")
+    assert_error_shape(response, 400, "parse_error")
+
+
+def test_a_value_the_database_cannot_store_is_a_400() -> None:
+    for exc in (DataError("integer out of range\nDETAIL: more"), OverflowError("Python int too large")):
+        response = api_exception_handler(exc, {})
+        assert response.status_code == 400
+        assert response.data["code"] == "validation_error"
+        assert "\n" not in response.data["details"]["database"][0]
+
+
+def test_an_integer_column_accepts_the_same_range_on_every_backend(api: APIClient) -> None:
+    # current_iteration is a PositiveIntegerField: PostgreSQL's integer, which SQLite would exceed.
+    session = Session.objects.create()
+    response = api.patch(f"/api/v1/sessions/{session.pk}/", {"current_iteration": 2**31}, format="json")
+    assert_error_shape(response, 400, "validation_error")
+    assert "2147483647" in response.json()["details"]["current_iteration"][0]
+    response = api.patch(f"/api/v1/sessions/{session.pk}/", {"current_iteration": 2**31 - 1}, format="json")
+    assert response.status_code == 200
+
+
+def test_a_nul_character_in_a_json_column_is_a_400_on_every_backend(api: APIClient) -> None:
+    response = api.post("/api/v1/sessions/", {"user_request": "x", "config": {"k\u0000": ["v"]}}, format="json")
+    assert_error_shape(response, 400, "validation_error")
+    assert "config" in response.json()["details"]
+    assert not Session.objects.exists()

@@ -59,3 +59,13 @@ def test_it_keeps_annotations() -> None:
 def test_it_refuses_values_querysets() -> None:
     with pytest.raises(NotPrecompilable):
         PrecompiledLookup(Session.objects.values("id"))
+
+
+def test_it_finds_no_row_for_an_integer_past_64_bits() -> None:
+    Group.objects.create(name="g")
+    assert PrecompiledLookup(Group.objects.all()).get(2**70) is None
+
+
+def test_it_finds_a_ulid_written_in_lower_case() -> None:
+    session = Session.objects.create()
+    assert PrecompiledLookup(Session.objects.all()).get(session.pk.lower()).pk == session.pk
