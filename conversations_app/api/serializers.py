@@ -18,42 +18,12 @@ from conversations_app.models import (
     ToolCallStatus,
 )
 from conversations_app.services import MAX_BULK_MESSAGES
-from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed, ULIDSerializerField
+from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed, StorableJSONField, ULIDSerializerField
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 
 MAX_EMBEDDING_BYTES = 1024 * 1024
 MAX_TOOL_CALLS = 1000
 MAX_BIGINT = 2**63 - 1  # tokens are 64-bit: a larger number is a 400, never a database overflow
-
-
-def _contains_null_character(value: Any) -> bool:
-    """Whether a JSON value has U+0000 in any string or key (PostgreSQL's jsonb cannot store it).
-
-    Iterative: the JSON parser allows nesting deeper than a recursive walk could follow."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
-class ToolCallArgumentsField(serializers.JSONField):
-    """Any JSON value, without null characters (a 400 on both databases, not a jsonb error)."""
-
-    default_error_messages = {"null_character": "Null characters are not allowed."}
-
-    def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)
-        if _contains_null_character(value):
-            self.fail("null_character")
-        return value
 
 
 class ParentIdField(ULIDSerializerField):
@@ -69,7 +39,7 @@ class ToolCallSerializer(RalphInputSerializer):
 
     id = serializers.CharField(max_length=200)
     name = serializers.CharField(max_length=200)
-    arguments = ToolCallArgumentsField()
+    arguments = StorableJSONField()
     result = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     status = ChoiceFieldNamingAllowed(choices=ToolCallStatus.choices)
 
