@@ -185,8 +185,12 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
         raise InvalidInput(f"Append 1 to {MAX_BULK_MESSAGES} messages per request, not {len(items)}.",
                            details={"messages": [f"{len(items)} items"]})
     with transaction.atomic():
-        run = (Run.objects.select_for_update(of=("self",)).filter(pk=run_id, chat__is_deleted=False)
-               .only("status", "message_count", "chat_id").first())
+        # get(), not first(): first() orders by the model's ordering, compiled and run for one row.
+        try:
+            run = (Run.objects.select_for_update(of=("self",)).filter(pk=run_id, chat__is_deleted=False)
+                   .only("status", "message_count", "chat_id").get())
+        except Run.DoesNotExist:
+            run = None
         if run is None:
             raise not_found("run", run_id) if missing_run == "not_found" else missing_parent("run", run_id)
         existing = _existing_retries(run_id, items)
