@@ -1,0 +1,19 @@
+from django.http import HttpResponse
+from django.test import RequestFactory
+
+from ralphsite.middleware import AdminMessageMiddleware
+
+
+def _run(path: str):
+    request = RequestFactory().get(path)
+    request.session = {}
+    AdminMessageMiddleware(lambda r: HttpResponse())(request)
+    return request
+
+
+def test_it_sets_up_messages_for_admin_pages() -> None:
+    assert hasattr(_run("/admin/"), "_messages")
+
+
+def test_it_skips_messages_for_the_api() -> None:
+    assert not hasattr(_run("/api/v1/sessions/"), "_messages")
