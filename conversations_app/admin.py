@@ -1,6 +1,7 @@
 import json
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -8,6 +9,7 @@ from django.utils.html import format_html, format_html_join
 
 from conversations_app import services
 from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run, SyncMapping
+from ralphsite.errors import Conflict
 
 
 class TagListFilter(admin.SimpleListFilter):
@@ -56,8 +58,36 @@ def _soft_delete(queryset: QuerySet[Chat]) -> int:
     return len(chats)
 
 
+class ChatAdminForm(forms.ModelForm):
+    """Carries the version the person opened, so a save over someone else's change (an agent's, through
+    the API) is refused instead of silently overwriting it, as the API's If-Match does."""
+
+    opened_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    class Meta:
+        model = Chat
+        fields = ["title", "tags", "worktree_id", "session", "sync_status", "remote_id"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["opened_version"].initial = self.instance.version
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        opened = cleaned.get("opened_version")
+        if self.instance.pk and opened is not None:
+            current = Chat.objects.filter(pk=self.instance.pk).values_list("version", flat=True).first()
+            if current is not None and current != opened:
+                raise forms.ValidationError(
+                    f"This chat changed while you edited it (version {opened} → {current}). "
+                    "Reload the page to see the change, then edit again.", code="stale_version")
+        return cleaned
+
+
 @admin.register(Chat)
 class ChatAdmin(admin.ModelAdmin):
+    form = ChatAdminForm
     list_display = ["title", "id", "worktree_id", "session", "run_count", "sync_status", "version", "is_deleted",
                     "updated_at"]
     list_filter = ["sync_status", "is_deleted", TagListFilter]
@@ -68,7 +98,7 @@ class ChatAdmin(admin.ModelAdmin):
     readonly_fields = ["id", "version", "run_count", "is_deleted", "deleted_at", "created_at", "updated_at",
                        "transcript"]
     fields = ["id", "title", "tags", "worktree_id", "session", "sync_status", "remote_id", "version", "run_count",
-              "is_deleted", "deleted_at", "created_at", "updated_at", "transcript"]
+              "is_deleted", "deleted_at", "created_at", "updated_at", "transcript", "opened_version"]
     inlines = [RunInline]
     actions = ["soft_delete_chats", "restore_chats", "mark_synced"]
 
@@ -98,8 +128,12 @@ class ChatAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Chat, form: Any, change: bool) -> None:
         if change:
-            data = {name: form.cleaned_data[name] for name in form.changed_data}
-            services.chat_update(chat=Chat.objects.get(pk=obj.pk), data=data)
+            data = {name: form.cleaned_data[name] for name in form.changed_data if name != "opened_version"}
+            try:
+                services.chat_update(chat=Chat.objects.get(pk=obj.pk),
+                                     data={**data, "version": form.cleaned_data.get("opened_version")})
+            except Conflict as error:  # changed between the form's check and this save
+                self.message_user(request, f"Not saved: {error.message}", messages.ERROR)
         else:
             obj.pk = services.chat_create(data=form.cleaned_data).pk
 

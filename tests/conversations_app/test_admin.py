@@ -51,6 +51,20 @@ def test_the_chat_form_saves_through_the_versioned_service(admin_client: Client,
     assert list(chat.tag_rows.values_list("tag", flat=True)) == ["a"]
 
 
+def test_the_chat_form_refuses_to_overwrite_a_change_made_while_it_was_open(admin_client: Client, make_chat) -> None:
+    chat = make_chat(title="before")
+    url = reverse("admin:conversations_app_chat_change", args=[chat.pk])
+    assert 'name="opened_version" value="1"' in admin_client.get(url).content.decode()
+    Chat.objects.filter(pk=chat.pk).update(title="an agent's change", version=2)  # meanwhile, via the API
+    response = admin_client.post(url, {"title": "mine", "tags": "[]", "worktree_id": "", "session": "",
+                                       "sync_status": "pending", "remote_id": "", "opened_version": "1",
+                                       "runs-TOTAL_FORMS": "0", "runs-INITIAL_FORMS": "0"})
+    assert response.status_code == 200  # the form again, with the error
+    assert "changed while you edited it (version 1 → 2)" in response.content.decode()
+    chat.refresh_from_db()
+    assert (chat.title, chat.version) == ("an agent's change", 2)
+
+
 def test_observations_are_searchable_and_patterns_sorted_by_frequency(admin_client: Client, session) -> None:
     Observation.objects.create(session=session, type="error", tool_name="Bash", content="segfault in parser")
     Observation.objects.create(session=session, type="note", content="lunch")
