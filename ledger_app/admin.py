@@ -1,13 +1,14 @@
+import contextlib
 import json
+import re
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Count, QuerySet, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 
-from ledger_app import services
+from ledger_app import selectors, services
 from ledger_app.models import (
     Baseline,
     Checkpoint,
@@ -24,7 +25,9 @@ from ledger_app.models import (
 )
 from ralphsite.errors import Conflict
 from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.ulid import ulid_normalize
 from sessions_app.models import Session
+from sessions_app.services import BIGINT_MAX
 
 
 def pretty_json(value: Any) -> str:
@@ -75,19 +78,81 @@ class RecentSessionFilter(admin.SimpleListFilter):
         return queryset.filter(session_id=self.value()) if self.value() else queryset
 
 
+class SessionLinkFilter(admin.SimpleListFilter):
+    """One session's rows, chosen by a link (the session page links here with `?session=<id>`)
+    or found with the search box (a session id or key). It never lists the sessions: it shows only
+    the selected one, so the page costs the same with ten sessions or a million."""
+
+    title = "session"
+    parameter_name = "session"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        if not self.value():
+            return []
+        key = Session.objects.filter(pk=self.value()).values_list("key", flat=True).first()
+        return [(self.value(), key or self.value())]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(session_id=self.value()) if self.value() else queryset
+
+
+class RecentEventValuesFilter(admin.SimpleListFilter):
+    """The non-blank values of one column among the latest events. A DISTINCT over the whole ledger
+    would read all of it, and Django's default filter offered blank values as invisible links (the
+    audit trail's events carry no model, so "By model" looked empty). Any value still works when
+    typed as `?<column>=<value>`; the selected one is always offered."""
+
+    columns = ("type", "category", "model")
+    latest = 2000
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        values = self.recent_values(request)[self.parameter_name] | ({self.value()} if self.value() else set())
+        return [(value, value) for value in sorted(values)]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(**{self.parameter_name: self.value()}) if self.value() else queryset
+
+    @classmethod
+    def recent_values(cls, request: HttpRequest) -> dict[str, set[str]]:
+        """One query per page for all three filters (cached on the request)."""
+        cached = getattr(request, "_ledger_recent_values", None)
+        if cached is None:
+            rows = LedgerEvent.objects.order_by("-id").values_list(*cls.columns)[:cls.latest]
+            cached = {column: set() for column in cls.columns}
+            for row in rows:
+                for column, value in zip(cls.columns, row, strict=True):
+                    if value:
+                        cached[column].add(value)
+            request._ledger_recent_values = cached
+        return cached
+
+    @classmethod
+    def on(cls, column: str) -> type["RecentEventValuesFilter"]:
+        return type(f"Recent{column.title()}Filter", (cls,), {"title": column, "parameter_name": column})
+
+
+_SEARCHABLE_ID = re.compile(r"[0-9]{1,19}")
+
+
 @admin.register(LedgerEvent)
 class LedgerEventAdmin(ReadOnlyAdmin):
-    list_display = ["id", "timestamp", "session", "type", "category", "agent", "model", "task_key", "tokens_total",
-                    "cost_usd", "message"]
-    list_filter = [RecentSessionFilter, "type", "category", "model"]
+    list_display = ["id", "timestamp", "type", "session_key", "task_key", "agent", "tokens_total", "cost_usd"]
+    list_filter = [SessionLinkFilter, RecentEventValuesFilter.on("type"), RecentEventValuesFilter.on("category"),
+                   RecentEventValuesFilter.on("model"), ("timestamp", admin.DateFieldListFilter)]
     list_select_related = ["session"]
-    search_fields = ["=id", "=session__id", "message", "task_key", "agent", "idempotency_key"]
-    date_hierarchy = "timestamp"
+    ordering = ["-id"]
+    search_fields = ["=id"]  # shows the search box; get_search_results below does the (index-backed) search
+    search_help_text = "An event id, a session id or key, a task key or an agent name (exact)."
     show_full_result_count = False
+    show_facets = admin.ShowFacets.NEVER  # a count per choice would read the whole ledger
     fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration", "phase",
               "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated", "message",
               "data_pretty", "meta_pretty", "idempotency_key"]
     readonly_fields = fields
+
+    @admin.display(description="session", ordering="session__key")
+    def session_key(self, obj: LedgerEvent) -> str:
+        return obj.session.key or obj.session_id
 
     @admin.display(description="data")
     def data_pretty(self, obj: LedgerEvent) -> str:
@@ -96,6 +161,23 @@ class LedgerEventAdmin(ReadOnlyAdmin):
     @admin.display(description="meta")
     def meta_pretty(self, obj: LedgerEvent) -> str:
         return pretty_json(obj.meta)
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet,
+                           search_term: str) -> tuple[QuerySet, bool]:
+        """Exact matches on indexed columns only (a `LIKE '%…%'` over the ledger would read all of it);
+        a session key is resolved to its id first so every branch of the OR can use an index."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        match = Q(task_key=term) | Q(agent=term)
+        if _SEARCHABLE_ID.fullmatch(term) and int(term) <= BIGINT_MAX:
+            match |= Q(pk=int(term))
+        session_ids = list(Session.objects.filter(key=term).values_list("pk", flat=True)[:1])
+        with contextlib.suppress(ValueError):
+            session_ids.append(ulid_normalize(term))
+        if session_ids:
+            match |= Q(session_id__in=session_ids)
+        return queryset.filter(match), False
 
 
 @admin.register(Issue)
@@ -196,12 +278,9 @@ class TokenUsageAdmin(ReadOnlyAdmin):
         response = super().changelist_view(request, extra_context)
         context = getattr(response, "context_data", None)
         if context and "cl" in context:
-            selected = context["cl"].queryset.order_by()
-            totals = {"calls": Count("id"), "input_tokens": Sum("input_tokens"),
-                      "output_tokens": Sum("output_tokens"), "cost_usd": Sum("cost_usd")}
-            context["usage_by_model"] = selected.values("model").annotate(**totals).order_by("-cost_usd")
-            context["usage_by_day"] = (selected.annotate(day=TruncDate("recorded_at")).values("day")
-                                       .annotate(**totals).order_by("-day")[:self.days_shown])
+            selected = context["cl"].queryset
+            context["usage_by_model"] = selectors.token_usage_by_model(usage=selected)
+            context["usage_by_day"] = selectors.token_usage_by_day(usage=selected, days=self.days_shown)
         return response
 
 

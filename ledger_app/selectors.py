@@ -1,6 +1,10 @@
 """Read queries for the ledger app (the statistics live in `ledger_app.stats`)."""
 
-from django.db.models import QuerySet
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.db.models import Count, QuerySet, Sum
+from django.db.models.functions import TruncDate
 
 from ledger_app.models import (
     Baseline,
@@ -59,3 +63,33 @@ def error_list() -> QuerySet[ErrorLog]:
 
 def dead_letter_list() -> QuerySet[DeadLetter]:
     return DeadLetter.objects.all()
+
+
+# -- token usage totals (the admin's "cost by model and day") ----------------------------------
+
+MICRO_USD = Decimal("0.000001")
+_USAGE_TOTALS = {"calls": Count("id"), "input_tokens": Sum("input_tokens"), "output_tokens": Sum("output_tokens"),
+                 "cost_usd": Sum("cost_usd")}
+
+
+def usd(value: Decimal | float | int | None) -> Decimal:
+    """A money sum as Decimal USD with 6 places. SQLite adds decimals as floats and hands back
+    `0.0915000000000000` (or `0.30000000000000004`); the error is far below a micro-dollar, so
+    rounding to 6 places gives the exact sum PostgreSQL computes in numeric."""
+    return Decimal(str(value or 0)).quantize(MICRO_USD, rounding=ROUND_HALF_UP)
+
+
+def _with_usd(rows: QuerySet) -> list[dict[str, Any]]:
+    return [{**row, "cost_usd": usd(row["cost_usd"])} for row in rows]
+
+
+def token_usage_by_model(*, usage: QuerySet[TokenUsage]) -> list[dict[str, Any]]:
+    """Calls, tokens and cost per model of the selected rows, most expensive first."""
+    return _with_usd(usage.order_by().values("model").annotate(**_USAGE_TOTALS).order_by("-cost_usd", "model"))
+
+
+def token_usage_by_day(*, usage: QuerySet[TokenUsage], days: int) -> list[dict[str, Any]]:
+    """The same totals per UTC day of the selected rows, the latest `days` days first."""
+    rows = (usage.order_by().annotate(day=TruncDate("recorded_at")).values("day").annotate(**_USAGE_TOTALS)
+            .order_by("-day")[:days])
+    return _with_usd(rows)

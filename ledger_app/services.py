@@ -137,8 +137,11 @@ def event_append(*, session_id: str, type: str, **fields: Any) -> LedgerEvent:
 # -- issues ----------------------------------------------------------------------------------
 
 def issue_record(*, session_id: str, task_key: str, kind: str, signature: str, message: str,
-                 file: str = "", line: int | None = None, seen_at: datetime | None = None) -> tuple[Issue, bool]:
+                 file: str = "", line: int | None = None, seen_at: datetime | None = None,
+                 issue_id: str | None = None) -> tuple[Issue, bool]:
     """Record one occurrence of an issue: a known signature increments `count` (seed 001).
+
+    `issue_id` (a client-chosen ULID) is used only when the signature is new in the session.
 
     Race-free on both backends: the increment is an UPDATE with F(); the first occurrence is an
     INSERT in a savepoint, and a concurrent first occurrence that loses on the unique constraint
@@ -152,9 +155,9 @@ def issue_record(*, session_id: str, task_key: str, kind: str, signature: str, m
         if created:
             try:
                 with transaction.atomic():
-                    Issue.objects.create(session_id=session_id, task_key=task_key, kind=kind, signature=signature,
-                                         message=message, file=file, line=line, first_seen_at=seen_at,
-                                         last_seen_at=seen_at)
+                    Issue.objects.create(**({"id": issue_id} if issue_id else {}), session_id=session_id,
+                                         task_key=task_key, kind=kind, signature=signature, message=message,
+                                         file=file, line=line, first_seen_at=seen_at, last_seen_at=seen_at)
             except IntegrityError:
                 if not _issue_increment(session_id, signature, message, seen_at):
                     raise

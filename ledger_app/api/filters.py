@@ -1,4 +1,8 @@
+from typing import Any
+
 import django_filters
+from django import forms
+from django.core.exceptions import ValidationError
 
 from ledger_app.models import (
     Baseline,
@@ -17,6 +21,45 @@ from ledger_app.models import (
     RollbackType,
     TokenUsage,
 )
+from ralphsite.ulid import ulid_normalize
+from sessions_app.services import BIGINT_MAX
+
+
+class ULIDFormField(forms.CharField):
+    """A ULID's syntax, checked without a query: a malformed id is a 400 naming the filter."""
+
+    def clean(self, value: Any) -> str:
+        value = super().clean(value)
+        if value in self.empty_values:
+            return value
+        try:
+            return ulid_normalize(value)
+        except ValueError:
+            raise ValidationError(f"{value!r} is not a valid ULID (26 Crockford base32 characters).",
+                                  code="invalid_ulid") from None
+
+
+class ULIDFilter(django_filters.CharFilter):
+    """Filter on a foreign key's column by id. Unlike the ModelChoiceFilter a FilterSet builds for a
+    foreign key, it runs no lookup query of the target row (the list query alone answers: an unknown
+    id is an empty page), yet a value that is no ULID is refused with a 400 instead of an empty list."""
+
+    field_class = ULIDFormField
+
+
+class IdAfterFilter(django_filters.NumberFilter):
+    """`after=<id>`: a whole number within the 64-bit id range (a larger one is a 400, not a
+    database overflow)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 0)
+        kwargs.setdefault("max_value", BIGINT_MAX)
+        super().__init__(*args, **kwargs)
+
+    def get_max_validator(self) -> None:
+        return None  # max_value above is the bound
 
 
 def _range(field_name: str) -> tuple[django_filters.IsoDateTimeFilter, django_filters.IsoDateTimeFilter]:
@@ -26,13 +69,11 @@ def _range(field_name: str) -> tuple[django_filters.IsoDateTimeFilter, django_fi
 
 
 class SessionScopedFilterSet(django_filters.FilterSet):
-    # By id, without the ModelChoiceFilter's lookup query of the session.
-    session = django_filters.CharFilter(field_name="session_id")
+    session = ULIDFilter(field_name="session_id")
 
 
 class LedgerEventFilterSet(SessionScopedFilterSet):
-    after = django_filters.NumberFilter(field_name="id", lookup_expr="gt",
-                                        help_text="Only events with a greater id (tailing).")
+    after = IdAfterFilter(field_name="id", lookup_expr="gt", help_text="Only events with a greater id (tailing).")
     task = django_filters.CharFilter(field_name="task_key")
     since, until = _range("timestamp")
 
@@ -54,7 +95,7 @@ class CheckpointFilterSet(SessionScopedFilterSet):
 
 
 class CheckpointRestoreFilterSet(django_filters.FilterSet):
-    checkpoint = django_filters.CharFilter(field_name="checkpoint_id")
+    checkpoint = ULIDFilter(field_name="checkpoint_id")
 
     class Meta:
         model = CheckpointRestore

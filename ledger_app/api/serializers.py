@@ -100,6 +100,11 @@ class IssueSerializer(LedgerModelSerializer):
 
 
 class IssueRecordSerializer(RalphInputSerializer):
+    """One occurrence of an issue (`POST issues/` and `POST issues/record/` alike)."""
+
+    id = ULIDSerializerField(required=False,
+                             help_text="The id to give the issue if its signature is new (ignored on a repeat: "
+                                       "the answer carries the existing issue's id).")
     session = ULIDSerializerField()
     task_key = serializers.CharField(max_length=100)
     kind = serializers.CharField(max_length=64)

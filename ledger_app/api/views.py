@@ -18,10 +18,10 @@ from ledger_app.stats import STATS, StatFilters
 from ralphsite.api.pagination import IdCursorPagination
 from ralphsite.api.viewsets import RalphModelViewSet
 from ralphsite.errors import InvalidInput, NotFound
+from sessions_app.services import BIGINT_MAX
 
 # Append-only resources: no PUT, PATCH or DELETE (405).
 APPEND_ONLY_METHODS = ["get", "post", "head", "options"]
-BIGINT_MAX = 2**63 - 1
 
 
 def _integer_id(value: str) -> int | None:
@@ -111,14 +111,24 @@ class IssueViewSet(RalphModelViewSet):
     ordering_fields = ["count", "last_seen_at", "first_seen_at", "kind"]
     ordering = ["-count", "-last_seen_at"]
 
+    @extend_schema(request=s.IssueRecordSerializer, responses={200: s.IssueSerializer, 201: s.IssueSerializer},
+                   description="The same as `issues/record/`: a known signature (in the session) increments "
+                               "`count` and answers 200; a new one is created (201). Either way an "
+                               "`issue_recorded` event is appended.")
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self._record(request)
+
     @extend_schema(request=s.IssueRecordSerializer, responses={200: s.IssueSerializer, 201: s.IssueSerializer})
     @action(detail=False, methods=["post"])
     def record(self, request: Request) -> Response:
         """Record an occurrence: a known signature increments `count` (200), a new one is created (201)."""
+        return self._record(request)
+
+    def _record(self, request: Request) -> Response:
         serializer = s.IssueRecordSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        issue, created = services.issue_record(session_id=data.pop("session"), **data)
+        issue, created = services.issue_record(session_id=data.pop("session"), issue_id=data.pop("id", None), **data)
         answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(s.IssueSerializer(issue).data, status=answer)
 

@@ -16,33 +16,65 @@ pytestmark = pytest.mark.django_db
 
 
 # -- issues ----------------------------------------------------------------------------------
+# `POST issues/` is the same verb as `POST issues/record/` (seed 001: the same issue in the next
+# iteration increments count, no new row): every recording test runs against both.
+RECORD_URLS = pytest.mark.parametrize("url", ["/api/v1/issues/record/", "/api/v1/issues/"], ids=["record", "create"])
 
-def test_it_recording_a_known_signature_increments_count_and_last_seen(api: APIClient) -> None:
+
+@RECORD_URLS
+def test_it_recording_a_known_signature_increments_count_and_last_seen(api: APIClient, url: str) -> None:
     session = make_session()
     body = {"session": session.id, "task_key": "auth-002", "kind": "typecheck",
             "signature": "typecheck:src/api.ts:42:TS2322", "message": "first", "file": "src/api.ts", "line": 42}
-    first = api.post("/api/v1/issues/record/", {**body, "seen_at": "2025-02-01T10:00:00Z"}, format="json")
-    second = api.post("/api/v1/issues/record/", {**body, "message": "again", "seen_at": "2025-02-01T11:00:00Z"},
-                      format="json")
+    first = api.post(url, {**body, "seen_at": "2025-02-01T10:00:00Z"}, format="json")
+    second = api.post(url, {**body, "message": "again", "seen_at": "2025-02-01T11:00:00Z"}, format="json")
     assert (first.status_code, second.status_code) == (201, 200)
     assert first.json()["id"] == second.json()["id"]
     issue = Issue.objects.get()
     assert issue.count == 2 and issue.message == "again"
     assert issue.first_seen_at == utc("2025-02-01T10:00:00Z") and issue.last_seen_at == utc("2025-02-01T11:00:00Z")
-    assert LedgerEvent.objects.filter(type="issue_recorded", session=session).count() == 2
+    events = LedgerEvent.objects.filter(type="issue_recorded", session=session)
+    assert [event.data["count"] for event in events] == [1, 2]
 
 
-def test_it_the_same_signature_in_another_session_is_another_issue(api: APIClient) -> None:
-    for session in (make_session(), make_session()):
-        api.post("/api/v1/issues/record/", {"session": session.id, "task_key": "t", "kind": "lint",
-                                            "signature": "lint:a", "message": "m"}, format="json")
+@RECORD_URLS
+def test_it_the_same_signature_in_another_session_is_another_issue(api: APIClient, url: str) -> None:
+    body = {"task_key": "t", "kind": "lint", "signature": "lint:a", "message": "m"}
+    answers = [api.post(url, {**body, "session": session.id}, format="json").status_code
+               for session in (make_session(), make_session())]
+    assert answers == [201, 201]
     assert Issue.objects.count() == 2
 
 
-def test_it_recording_for_an_unknown_session_is_a_400(api: APIClient) -> None:
-    response = api.post("/api/v1/issues/record/", {"session": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "task_key": "t",
-                                                   "kind": "lint", "signature": "s", "message": "m"}, format="json")
+@RECORD_URLS
+def test_it_recording_for_an_unknown_session_is_a_400(api: APIClient, url: str) -> None:
+    response = api.post(url, {"session": "01ARZ3NDEKTSV4RRFFQ69G5FAV", "task_key": "t", "kind": "lint",
+                              "signature": "s", "message": "m"}, format="json")
     assert_error_shape(response, 400, "validation_error")
+    assert not LedgerEvent.objects.exists()
+
+
+@RECORD_URLS
+def test_it_a_client_id_names_a_new_issue_and_a_repeat_keeps_the_first_id(api: APIClient, url: str) -> None:
+    session = make_session()
+    body = {"session": session.id, "task_key": "t", "kind": "lint", "signature": "lint:b", "message": "m"}
+    first_id, other_id = "01ARZ3NDEKTSV4RRFFQ69G5FAV", "01BX5ZZKBKACTAV9WEVGEMMVRZ"
+    first = api.post(url, {**body, "id": first_id.lower()}, format="json")
+    again = api.post(url, {**body, "id": other_id}, format="json")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["id"] == again.json()["id"] == first_id
+    assert again.json()["count"] == 2 and not Issue.objects.filter(pk=other_id).exists()
+
+
+@RECORD_URLS
+def test_it_a_client_id_taken_by_another_issue_is_a_409_leaving_nothing(api: APIClient, url: str) -> None:
+    session = make_session()
+    taken = Issue.objects.create(session=session, task_key="t", kind="lint", signature="lint:old", message="m")
+    body = {"id": taken.id, "session": session.id, "task_key": "t", "kind": "lint", "signature": "lint:new",
+            "message": "m"}
+    assert_error_shape(api.post(url, body, format="json"), 409, "conflict")
+    assert list(Issue.objects.values_list("signature", "count")) == [("lint:old", 1)]
+    assert not LedgerEvent.objects.exists()
 
 
 def test_it_issues_list_sorted_by_count(api: APIClient) -> None:

@@ -1,0 +1,53 @@
+"""The append-only trigger migration reverses cleanly and re-applies with working triggers (on the
+backend the suite runs on: SQLite or PostgreSQL)."""
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError, connection, transaction
+from django.db.migrations.executor import MigrationExecutor
+
+from ledger_app.append_only import TABLE, TRIGGER_NAMES, installed_triggers
+from ledger_app.models import LedgerEvent
+from tests.ledger_app.factories import make_event, make_session
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TRIGGER_MIGRATION = ("ledger_app", "0002_ledger_append_only_triggers")
+
+
+def _applied() -> set[tuple[str, str]]:
+    return set(MigrationExecutor(connection).loader.applied_migrations)
+
+
+def _raw_update(event: LedgerEvent, message: str) -> None:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {TABLE} SET message = %s WHERE id = %s", [message, event.id])
+
+
+def _guard_function_exists() -> bool:
+    """PostgreSQL's trigger function (SQLite has none: the triggers carry their own bodies)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_proc WHERE proname = 'ledger_append_only_guard'")
+        return cursor.fetchone()[0] == 1
+
+
+def test_it_migrates_back_past_the_triggers_and_forward_again_with_them_in_place() -> None:
+    triggers = TRIGGER_NAMES[connection.vendor]
+    event = make_event(make_session())
+
+    call_command("migrate", "ledger_app", "0001", verbosity=0)
+    assert TRIGGER_MIGRATION not in _applied()
+    assert not triggers & installed_triggers(connection)
+    if connection.vendor == "postgresql":
+        assert not _guard_function_exists()
+    _raw_update(event, "changed while the ledger was unguarded")  # nothing stops it now
+
+    call_command("migrate", "ledger_app", verbosity=0)
+    assert TRIGGER_MIGRATION in _applied()
+    assert triggers <= installed_triggers(connection)
+    if connection.vendor == "postgresql":
+        assert _guard_function_exists()
+    with pytest.raises(IntegrityError, match="append-only"):
+        _raw_update(event, "changed again")
+    event.refresh_from_db()
+    assert event.message == "changed while the ledger was unguarded"  # the rows survived both ways
