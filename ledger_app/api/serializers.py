@@ -1,7 +1,5 @@
+"""Validate and shape the ledger's rows; writes go through ledger_app.services."""
 
-from typing import Any
-
-from django.db import models
 from rest_framework import serializers
 
 from ledger_app.models import (
@@ -26,40 +24,7 @@ _NON_NEGATIVE = {"min_value": 0}
 INTEGER_MAX = 2**31 - 1  # PositiveIntegerField on PostgreSQL
 
 
-def _has_nul(value: Any) -> bool:
-    """Whether a JSON value holds a NUL character in any string, key or value (iterative: any depth)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
-
-
-class StorableJSONField(serializers.JSONField):
-    """JSON both databases can store: PostgreSQL's jsonb refuses the NUL character (U+0000), which
-    would otherwise surface as a database error instead of a 400 naming the field."""
-
-    default_error_messages = {"nul": "JSON text may not contain the NUL character (U+0000)."}
-
-    def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)
-        if _has_nul(value):
-            self.fail("nul")
-        return value
-
-
-class LedgerModelSerializer(RalphModelSerializer):
-    serializer_field_mapping = {**RalphModelSerializer.serializer_field_mapping, models.JSONField: StorableJSONField}
-
-
-class LedgerEventSerializer(LedgerModelSerializer):
+class LedgerEventSerializer(RalphModelSerializer):
     session = ULIDSerializerField(source="session_id")
     type = serializers.CharField(max_length=64)
 
@@ -91,7 +56,7 @@ class AppendResultSerializer(serializers.Serializer):
     errors = serializers.DictField(required=False)
 
 
-class IssueSerializer(LedgerModelSerializer):
+class IssueSerializer(RalphModelSerializer):
     class Meta:
         model = Issue
         fields = ["id", "session", "task_key", "kind", "signature", "message", "file", "line", "first_seen_at",
@@ -115,7 +80,7 @@ class IssueRecordSerializer(RalphInputSerializer):
     seen_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
-class CheckpointSerializer(LedgerModelSerializer):
+class CheckpointSerializer(RalphModelSerializer):
     class Meta:
         model = Checkpoint
         fields = ["id", "key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "path", "summary",
@@ -123,7 +88,7 @@ class CheckpointSerializer(LedgerModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class CheckpointRestoreSerializer(LedgerModelSerializer):
+class CheckpointRestoreSerializer(RalphModelSerializer):
     checkpoint_key = serializers.CharField(source="checkpoint.key", read_only=True)
 
     class Meta:
@@ -137,7 +102,7 @@ class CheckpointRestoreRequestSerializer(RalphInputSerializer):
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
-class RollbackSerializer(LedgerModelSerializer):
+class RollbackSerializer(RalphModelSerializer):
     class Meta:
         model = Rollback
         fields = ["id", "session", "rollback_type", "target_commit", "target_tag", "reason", "from_commit",
@@ -145,7 +110,7 @@ class RollbackSerializer(LedgerModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class BaselineSerializer(LedgerModelSerializer):
+class BaselineSerializer(RalphModelSerializer):
     class Meta:
         model = Baseline
         fields = ["id", "tag_name", "commit_hash", "milestone", "description", "branch", "files_changed",
@@ -153,7 +118,7 @@ class BaselineSerializer(LedgerModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class GateResultSerializer(LedgerModelSerializer):
+class GateResultSerializer(RalphModelSerializer):
     class Meta:
         model = GateResult
         fields = ["id", "session", "gate", "iteration", "passed", "details", "error_count", "warning_count",
@@ -161,7 +126,7 @@ class GateResultSerializer(LedgerModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class TokenUsageSerializer(LedgerModelSerializer):
+class TokenUsageSerializer(RalphModelSerializer):
     # By id: the service checks a whole list's sessions in one query (a related field would run one per row).
     session = ULIDSerializerField(source="session_id", required=False, allow_null=True)
     cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, min_value=0, required=False,
@@ -178,7 +143,7 @@ class TokenUsageSerializer(LedgerModelSerializer):
                                                          "cached_write_tokens", "reasoning_tokens")}
 
 
-class ModelPriceSerializer(LedgerModelSerializer):
+class ModelPriceSerializer(RalphModelSerializer):
     class Meta:
         model = ModelPrice
         fields = ["id", "model", "valid_from", "input_per_mtok", "output_per_mtok", "cached_read_per_mtok",
@@ -188,7 +153,7 @@ class ModelPriceSerializer(LedgerModelSerializer):
                                                          "cached_write_per_mtok", "reasoning_per_mtok")}
 
 
-class ErrorLogSerializer(LedgerModelSerializer):
+class ErrorLogSerializer(RalphModelSerializer):
     class Meta:
         model = ErrorLog
         fields = ["id", "session", "task_key", "operation", "error_type", "error_message", "error_pattern",
@@ -196,7 +161,7 @@ class ErrorLogSerializer(LedgerModelSerializer):
         read_only_fields = ["id"]
 
 
-class DeadLetterSerializer(LedgerModelSerializer):
+class DeadLetterSerializer(RalphModelSerializer):
     class Meta:
         model = DeadLetter
         fields = ["id", "operation_type", "operation_params", "error_message", "stack_trace", "attempt_count",
