@@ -3,18 +3,21 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from ralphsite.errors import DomainError
 from ralphsite.services import instance_create, instance_delete, instance_update
-from sessions_app import services
+from sessions_app import selectors, services
+from sessions_app.admin_task_graph import status_legend, task_graph_layout
 from sessions_app.downloads import attachment_download_response
 from sessions_app.models import (
     AcceptanceCriterion,
@@ -415,8 +418,22 @@ class SignalAdmin(SessionScopedAdmin):
         return services.signal_create(data=data)
 
 
+class AgentInvocationForm(forms.ModelForm):
+    """The admin's form (its model and fields come from AgentInvocationAdmin)."""
+
+    def clean(self) -> dict[str, Any]:
+        """Both task and task_key edited: they must name the same task (either alone updates the other,
+        in services.agent_invocation_update)."""
+        cleaned = super().clean()
+        task, key = cleaned.get("task"), cleaned.get("task_key")
+        if {"task", "task_key"} <= set(self.changed_data) and task is not None and key and key != task.key:
+            self.add_error("task_key", f"{key!r} is not the key of the chosen task ({task.key!r}).")
+        return cleaned
+
+
 @admin.register(AgentInvocation)
 class AgentInvocationAdmin(ServiceModelAdmin):
+    form = AgentInvocationForm
     list_display = ["id", "session", "role", "agent", "model", "status", "task_key", "duration_ms",
                     "tokens_input", "tokens_output", "cost_usd", "started_at"]
     list_filter = ["role", "status", "agent_type"]
@@ -474,6 +491,31 @@ class SessionAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Session) -> None:
         services.session_delete(session=obj)
+
+    def get_urls(self) -> list:
+        task_graph = self.admin_site.admin_view(self.task_graph_view)
+        return [path("<path:object_id>/task-graph/", task_graph, name="sessions_app_session_task_graph"),
+                *super().get_urls()]
+
+    def task_graph_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The session's tasks by wave with their statuses, agents and dependencies (linked from the
+        session page's "Task graph" button); a dependency cycle is named, not an error."""
+        session = self.get_object(request, unquote(object_id))
+        if session is None:
+            raise Http404(f"No session {object_id}.")
+        if not self.has_view_permission(request, session):
+            raise PermissionDenied
+        graph = selectors.session_task_graph(session=session)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Task graph of session {session.key or session.pk}",
+            "opts": self.model._meta,
+            "original": session,
+            "is_nav_sidebar_enabled": False,  # the graph needs the width
+            "layout": task_graph_layout(graph),
+            "statuses": status_legend(),
+        }
+        return TemplateResponse(request, "admin/sessions_app/session/task_graph.html", context)
 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------

@@ -15,6 +15,7 @@ from sessions_app import selectors
 from sessions_app.graph import kahn_layers
 from sessions_app.models import (
     FINISHED_INVOCATION_STATUSES,
+    FINISHED_SESSION_STATUSES,
     AcceptanceCriterion,
     AgentInvocation,
     Bug,
@@ -553,7 +554,10 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
     files: list[dict[str, Any]] | None = data.pop("files", None)
     with transaction.atomic():
         old_status, old_session_id = task.status, task.session_id
+        old_key = task.key
         task = instance_update(instance=task, data=data)
+        if task.key != old_key:  # invocations name their task by key too (AgentInvocation.task_key)
+            AgentInvocation.objects.filter(task=task).update(task_key=task.key)
         if {"session", "parent"} & set(data):
             _task_links_check(task=task, old_session_id=old_session_id)
         if depends_on is not None:
@@ -607,8 +611,16 @@ def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str
 
 
 def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task | None:
-    """Atomically give `agent` the next ready task (see selectors.tasks_ready), or None."""
+    """Atomically give `agent` the next ready task (see selectors.tasks_ready), or None.
+
+    A finished session (any status but running) hands out no more work: 409 `session_finished`.
+    The status is read inside the claim's transaction, not taken from the caller's copy.
+    """
     with transaction.atomic():
+        status = Session.objects.filter(pk=session.pk).values_list("status", flat=True).first()
+        if status in FINISHED_SESSION_STATUSES:
+            raise Conflict(f"Session {session.pk} is {status}: it hands out no more tasks.",
+                           code="session_finished", details={"session": session.pk, "status": status})
         now = timezone.now()
         task = lock_rows(selectors.tasks_ready(session_id=session.pk, now=now), skip_locked=True).first()
         if task is None:
@@ -766,7 +778,13 @@ def signal_create(*, data: dict[str, Any]) -> Signal:
 
 
 def signal_poll(*, session: Session, agent: str = "") -> Signal | None:
-    """PollSignal: the oldest unprocessed signal, marked processed in the same transaction."""
+    """PollSignal: the oldest unprocessed signal, marked processed in the same transaction.
+
+    Allowed on a finished session too (unlike claiming a task): signals are a queue of messages to
+    the orchestrator, not work. A `stop` or `info` sent while the run was ending is still delivered
+    (to the orchestrator shutting down, or to the run that resumes the session) instead of being
+    lost or left to surprise a later poller; polling changes no task and not the session's status.
+    """
     with transaction.atomic():
         signal = lock_rows(Signal.objects.filter(session=session, is_processed=False).order_by("sent_at", "id"),
                            skip_locked=True).first()
@@ -783,10 +801,17 @@ def signal_poll(*, session: Session, agent: str = "") -> Signal | None:
 def session_resume(*, session: Session, agent: str = "") -> dict[str, Any]:
     """Where an interrupted session stopped; the session is marked running again.
 
+    Seed 001 resumes *interrupted* runs ("resume or start fresh"): a session still `running` that
+    went quiet, or one that ended `failed`, `stopped` or `aborted` with work left. A `completed`
+    session finished successfully; there is nothing to resume (start a new session): 409
+    `session_completed`.
     Receivers of `resume_requested` (the ledger: last checkpoint) add their dicts to the answer.
     """
     with transaction.atomic():
         session = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        if session.status == SessionStatus.COMPLETED:
+            raise Conflict(f"Session {session.pk} completed successfully; start a new session instead.",
+                           code="session_completed", details={"session": session.pk, "status": session.status})
         current = (Task.objects.filter(session=session, status=TaskStatus.IN_PROGRESS)
                    .order_by(F("started_at").desc(nulls_last=True)).first())
         following = selectors.tasks_ready(session_id=session.pk, now=timezone.now()).first()
@@ -824,21 +849,41 @@ def session_finish(*, session: Session, status: str, exit_reason: str = "", summ
     return session
 
 
+def _invocation_task_linked(*, data: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """`task` and `task_key` of an invocation name the same task, whichever of them a write sets.
+
+    A task sets task_key to its key (a different non-blank task_key is a 400); a task_key alone
+    (DevTeam names the task by key) links the session's task of that key, or none when the session
+    has no such task; clearing the task without naming a key clears task_key.
+    """
+    task = data.get("task")
+    if task is not None:
+        given = data.get("task_key") or task.key
+        if given != task.key:
+            message = f"task_key {given!r} is not the key of the task ({task.key!r})."
+            raise InvalidInput(message, details={"task_key": [message]})
+        return {**data, "task_key": task.key}
+    if "task_key" in data:
+        key = data["task_key"]
+        return {**data, "task": Task.objects.filter(session_id=session_id, key=key).first() if key else None}
+    if "task" in data:
+        return {**data, "task_key": ""}
+    return data
+
+
 def agent_invocation_create(*, data: dict[str, Any]) -> AgentInvocation:
-    data = dict(data)
     with transaction.atomic():
-        task = data.get("task")
-        if task is not None and not data.get("task_key"):
-            data["task_key"] = task.key
-        elif task is None and data.get("task_key"):  # DevTeam names the task by its key
-            data["task"] = Task.objects.filter(session=data["session"], key=data["task_key"]).first()
+        data = _invocation_task_linked(data=data, session_id=data["session"].pk)
         return _usage_row_create(model=AgentInvocation, data=data)
 
 
 def agent_invocation_update(*, invocation: AgentInvocation, data: dict[str, Any]) -> AgentInvocation:
-    """Also the `complete` verb (response, status, duration, tokens, cost): totals move by the delta."""
+    """Also the `complete` verb (response, status, duration, tokens, cost): totals move by the delta.
+    A new task (or task_key) keeps the other one consistent (see _invocation_task_linked)."""
     with transaction.atomic():
         invocation = lock_rows(AgentInvocation.objects.filter(pk=invocation.pk)).get()
+        session = data.get("session")
+        data = _invocation_task_linked(data=data, session_id=session.pk if session else invocation.session_id)
         if data.get("status") in FINISHED_INVOCATION_STATUSES and not data.get("completed_at"):
             data = {**data, "completed_at": invocation.completed_at or timezone.now()}
         return _usage_row_update(row=invocation, data=data)

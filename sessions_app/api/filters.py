@@ -1,4 +1,7 @@
 import django_filters
+from django import forms
+from django.db import models
+from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 
 from sessions_app.models import (
     AcceptanceCriterion,
@@ -55,8 +58,34 @@ from sessions_app.models import (
     TaskStatus,
 )
 
+# The widest integer any column holds (a bigint): a larger value is the client's 400, never a driver error.
+_BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
 
-class SessionFilterSet(django_filters.FilterSet):
+
+class IntegerFilter(django_filters.NumberFilter):
+    """A NumberFilter for integer columns: `1.5` or `x` is a 400 naming the parameter, not a lookup
+    that silently matches nothing (django-filter's NumberFilter accepts any decimal)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("min_value", _BIGINT_MIN)
+        kwargs.setdefault("max_value", _BIGINT_MAX)
+        super().__init__(*args, **kwargs)
+
+
+class IntegerValidatingFilterSet(django_filters.FilterSet):
+    """Base of every FilterSet here: filters generated for integer model fields are IntegerFilters."""
+
+    FILTER_DEFAULTS = {
+        **FILTER_FOR_DBFIELD_DEFAULTS,
+        **{field: {"filter_class": IntegerFilter}
+           for field in (*FILTER_FOR_DBFIELD_DEFAULTS, models.BigIntegerField, models.PositiveBigIntegerField)
+           if issubclass(field, models.IntegerField)},
+    }
+
+
+class SessionFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=SessionStatus.choices)
     state = django_filters.MultipleChoiceFilter(choices=OrchestratorState.choices)
     command_type = django_filters.MultipleChoiceFilter(choices=CommandType.choices)
@@ -74,13 +103,13 @@ class SessionFilterSet(django_filters.FilterSet):
 # Each filter is backed by an index (the session FK's own, or one in the model's Meta).
 
 
-class SessionStateEntryFilterSet(django_filters.FilterSet):
+class SessionStateEntryFilterSet(IntegerValidatingFilterSet):
     class Meta:
         model = SessionStateEntry
         fields = ["session", "key"]
 
 
-class SessionPhaseFilterSet(django_filters.FilterSet):
+class SessionPhaseFilterSet(IntegerValidatingFilterSet):
     phase_type = django_filters.MultipleChoiceFilter(choices=PhaseType.choices)
 
     class Meta:
@@ -88,13 +117,13 @@ class SessionPhaseFilterSet(django_filters.FilterSet):
         fields = ["session", "phase_type"]
 
 
-class ProgressSummaryFilterSet(django_filters.FilterSet):
+class ProgressSummaryFilterSet(IntegerValidatingFilterSet):
     class Meta:
         model = ProgressSummary
         fields = ["session"]
 
 
-class BugFilterSet(django_filters.FilterSet):
+class BugFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=BugStatus.choices)
     severity = django_filters.MultipleChoiceFilter(choices=Priority.choices)
     complexity = django_filters.MultipleChoiceFilter(choices=BugComplexity.choices)
@@ -104,13 +133,13 @@ class BugFilterSet(django_filters.FilterSet):
         fields = ["session", "status", "severity", "complexity"]
 
 
-class EscalationFilterSet(django_filters.FilterSet):
+class EscalationFilterSet(IntegerValidatingFilterSet):
     class Meta:
         model = Escalation
         fields = ["session", "task_key", "agent", "to_model"]
 
 
-class AcceptanceCriterionFilterSet(django_filters.FilterSet):
+class AcceptanceCriterionFilterSet(IntegerValidatingFilterSet):
     category = django_filters.MultipleChoiceFilter(choices=CriterionCategory.choices)
 
     class Meta:
@@ -118,13 +147,13 @@ class AcceptanceCriterionFilterSet(django_filters.FilterSet):
         fields = ["key", "plan_key", "task_key", "sprint_key", "passes", "category"]
 
 
-class FeatureFilterSet(django_filters.FilterSet):
+class FeatureFilterSet(IntegerValidatingFilterSet):
     class Meta:
         model = Feature
         fields = ["key", "plan_key", "sprint_key", "passes", "category"]
 
 
-class ContextBudgetFilterSet(django_filters.FilterSet):
+class ContextBudgetFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=ContextStatus.choices)
 
     class Meta:
@@ -132,7 +161,7 @@ class ContextBudgetFilterSet(django_filters.FilterSet):
         fields = ["session", "model", "status"]
 
 
-class ContextSnapshotFilterSet(django_filters.FilterSet):
+class ContextSnapshotFilterSet(IntegerValidatingFilterSet):
     snapshot_type = django_filters.MultipleChoiceFilter(choices=SnapshotType.choices)
 
     class Meta:
@@ -140,7 +169,7 @@ class ContextSnapshotFilterSet(django_filters.FilterSet):
         fields = ["session", "snapshot_type"]
 
 
-class InterviewFilterSet(django_filters.FilterSet):
+class InterviewFilterSet(IntegerValidatingFilterSet):
     interview_type = django_filters.MultipleChoiceFilter(choices=InterviewType.choices)
     status = django_filters.MultipleChoiceFilter(choices=InterviewStatus.choices)
 
@@ -149,7 +178,7 @@ class InterviewFilterSet(django_filters.FilterSet):
         fields = ["session", "interview_type", "status"]
 
 
-class InterviewQuestionFilterSet(django_filters.FilterSet):
+class InterviewQuestionFilterSet(IntegerValidatingFilterSet):
     session = django_filters.CharFilter(field_name="interview__session", help_text="The interview's session.")
 
     class Meta:
@@ -157,7 +186,7 @@ class InterviewQuestionFilterSet(django_filters.FilterSet):
         fields = ["interview", "session", "question_key"]
 
 
-class LoopRunFilterSet(django_filters.FilterSet):
+class LoopRunFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=LoopRunStatus.choices)
 
     class Meta:
@@ -165,13 +194,13 @@ class LoopRunFilterSet(django_filters.FilterSet):
         fields = ["session", "status"]
 # -- orchestration ----------------------------------------------------------------------------
 
-class IterationFilterSet(django_filters.FilterSet):
+class IterationFilterSet(IntegerValidatingFilterSet):
     class Meta:
         model = Iteration
         fields = ["session", "number", "planning_complete"]
 
 
-class PlanFilterSet(django_filters.FilterSet):
+class PlanFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=PlanStatus.choices)
 
     class Meta:
@@ -179,13 +208,13 @@ class PlanFilterSet(django_filters.FilterSet):
         fields = ["session", "key", "status", "research_session"]
 
 
-class PlanSnapshotFilterSet(django_filters.FilterSet):
+class PlanSnapshotFilterSet(IntegerValidatingFilterSet):
     class Meta:
         model = PlanSnapshot
         fields = ["session", "iteration_number"]
 
 
-class ReplanningDeltaFilterSet(django_filters.FilterSet):
+class ReplanningDeltaFilterSet(IntegerValidatingFilterSet):
     session = django_filters.CharFilter(field_name="iteration__session")
 
     class Meta:
@@ -193,7 +222,7 @@ class ReplanningDeltaFilterSet(django_filters.FilterSet):
         fields = ["session", "iteration"]
 
 
-class ResearchSessionFilterSet(django_filters.FilterSet):
+class ResearchSessionFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=ResearchStatus.choices)
 
     class Meta:
@@ -201,7 +230,7 @@ class ResearchSessionFilterSet(django_filters.FilterSet):
         fields = ["session", "status"]
 
 
-class ResearchFindingFilterSet(django_filters.FilterSet):
+class ResearchFindingFilterSet(IntegerValidatingFilterSet):
     session = django_filters.CharFilter(field_name="research_session__session")
     finding_type = django_filters.MultipleChoiceFilter(choices=FindingType.choices)
 
@@ -210,7 +239,7 @@ class ResearchFindingFilterSet(django_filters.FilterSet):
         fields = ["session", "research_session", "finding_type"]
 
 
-class TaskFilterSet(django_filters.FilterSet):
+class TaskFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=TaskStatus.choices)
 
     class Meta:
@@ -219,7 +248,7 @@ class TaskFilterSet(django_filters.FilterSet):
                   "claimed_by"]
 
 
-class TaskAttemptFilterSet(django_filters.FilterSet):
+class TaskAttemptFilterSet(IntegerValidatingFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=AttemptStatus.choices)
     task_key = django_filters.CharFilter(field_name="task__key")
 
@@ -228,7 +257,7 @@ class TaskAttemptFilterSet(django_filters.FilterSet):
         fields = ["session", "task", "task_key", "status", "review_verdict", "model"]
 
 
-class TaskFileFilterSet(django_filters.FilterSet):
+class TaskFileFilterSet(IntegerValidatingFilterSet):
     session = django_filters.CharFilter(field_name="task__session")
 
     class Meta:
@@ -236,7 +265,7 @@ class TaskFileFilterSet(django_filters.FilterSet):
         fields = ["session", "task", "access_type"]
 
 
-class QuestionFilterSet(django_filters.FilterSet):
+class QuestionFilterSet(IntegerValidatingFilterSet):
     category = django_filters.MultipleChoiceFilter(choices=QuestionCategory.choices)
     status = django_filters.MultipleChoiceFilter(choices=QuestionStatus.choices)
 
@@ -245,15 +274,15 @@ class QuestionFilterSet(django_filters.FilterSet):
         fields = ["session", "key", "category", "status"]
 
 
-class FeedbackBatchFilterSet(django_filters.FilterSet):
-    iteration_number = django_filters.NumberFilter(field_name="iteration__number")
+class FeedbackBatchFilterSet(IntegerValidatingFilterSet):
+    iteration_number = IntegerFilter(field_name="iteration__number")
 
     class Meta:
         model = FeedbackBatch
         fields = ["session", "iteration", "iteration_number"]
 
 
-class FeedbackItemFilterSet(django_filters.FilterSet):
+class FeedbackItemFilterSet(IntegerValidatingFilterSet):
     session = django_filters.CharFilter(field_name="batch__session")
     severity = django_filters.MultipleChoiceFilter(choices=FeedbackSeverity.choices)
 
@@ -262,7 +291,7 @@ class FeedbackItemFilterSet(django_filters.FilterSet):
         fields = ["session", "batch", "issue_key", "severity", "is_resolved"]
 
 
-class FeedbackAttachmentFilterSet(django_filters.FilterSet):
+class FeedbackAttachmentFilterSet(IntegerValidatingFilterSet):
     session = django_filters.CharFilter(field_name="batch__session")
 
     class Meta:
@@ -270,7 +299,7 @@ class FeedbackAttachmentFilterSet(django_filters.FilterSet):
         fields = ["session", "batch"]
 
 
-class SignalFilterSet(django_filters.FilterSet):
+class SignalFilterSet(IntegerValidatingFilterSet):
     type = django_filters.MultipleChoiceFilter(choices=SignalType.choices)
 
     class Meta:
@@ -278,7 +307,7 @@ class SignalFilterSet(django_filters.FilterSet):
         fields = ["session", "type", "is_processed"]
 
 
-class AgentInvocationFilterSet(django_filters.FilterSet):
+class AgentInvocationFilterSet(IntegerValidatingFilterSet):
     role = django_filters.MultipleChoiceFilter(choices=AgentRole.choices)
     status = django_filters.MultipleChoiceFilter(choices=InvocationStatus.choices)
 

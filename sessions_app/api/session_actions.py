@@ -79,6 +79,8 @@ class SessionOrchestrationActions:
     @extend_schema(request=api.AgentInputSerializer, responses={200: api.SignalSerializer, 204: None})
     @action(detail=True, methods=["post"], url_path="poll-signal")
     def poll_signal(self, request: Request, pk: str | None = None) -> Response:
+        """PollSignal: the oldest unprocessed signal, marked processed, or 204. Works on a finished
+        session too: its pending signals are still delivered (see services.signal_poll)."""
         body = validated(api.AgentInputSerializer, request)
         signal = services.signal_poll(session=self.get_object(), agent=body["agent"])
         if signal is None:
@@ -96,6 +98,8 @@ class SessionOrchestrationActions:
     @extend_schema(request=api.LeaseInputSerializer, responses={200: api.TaskSerializer, 204: None})
     @action(detail=True, methods=["post"], url_path="claim-task")
     def claim_task(self, request: Request, pk: str | None = None) -> Response:
+        """The next ready task, in progress and leased to the agent, or 204 when none is ready; 409
+        `session_finished` when the session is no longer running."""
         body = validated(api.LeaseInputSerializer, request)
         task = services.task_claim_next(session=self.get_object(), agent=body["agent"],
                                         lease_seconds=body["lease_seconds"])
@@ -117,6 +121,8 @@ class SessionOrchestrationActions:
     @extend_schema(request=api.AgentInputSerializer, responses=api.ResumePointSerializer)
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk: str | None = None) -> Response:
+        """The resume point of an interrupted (or failed, stopped, aborted) session, which runs again;
+        409 `session_completed` for a session that completed."""
         body = validated(api.AgentInputSerializer, request)
         return Response(services.session_resume(session=self.get_object(), agent=body["agent"]))
 

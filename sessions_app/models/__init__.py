@@ -23,6 +23,7 @@ from sessions_app.models.planning import (
 )
 from sessions_app.models.questions import Level, Question, QuestionCategory, QuestionStatus
 from sessions_app.models.sessions import (
+    FINISHED_SESSION_STATUSES,
     CircuitBreakerState,
     CommandType,
     ExecutionMode,
@@ -49,6 +50,7 @@ from sessions_app.models.tasks import (
 __all__ = [
     "ATTACHMENT_MAX_BYTES",
     "FINISHED_INVOCATION_STATUSES",
+    "FINISHED_SESSION_STATUSES",
     "AgentInvocation",
     "AgentRole",
     "AttemptStatus",

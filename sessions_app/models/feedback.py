@@ -40,6 +40,7 @@ class FeedbackBatch(ULIDModel):
 
     class Meta:
         ordering = ["created_at"]
+        verbose_name_plural = "feedback batches"
         indexes = [models.Index(fields=["session", "iteration"], name="feedbackbatch_session_iter")]
 
     def __str__(self) -> str:

@@ -32,6 +32,10 @@ class SessionStatus(models.TextChoices):
     ABORTED = "aborted"
 
 
+# A session in any of these has ended: it hands out no more work (see services.task_claim_next).
+FINISHED_SESSION_STATUSES = frozenset(SessionStatus) - {SessionStatus.RUNNING}
+
+
 class CommandType(models.TextChoices):
     """DevTeam `sessions.command_type`."""
 

@@ -10,7 +10,7 @@ def make_session(**fields: Any) -> Session:
 
 
 def make_task(session: Session, key: str, *, depends_on: tuple[Task, ...] = (), **fields: Any) -> Task:
-    task = Task.objects.create(session=session, key=key, title=f"title of {key}", **fields)
+    task = Task.objects.create(session=session, key=key, **{"title": f"title of {key}", **fields})
     TaskDependency.objects.bulk_create(TaskDependency(task=task, depends_on=d) for d in depends_on)
     return task
 

@@ -1,16 +1,22 @@
 """The admin pages a person uses for orchestration: session and task pages, attachment downloads."""
 
+import re
 from typing import Any
 
 import pytest
+from django.apps import apps
 from django.contrib import admin
+from django.db import models
+from django.forms import MultiWidget
 from django.test import Client
 from django.urls import reverse
 
 from sessions_app.models import (
+    AgentInvocation,
     Bug,
     ContextBudget,
     Escalation,
+    FeedbackBatch,
     Interview,
     LoopRun,
     Question,
@@ -106,3 +112,52 @@ def test_an_attachment_downloads_from_the_admin(admin_client: Client) -> None:
     assert download_url in page.content.decode()
     download = admin_client.get(download_url)
     assert (download.status_code, download.content, download["Content-Type"]) == (200, b"\x89PNG", "image/png")
+
+
+# Plurals a bare "s" gets wrong ("batchs", "entrys", "analysiss"): -ch, -sh, -s, -x, -z, consonant + y.
+MISSPELLED_PLURAL = re.compile(r"(ch|sh|s|x|z)s$|[^aeiou]ys$")
+
+
+@pytest.mark.parametrize("model", list(apps.get_app_config("sessions_app").get_models()),
+                         ids=lambda model: model.__name__)
+def test_every_model_has_a_real_plural(model: type[models.Model]) -> None:
+    plural = str(model._meta.verbose_name_plural)
+    assert not MISSPELLED_PLURAL.search(plural), f"{model.__name__}: {plural!r}"
+    assert plural != str(model._meta.verbose_name)
+
+
+def test_the_admin_index_names_feedback_batches_properly(admin_client: Client) -> None:
+    page = admin_client.get(reverse("admin:index")).content.decode()
+    assert "Feedback batches" in page and "batchs" not in page
+    assert FeedbackBatch._meta.verbose_name_plural == "feedback batches"
+
+
+def change_form_data(client: Client, url: str, **changes: Any) -> dict[str, Any]:
+    """The admin change form's current values as a POST body (split date/time widgets included), changed."""
+    form = client.get(url).context["adminform"].form
+    data: dict[str, Any] = {}
+    for bound in form:
+        widget, value = bound.field.widget, bound.value()
+        if isinstance(widget, MultiWidget):
+            parts = value if isinstance(value, list) else widget.decompress(value)
+            data.update({f"{bound.html_name}{suffix}": part or ""
+                         for suffix, part in zip(widget.widgets_names, parts, strict=True)})
+        elif value is not None and value is not False:
+            data[bound.html_name] = bound.field.prepare_value(value)
+    return {**data, **changes}
+
+
+def test_the_invocation_page_keeps_task_and_task_key_consistent(admin_client: Client) -> None:
+    session = make_session()
+    first, second = make_task(session, "task-1"), make_task(session, "task-2")
+    invocation = AgentInvocation.objects.create(session=session, task=first, task_key="task-1")
+    url = reverse("admin:sessions_app_agentinvocation_change", args=[invocation.pk])
+    response = admin_client.post(url, change_form_data(admin_client, url, task=second.pk))
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    invocation.refresh_from_db()
+    assert (invocation.task_id, invocation.task_key) == (second.pk, "task-2")
+    response = admin_client.post(url, change_form_data(admin_client, url, task=first.pk, task_key="task-9"))
+    assert response.status_code == 200
+    assert "task_key" in response.context["adminform"].form.errors
+    invocation.refresh_from_db()
+    assert (invocation.task_id, invocation.task_key) == (second.pk, "task-2")

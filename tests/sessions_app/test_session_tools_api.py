@@ -297,3 +297,42 @@ def test_activity_touches_the_session(api: APIClient) -> None:
     session.refresh_from_db()
     assert session.last_activity_at > timezone.now() - timedelta(minutes=1)
     assert Signal.objects.count() == 1
+
+
+def test_changing_an_invocations_task_changes_its_task_key(api: APIClient, session: Session) -> None:
+    first, second = make_task(session, "task-1"), make_task(session, "task-2")
+    invocation = api.post("/api/v1/agent-invocations/", {"session": session.pk, "task": first.pk},
+                          format="json").json()
+    moved = api.patch(f"/api/v1/agent-invocations/{invocation['id']}/", {"task": second.pk}, format="json").json()
+    assert (moved["task"], moved["task_key"]) == (second.pk, "task-2")
+    by_key = api.patch(f"/api/v1/agent-invocations/{invocation['id']}/", {"task_key": "task-1"},
+                       format="json").json()
+    assert (by_key["task"], by_key["task_key"]) == (first.pk, "task-1")
+    cleared = api.patch(f"/api/v1/agent-invocations/{invocation['id']}/", {"task": None}, format="json").json()
+    assert (cleared["task"], cleared["task_key"]) == (None, "")
+    unknown = api.patch(f"/api/v1/agent-invocations/{invocation['id']}/", {"task_key": "TASK-EXTERNAL"},
+                        format="json").json()
+    assert (unknown["task"], unknown["task_key"]) == (None, "TASK-EXTERNAL")
+    stored = AgentInvocation.objects.get(pk=invocation["id"])
+    assert (stored.task_id, stored.task_key) == (None, "TASK-EXTERNAL")
+
+
+def test_it_refuses_a_task_key_that_is_not_the_tasks_key(api: APIClient, session: Session) -> None:
+    task = make_task(session, "task-1")
+    make_task(session, "task-2")
+    body = assert_error_shape(api.post("/api/v1/agent-invocations/", {
+        "session": session.pk, "task": task.pk, "task_key": "task-2"}, format="json"), 400, "validation_error")
+    assert "task_key" in body["details"]
+    invocation = api.post("/api/v1/agent-invocations/", {"session": session.pk, "task": task.pk, "task_key": "task-1"},
+                          format="json").json()
+    assert_error_shape(api.patch(f"/api/v1/agent-invocations/{invocation['id']}/", {
+        "task": task.pk, "task_key": "task-2"}, format="json"), 400, "validation_error")
+    assert AgentInvocation.objects.get(pk=invocation["id"]).task_key == "task-1"
+
+
+def test_renaming_a_task_renames_it_on_its_invocations(api: APIClient, session: Session) -> None:
+    task = make_task(session, "task-1")
+    invocation = api.post("/api/v1/agent-invocations/", {"session": session.pk, "task": task.pk},
+                          format="json").json()
+    assert api.patch(f"/api/v1/tasks/{task.pk}/", {"key": "TASK-001"}, format="json").status_code == 200
+    assert api.get(f"/api/v1/agent-invocations/{invocation['id']}/").json()["task_key"] == "TASK-001"
