@@ -113,20 +113,35 @@ def _compile(model: type[models.Model], fields: list[serializers.Field]) -> list
     return plan
 
 
-# Compiled once per serializer class, readable fields and timezone (the converters depend on the
-# field classes and options only, which a class's cached field templates fix).
-_compiled: dict[tuple[type, tuple[str, ...], str], list[Step]] = {}
+# Compiled once per serializer class and field set (the converters depend on the field classes and
+# options only, which the class's cached field templates fix) and timezone.
+_compiled: dict[tuple[Any, ...], list[Step]] = {}
 
 
-def representation_plan(serializer: serializers.ModelSerializer) -> list[Step]:
-    """The serializer's steps; a field that keeps DRF's generic path carries the bound field itself."""
-    fields = list(serializer._readable_fields)
-    key = (type(serializer), tuple(field.field_name for field in fields), timezone.get_current_timezone_name())
-    compiled = _compiled.get(key)
+def representation_plan(serializer: serializers.ModelSerializer, template_key: Any) -> list[Step]:
+    """The serializer's steps; a field that keeps DRF's generic path carries the bound field itself.
+
+    `template_key` names the field set the serializer's class would build now. When every step is a
+    plain column read, a later serializer with the same key never builds (binds) its fields at all:
+    for a one-row response that binding cost more than the representation itself.
+    """
+    timezone_name = timezone.get_current_timezone_name()
+    bound = "fields" in serializer.__dict__  # built already (e.g. by validation): use what was built
+    key = (type(serializer), template_key, timezone_name) if not bound else None
+    compiled = _compiled.get(key) if key is not None else None
     if compiled is None:
-        compiled = _compiled[key] = _compile(serializer.Meta.model, fields)
-    return [(name, attname, field if attname is None else convert)
-            for (name, attname, convert), field in zip(compiled, fields, strict=True)]
+        fields = list(serializer._readable_fields)
+        full_key = (type(serializer), tuple(field.field_name for field in fields), timezone_name)
+        compiled = _compiled.get(full_key)
+        if compiled is None:
+            compiled = _compiled[full_key] = _compile(serializer.Meta.model, fields)
+        if key is not None:
+            _compiled[key] = compiled
+    if all(attname is not None for _name, attname, _convert in compiled):
+        return compiled
+    fields_by_name = serializer.fields
+    return [(name, attname, fields_by_name[name] if attname is None else convert)
+            for name, attname, convert in compiled]
 
 
 def represent(plan: list[Step], instance: models.Model) -> dict[str, Any]:

@@ -75,8 +75,11 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
     }
     _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
 
+    def _template_key(self) -> tuple[type, bool]:
+        return type(self), self.instance is None
+
     def get_fields(self) -> dict[str, serializers.Field]:
-        key = (type(self), self.instance is None)
+        key = self._template_key()
         templates = RalphModelSerializer._field_templates.get(key)
         if templates is None:
             templates = self._build_fields()
@@ -90,7 +93,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         # Built once per serializer instance: a list response reuses it for every row.
         plan: list[Step] | None = self.__dict__.get("_representation_plan")
         if plan is None:
-            plan = representation_plan(self)
+            plan = representation_plan(self, self._template_key())
             self._representation_plan = plan
         return represent(plan, instance)
 
