@@ -125,13 +125,17 @@ def _add_usage(rows: list[tuple[str | None, int, int, Decimal]]) -> None:
 
 
 def event_append(*, session_id: str, type: str, **fields: Any) -> LedgerEvent:
-    """Append one event the server itself records (audit trail, issues, checkpoints)."""
-    [result] = events_append(items=[{"session_id": session_id, "type": type, **fields}])
-    if result.status == "invalid":
-        raise NotFound(f"Session {session_id} does not exist.", details=result.errors)
-    if result.event is None:
-        return LedgerEvent.objects.get(pk=result.event_id)
-    return result.event
+    """Append one event the server itself records (audit trail, issues, checkpoints), inside the
+    caller's transaction. It carries no idempotency key and its session is the caller's own row, so
+    it needs none of the agents' append path: no duplicate lookup, no session check, no savepoint.
+    A session id that does not exist still fails, on the foreign key, with the caller's change."""
+    event = LedgerEvent(session_id=session_id, type=type, **fields)
+    if not event.tokens_total:
+        event.tokens_total = event.tokens_in + event.tokens_out
+    with transaction.atomic(savepoint=False):
+        event.save(force_insert=True)
+        _add_usage([(session_id, event.tokens_in, event.tokens_out, event.cost_usd)])
+    return event
 
 
 # -- issues ----------------------------------------------------------------------------------
