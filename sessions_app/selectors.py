@@ -3,7 +3,7 @@
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from ralphsite.errors import Conflict
@@ -102,14 +102,25 @@ def tasks_ready(*, session_id: str, now: datetime) -> QuerySet[Task]:
     )
 
 
-def task_list() -> QuerySet[Task]:
-    """Tasks with what GetTask returns: dependency keys, files, attempts (latest first)."""
-    return Task.objects.prefetch_related(
+def _task_detail_prefetches() -> tuple[Prefetch | str, ...]:
+    return (
         Prefetch("dependencies", queryset=TaskDependency.objects.select_related("depends_on").only(
             "id", "task_id", "depends_on_id", "depends_on__key").order_by("depends_on__key")),
         "files",
         Prefetch("attempts", queryset=TaskAttempt.objects.order_by("-attempt_number")),
     )
+
+
+def task_list() -> QuerySet[Task]:
+    """Tasks with what GetTask returns: dependency keys, files, attempts (latest first)."""
+    return Task.objects.prefetch_related(*_task_detail_prefetches())
+
+
+def task_details_load(*, task: Task) -> Task:
+    """What GetTask returns, loaded onto a task row already in hand and current (no re-read of it)."""
+    task.__dict__.pop("_prefetched_objects_cache", None)
+    prefetch_related_objects([task], *_task_detail_prefetches())
+    return task
 
 
 def feedback_batch_list() -> QuerySet[FeedbackBatch]:

@@ -105,7 +105,8 @@ class SessionOrchestrationActions:
                                         lease_seconds=body["lease_seconds"])
         if task is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(api.TaskSerializer(selectors.task_list().get(pk=task.pk)).data)
+        # The claim saved every changed column of `task`: only its relations need loading.
+        return Response(api.TaskSerializer(selectors.task_details_load(task=task)).data)
 
     @extend_schema(responses=SessionSerializer(many=True), parameters=[
         OpenApiParameter("project_path", str), OpenApiParameter("idle_seconds", int)])
