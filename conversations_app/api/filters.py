@@ -13,6 +13,7 @@ from conversations_app.models import (
     RunStatus,
     SyncStatus,
 )
+from ralphsite.api.filters import RalphFilterSet
 
 
 def parent_filter(name: str) -> django_filters.CharFilter:
@@ -20,7 +21,7 @@ def parent_filter(name: str) -> django_filters.CharFilter:
     return django_filters.CharFilter(field_name=f"{name}_id")
 
 
-class ConversationFilterSet(django_filters.FilterSet):
+class ConversationFilterSet(RalphFilterSet):
     """Chats, runs, messages: sync status, and what a tombstoned chat contains hidden unless
     `?include_deleted=true`."""
 
@@ -75,7 +76,7 @@ class MessageFilterSet(ConversationFilterSet):
         fields = ["run", "role", "sync_status"]
 
 
-class ObservationFilterSet(django_filters.FilterSet):
+class ObservationFilterSet(RalphFilterSet):
     session = parent_filter("session")
     loop_run = parent_filter("loop_run")
     iteration = parent_filter("iteration")
@@ -91,7 +92,7 @@ class ObservationFilterSet(django_filters.FilterSet):
         fields = ["session", "type", "tool", "loop_run", "iteration"]
 
 
-class PatternFilterSet(django_filters.FilterSet):
+class PatternFilterSet(RalphFilterSet):
     pattern_type = django_filters.MultipleChoiceFilter(choices=PatternType.choices)
     frequency_min = django_filters.NumberFilter(field_name="frequency", lookup_expr="gte")
 

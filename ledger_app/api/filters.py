@@ -21,6 +21,7 @@ from ledger_app.models import (
     RollbackType,
     TokenUsage,
 )
+from ralphsite.api.filters import RalphFilterSet
 from ralphsite.ulid import ulid_normalize
 from sessions_app.services import BIGINT_MAX
 
@@ -68,7 +69,7 @@ def _range(field_name: str) -> tuple[django_filters.IsoDateTimeFilter, django_fi
             django_filters.IsoDateTimeFilter(field_name=field_name, lookup_expr="lt"))
 
 
-class SessionScopedFilterSet(django_filters.FilterSet):
+class SessionScopedFilterSet(RalphFilterSet):
     session = ULIDFilter(field_name="session_id")
 
 
@@ -94,7 +95,7 @@ class CheckpointFilterSet(SessionScopedFilterSet):
         fields = ["key", "session", "task_key", "sprint_key"]
 
 
-class CheckpointRestoreFilterSet(django_filters.FilterSet):
+class CheckpointRestoreFilterSet(RalphFilterSet):
     checkpoint = ULIDFilter(field_name="checkpoint_id")
 
     class Meta:
@@ -111,7 +112,7 @@ class RollbackFilterSet(SessionScopedFilterSet):
         fields = ["session", "rollback_type"]
 
 
-class BaselineFilterSet(django_filters.FilterSet):
+class BaselineFilterSet(RalphFilterSet):
     class Meta:
         model = Baseline
         fields = ["tag_name", "milestone", "branch"]
@@ -134,7 +135,7 @@ class TokenUsageFilterSet(SessionScopedFilterSet):
         fields = ["session", "model", "task_key", "sprint_key", "agent", "operation"]
 
 
-class ModelPriceFilterSet(django_filters.FilterSet):
+class ModelPriceFilterSet(RalphFilterSet):
     class Meta:
         model = ModelPrice
         fields = ["model"]

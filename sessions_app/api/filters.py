@@ -3,6 +3,7 @@ from django import forms
 from django.db import models
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 
+from ralphsite.api.filters import RalphFilterSet
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,
@@ -74,7 +75,7 @@ class IntegerFilter(django_filters.NumberFilter):
         super().__init__(*args, **kwargs)
 
 
-class IntegerValidatingFilterSet(django_filters.FilterSet):
+class IntegerValidatingFilterSet(RalphFilterSet):
     """Base of every FilterSet here: filters generated for integer model fields are IntegerFilters."""
 
     FILTER_DEFAULTS = {

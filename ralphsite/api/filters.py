@@ -1,0 +1,23 @@
+"""The base FilterSet every resource's FilterSet derives from."""
+
+from typing import ClassVar
+
+import django_filters
+from django import forms
+
+
+class RalphFilterSet(django_filters.FilterSet):
+    """django-filter's FilterSet with its form class built once per FilterSet class.
+
+    django-filter builds a new Form class (one form field per filter) on every request; our filters'
+    fields depend on the class alone (no per-request querysets), and a form instance copies its
+    class's fields anyway, so one class serves every request.
+    """
+
+    _form_classes: ClassVar[dict[type, type[forms.Form]]] = {}
+
+    def get_form_class(self) -> type[forms.Form]:
+        form_class = RalphFilterSet._form_classes.get(type(self))
+        if form_class is None:
+            form_class = RalphFilterSet._form_classes[type(self)] = super().get_form_class()
+        return form_class
