@@ -131,7 +131,8 @@ def _task_lists(task_id: str) -> dict[str, list[str]]:
     allowed_files = TaskFile.objects.filter(task_id=task_id, access_type=FileAccess.ALLOWED)
     rows = tagged(allowed_files, "scope_files", "path").union(
         tagged(TaskDependency.objects.filter(task_id=task_id), "depends_on", "depends_on__key"),
-        tagged(TaskDependency.objects.filter(depends_on_id=task_id), "blocks", "task__key"), all=True)
+        tagged(TaskDependency.objects.filter(depends_on_id=task_id), "blocks", "task__key"), all=True,
+    ).order_by()  # Django 6 orders a union by the first model's Meta.ordering unless told not to
     for tag, value in rows:
         lists[tag].append(value)
     return {name: sorted(values) for name, values in lists.items()}
