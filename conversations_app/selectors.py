@@ -3,6 +3,7 @@
 from django.db.models import QuerySet
 
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncStatus
+from ralphsite.precompiled import PrecompiledLookup
 
 
 def chat_list() -> QuerySet[Chat]:
@@ -17,6 +18,20 @@ def run_list() -> QuerySet[Run]:
 
 def message_list() -> QuerySet[Message]:
     return Message.objects.select_related("run__chat")
+
+
+_run_for_append: PrecompiledLookup[Run] | None = None
+
+
+def run_for_append(*, run_id: str) -> Run | None:
+    """The live run (its chat not tombstoned) a message append writes to, locked on PostgreSQL; call
+    it inside the append's transaction. Compiled once: on every agent's append the ORM's compile of
+    this join cost several times its run."""
+    global _run_for_append
+    if _run_for_append is None:  # compiled inside a transaction: select_for_update requires one
+        _run_for_append = PrecompiledLookup(Run.objects.select_for_update(of=("self",)).filter(
+            chat__is_deleted=False).only("status", "message_count", "chat_id").order_by())
+    return _run_for_append.get(run_id)
 
 
 def run_latest(*, chat_id: str) -> Run | None:

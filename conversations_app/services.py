@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from conversations_app import selectors
 from conversations_app.errors import NOT_FOUND_CODES, missing_parent, not_found
 from conversations_app.models import (
     Chat,
@@ -185,12 +186,7 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
         raise InvalidInput(f"Append 1 to {MAX_BULK_MESSAGES} messages per request, not {len(items)}.",
                            details={"messages": [f"{len(items)} items"]})
     with transaction.atomic():
-        # get(), not first(): first() orders by the model's ordering, compiled and run for one row.
-        try:
-            run = (Run.objects.select_for_update(of=("self",)).filter(pk=run_id, chat__is_deleted=False)
-                   .only("status", "message_count", "chat_id").get())
-        except Run.DoesNotExist:
-            run = None
+        run = selectors.run_for_append(run_id=run_id)
         if run is None:
             raise not_found("run", run_id) if missing_run == "not_found" else missing_parent("run", run_id)
         existing = _existing_retries(run_id, items)
