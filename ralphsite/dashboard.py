@@ -31,7 +31,6 @@ from ledger_app.models import DeadLetterStatus
 from ledger_app.stats import StatFilters
 from ledger_app.stats.framework import micro_usd_sum, scoped
 from sessions_app import selectors as session_selectors
-from sessions_app.api.session_actions import DEFAULT_IDLE_SECONDS
 from sessions_app.models import Question, QuestionStatus, Session, SessionStatus, Signal, Task, TaskStatus
 
 USD_PLACES = Decimal("0.000001")
@@ -52,7 +51,7 @@ def usd(micro_dollars: int | None) -> Decimal:
 
 def interrupted_sessions() -> QuerySet[Session]:
     """Running sessions idle past the threshold `GET sessions/interrupted/` uses by default."""
-    return session_selectors.sessions_interrupted(idle_seconds=DEFAULT_IDLE_SECONDS)
+    return session_selectors.sessions_interrupted(idle_seconds=session_selectors.DEFAULT_IDLE_SECONDS)
 
 
 def running_sessions(*, limit: int = RUNNING_SHOWN) -> list[dict[str, Any]]:
@@ -230,13 +229,13 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
     queries (at most nine) whatever the number of rows."""
     can = request.user.has_perm
     now = timezone.now()
-    context: dict[str, Any] = {"idle_minutes": DEFAULT_IDLE_SECONDS // 60}
+    context: dict[str, Any] = {"idle_minutes": session_selectors.DEFAULT_IDLE_SECONDS // 60}
     if can("sessions_app.view_session"):
         sessions = running_sessions()
         for session in sessions:
             session["url"] = reverse("admin:sessions_app_session_change", args=[session["id"]])
             session["total_tokens_display"] = f"{session['total_tokens']:,}"
-        cutoff = now - timedelta(seconds=DEFAULT_IDLE_SECONDS)
+        cutoff = now - timedelta(seconds=session_selectors.DEFAULT_IDLE_SECONDS)
         context.update(
             running_sessions=sessions, session_counts=session_counts(),
             running_url=changelist("sessions_app_session", status__exact=SessionStatus.RUNNING),

@@ -190,6 +190,10 @@ def session_task_graph(*, session: Session) -> dict[str, Any]:
             "cyclic": [tasks[key] for key in cyclic], "edges": edges}
 
 
+# Seed 001 does not name a threshold; five minutes without a write is well past any heartbeat.
+DEFAULT_IDLE_SECONDS = 300
+
+
 def sessions_interrupted(*, idle_seconds: int, project_path: str | None = None) -> QuerySet[Session]:
     """Sessions still `running` with no activity for idle_seconds (seed 001: resume interrupted runs)."""
     cutoff = timezone.now() - timedelta(seconds=idle_seconds)

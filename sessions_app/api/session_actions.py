@@ -13,8 +13,6 @@ from sessions_app.api import serializers as api
 from sessions_app.api.serializers import SessionSerializer
 from sessions_app.models import PlanSnapshot, Session
 
-# Seed 001 does not name a threshold; five minutes without a write is well past any heartbeat.
-DEFAULT_IDLE_SECONDS = 300
 # A century: any larger threshold would put the cutoff before the first representable date.
 MAX_IDLE_SECONDS = 100 * 365 * 24 * 3600
 
@@ -112,7 +110,7 @@ class SessionOrchestrationActions:
         OpenApiParameter("project_path", str), OpenApiParameter("idle_seconds", int)])
     @action(detail=False, methods=["get"])
     def interrupted(self, request: Request) -> Response:
-        idle_seconds = query_number(request, "idle_seconds", default=DEFAULT_IDLE_SECONDS, min_value=0,
+        idle_seconds = query_number(request, "idle_seconds", default=selectors.DEFAULT_IDLE_SECONDS, min_value=0,
                                     max_value=MAX_IDLE_SECONDS)
         sessions = selectors.sessions_interrupted(idle_seconds=idle_seconds,
                                                   project_path=request.query_params.get("project_path"))
