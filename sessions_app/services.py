@@ -1,11 +1,13 @@
 """Every operation that changes orchestration state: one function per domain verb, one transaction."""
 
+import functools
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
@@ -85,6 +87,41 @@ def session_delete(*, session: Session) -> None:
         session.delete()
 
 
+@functools.cache
+def _usage_update_sql(vendor: str) -> str:
+    """The totals UPDATE, written once per backend: the ORM compiled this statement on every
+    usage-bearing write (events, token usage, attempts, invocations), at several times its run.
+    Money is added as the ORM does it: SQLite computes in NUMERIC, PostgreSQL in numeric."""
+    def column(name: str) -> str:
+        return connection.ops.quote_name(Session._meta.get_field(name).column)
+
+    money = "CAST(({0} + CAST(%s AS NUMERIC)) AS NUMERIC)" if vendor == "sqlite" else "({0} + %s)"
+    tokens_in, tokens_out, count, cost = (column(name) for name in (
+        "total_tokens_input", "total_tokens_output", "token_count", "total_cost_usd"))
+    return (
+        f"UPDATE {connection.ops.quote_name(Session._meta.db_table)} SET "  # names come from _meta
+        f"{tokens_in} = {tokens_in} + %s, {tokens_out} = {tokens_out} + %s, "
+        f"{cost} = {money.format(cost)}, {count} = {count} + %s, {column('last_activity_at')} = %s "
+        f"WHERE {column('id')} = %s AND {tokens_in} <= %s AND {tokens_out} <= %s AND {count} <= %s AND {cost} <= %s"
+    )
+
+
+def _usage_update_params(db: BaseDatabaseWrapper, *, session_id: str, tokens_input: int, tokens_output: int,
+                         cost_usd: Decimal) -> list:
+    cost_field = Session._meta.get_field("total_cost_usd")
+
+    def money(value: Decimal) -> Any:
+        return db.ops.adapt_decimalfield_value(value, cost_field.max_digits, cost_field.decimal_places)
+
+    return [
+        tokens_input, tokens_output, money(cost_usd), tokens_input + tokens_output,
+        db.ops.adapt_datetimefield_value(timezone.now()), session_id,
+        # A negative delta (a correction) cannot overflow: its bound is the column's own maximum.
+        BIGINT_MAX - max(tokens_input, 0), BIGINT_MAX - max(tokens_output, 0),
+        BIGINT_MAX - max(tokens_input + tokens_output, 0), money(USD_MAX - max(cost_usd, Decimal(0))),
+    ]
+
+
 def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: int = 0,
                       cost_usd: Decimal | int = 0) -> None:
     """Add one usage-bearing row's tokens and cost to its session's totals.
@@ -97,20 +134,11 @@ def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: 
     cost_usd = Decimal(cost_usd)
     # Only a total that fits its column is written (positive deltas are bounded, in the same UPDATE):
     # an overflow is the client's 400, never the database's error.
-    fits = Q()
-    for total, delta, limit in (("total_tokens_input", tokens_input, BIGINT_MAX),
-                                ("total_tokens_output", tokens_output, BIGINT_MAX),
-                                ("token_count", tokens_input + tokens_output, BIGINT_MAX),
-                                ("total_cost_usd", cost_usd, USD_MAX)):
-        if delta > 0:
-            fits &= Q(**{f"{total}__lte": limit - delta})
-    updated = Session.objects.filter(fits, pk=session_id).update(
-        total_tokens_input=F("total_tokens_input") + tokens_input,
-        total_tokens_output=F("total_tokens_output") + tokens_output,
-        total_cost_usd=F("total_cost_usd") + cost_usd,
-        token_count=F("token_count") + tokens_input + tokens_output,
-        last_activity_at=timezone.now(),
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_usage_update_sql(connection.vendor), _usage_update_params(
+            connection, session_id=session_id, tokens_input=tokens_input, tokens_output=tokens_output,
+            cost_usd=cost_usd))
+        updated = cursor.rowcount
     if not updated and Session.objects.filter(pk=session_id).exists():
         raise InvalidInput(f"The usage would overflow the totals of session {session_id}.", code="usage_overflow",
                            details={"session": session_id, "tokens_input": tokens_input,
