@@ -24,10 +24,10 @@ from ledger_app.models import (
     TokenUsage,
 )
 from ralphsite.errors import Conflict
+from ralphsite.fields import BIGINT_MAX
 from ralphsite.services import instance_create, instance_delete, instance_update
 from ralphsite.ulid import ulid_normalize
 from sessions_app.models import Session
-from sessions_app.services import BIGINT_MAX
 
 
 def pretty_json(value: Any) -> str:

@@ -7,6 +7,11 @@ from django.db import models
 
 from ralphsite.ulid import ulid_new, ulid_normalize
 
+# The largest values integer columns hold on every backend (PostgreSQL's integer and bigint). Inputs
+# are bounded by these, so an overflow is a 400, never a database error.
+INTEGER_MIN, INTEGER_MAX = -(2**31), 2**31 - 1
+BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
+
 
 def validate_ulid(value: str) -> None:
     try:

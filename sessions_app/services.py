@@ -12,6 +12,7 @@ from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from ralphsite.errors import Conflict, InvalidInput, NotFound
+from ralphsite.fields import BIGINT_MAX
 from ralphsite.services import instance_create, instance_update
 from sessions_app import selectors
 from sessions_app.graph import kahn_layers
@@ -56,10 +57,6 @@ M = TypeVar("M", bound=models.Model)
 # Written only by services that account usage, never by clients.
 SESSION_TOTAL_FIELDS = ("total_tokens_input", "total_tokens_output", "total_cost_usd")
 
-# The largest values the integer columns hold on every backend (PostgreSQL's integer and bigint). Inputs
-# that are not checked by a model serializer are bounded by these, so an overflow is a 400, never a 500.
-INTEGER_MAX = 2**31 - 1
-BIGINT_MAX = 2**63 - 1
 # The largest amount a money column (18 digits, 6 decimal places) holds.
 USD_MAX = Decimal("999999999999.999999")
 

@@ -20,10 +20,10 @@ from conversations_app.models import (
 from conversations_app.services import MAX_BULK_MESSAGES
 from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed, StorableJSONField, ULIDSerializerField
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
+from ralphsite.fields import BIGINT_MAX
 
 MAX_EMBEDDING_BYTES = 1024 * 1024
 MAX_TOOL_CALLS = 1000
-MAX_BIGINT = 2**63 - 1  # tokens are 64-bit: a larger number is a 400, never a database overflow
 
 
 class ParentIdField(ULIDSerializerField):
@@ -59,7 +59,7 @@ class ChatSerializer(RalphModelSerializer):
 class RunSerializer(RalphModelSerializer):
     refused_fields = ("sequence_number",)
     chat = ParentIdField(source="chat_id")
-    tokens_used = serializers.IntegerField(min_value=0, max_value=MAX_BIGINT, required=False)
+    tokens_used = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False)
 
     class Meta:
         model = Run

@@ -21,9 +21,8 @@ from ledger_app.models import (
     RollbackType,
     TokenUsage,
 )
-from ralphsite.api.filters import RalphFilterSet
+from ralphsite.api.filters import IntegerFilter, RalphFilterSet
 from ralphsite.ulid import ulid_normalize
-from sessions_app.services import BIGINT_MAX
 
 
 class ULIDFormField(forms.CharField):
@@ -48,21 +47,6 @@ class ULIDFilter(django_filters.CharFilter):
     field_class = ULIDFormField
 
 
-class IdAfterFilter(django_filters.NumberFilter):
-    """`after=<id>`: a whole number within the 64-bit id range (a larger one is a 400, not a
-    database overflow)."""
-
-    field_class = forms.IntegerField
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("min_value", 0)
-        kwargs.setdefault("max_value", BIGINT_MAX)
-        super().__init__(*args, **kwargs)
-
-    def get_max_validator(self) -> None:
-        return None  # max_value above is the bound
-
-
 def _range(field_name: str) -> tuple[django_filters.IsoDateTimeFilter, django_filters.IsoDateTimeFilter]:
     """`<field>_after` (inclusive) and `<field>_before` (exclusive) filters on one datetime field."""
     return (django_filters.IsoDateTimeFilter(field_name=field_name, lookup_expr="gte"),
@@ -74,7 +58,8 @@ class SessionScopedFilterSet(RalphFilterSet):
 
 
 class LedgerEventFilterSet(SessionScopedFilterSet):
-    after = IdAfterFilter(field_name="id", lookup_expr="gt", help_text="Only events with a greater id (tailing).")
+    after = IntegerFilter(field_name="id", lookup_expr="gt", min_value=0,
+                          help_text="Only events with a greater id (tailing).")
     task = django_filters.CharFilter(field_name="task_key")
     since, until = _range("timestamp")
 

@@ -19,9 +19,9 @@ from ledger_app.models import (
 )
 from ralphsite.api.fields import ULIDSerializerField
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
+from ralphsite.fields import INTEGER_MAX
 
 _NON_NEGATIVE = {"min_value": 0}
-INTEGER_MAX = 2**31 - 1  # PositiveIntegerField on PostgreSQL
 
 
 class LedgerEventSerializer(RalphModelSerializer):

@@ -18,7 +18,7 @@ from ledger_app.stats import STATS, StatFilters
 from ralphsite.api.pagination import IdCursorPagination
 from ralphsite.api.viewsets import RalphModelViewSet
 from ralphsite.errors import InvalidInput, NotFound
-from sessions_app.services import BIGINT_MAX
+from ralphsite.fields import BIGINT_MAX
 
 # Append-only resources: no PUT, PATCH or DELETE (405).
 APPEND_ONLY_METHODS = ["get", "post", "head", "options"]

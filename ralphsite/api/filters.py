@@ -1,9 +1,24 @@
 """The base FilterSet every resource's FilterSet derives from."""
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import django_filters
 from django import forms
+
+from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    """A NumberFilter for integer columns: `1.5` or `x` is a 400 naming the parameter, not a lookup
+    that silently matches nothing (django-filter's NumberFilter accepts any decimal); a value past the
+    widest column (a bigint) is a 400 too, never a driver error."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", BIGINT_MIN)
+        kwargs.setdefault("max_value", BIGINT_MAX)
+        super().__init__(*args, **kwargs)
 
 
 class RalphFilterSet(django_filters.FilterSet):

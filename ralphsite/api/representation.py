@@ -1,4 +1,4 @@
-"""A serializer's read path compiled once per serializer instance.
+"""A serializer's read path compiled once per serializer class.
 
 DRF's `Serializer.to_representation` asks every field, for every row, to find its attribute
 (`get_attribute` walks `source_attrs`, tests for callables, wraps related keys) and then to convert
@@ -14,6 +14,7 @@ from datetime import datetime, tzinfo
 from enum import Enum
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.utils import timezone
 from rest_framework import ISO_8601, serializers
@@ -85,7 +86,7 @@ def _model_attname(model: type[models.Model], name: str) -> tuple[str, bool] | N
     """(attribute holding the column value, whether it is a foreign key) for a concrete field."""
     try:
         model_field = model._meta.get_field(name)
-    except Exception:  # FieldDoesNotExist, or a reverse relation's lookup error
+    except FieldDoesNotExist:  # e.g. a source naming a column by attname (`run_id`)
         model_field = next((f for f in model._meta.concrete_fields if f.attname == name), None)
     if model_field is None or not getattr(model_field, "concrete", False):
         return None
@@ -159,4 +160,3 @@ def represent(plan: list[Step], instance: models.Model) -> dict[str, Any]:
         check_for_none = attribute.pk if isinstance(attribute, PKOnlyObject) else attribute
         ret[name] = None if check_for_none is None else field.to_representation(attribute)
     return ret
-

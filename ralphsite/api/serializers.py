@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from ralphsite.api.fields import ChoiceFieldNamingAllowed, StorableJSONField, ULIDSerializerField
 from ralphsite.api.representation import Step, represent, representation_plan
-from ralphsite.fields import ULIDField
+from ralphsite.fields import BIGINT_MAX, BIGINT_MIN, INTEGER_MAX, INTEGER_MIN, ULIDField
 
 
 def _clone(field: serializers.Field) -> serializers.Field:
@@ -24,10 +24,10 @@ def _clone(field: serializers.Field) -> serializers.Field:
 _INTEGER_RANGES = {
     "SmallIntegerField": (-(2**15), 2**15 - 1),
     "PositiveSmallIntegerField": (0, 2**15 - 1),
-    "IntegerField": (-(2**31), 2**31 - 1),
-    "PositiveIntegerField": (0, 2**31 - 1),
-    "BigIntegerField": (-(2**63), 2**63 - 1),
-    "PositiveBigIntegerField": (0, 2**63 - 1),
+    "IntegerField": (INTEGER_MIN, INTEGER_MAX),
+    "PositiveIntegerField": (0, INTEGER_MAX),
+    "BigIntegerField": (BIGINT_MIN, BIGINT_MAX),
+    "PositiveBigIntegerField": (0, BIGINT_MAX),
 }
 
 
@@ -90,7 +90,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         }
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
-        # Built once per serializer instance: a list response reuses it for every row.
+        # Looked up once per serializer instance: a list response reuses it for every row.
         plan: list[Step] | None = self.__dict__.get("_representation_plan")
         if plan is None:
             plan = representation_plan(self, self._template_key())

@@ -1,9 +1,8 @@
 import django_filters
-from django import forms
 from django.db import models
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 
-from ralphsite.api.filters import RalphFilterSet
+from ralphsite.api.filters import IntegerFilter, RalphFilterSet
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,
@@ -58,21 +57,6 @@ from sessions_app.models import (
     TaskFile,
     TaskStatus,
 )
-
-# The widest integer any column holds (a bigint): a larger value is the client's 400, never a driver error.
-_BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
-
-
-class IntegerFilter(django_filters.NumberFilter):
-    """A NumberFilter for integer columns: `1.5` or `x` is a 400 naming the parameter, not a lookup
-    that silently matches nothing (django-filter's NumberFilter accepts any decimal)."""
-
-    field_class = forms.IntegerField
-
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs.setdefault("min_value", _BIGINT_MIN)
-        kwargs.setdefault("max_value", _BIGINT_MAX)
-        super().__init__(*args, **kwargs)
 
 
 class IntegerValidatingFilterSet(RalphFilterSet):

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
+from ralphsite.fields import BIGINT_MAX, INTEGER_MAX
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
     AcceptanceCriterion,
@@ -48,11 +49,9 @@ from sessions_app.models import (
     VerificationMethod,
 )
 from sessions_app.services import (
-    BIGINT_MAX,
     CONTEXT_BUDGET_DERIVED_FIELDS,
     CRITERION_VERIFICATION_FIELDS,
     FEATURE_STEP_COUNT_FIELDS,
-    INTEGER_MAX,
     INTERVIEW_COUNTER_FIELDS,
     INTERVIEW_QUESTION_SERVER_FIELDS,
     LOOP_RUN_PROGRESS_FIELDS,

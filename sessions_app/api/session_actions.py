@@ -8,6 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ralphsite.fields import INTEGER_MAX
 from sessions_app import selectors, services
 from sessions_app.api import serializers as api
 from sessions_app.api.serializers import SessionSerializer
@@ -69,7 +70,7 @@ class SessionOrchestrationActions:
     def feedback(self, request: Request, pk: str | None = None) -> Response:
         session = self.get_object()
         batches = selectors.feedback_batch_list().filter(session=session)
-        number = query_number(request, "iteration", min_value=1, max_value=services.INTEGER_MAX)
+        number = query_number(request, "iteration", min_value=1, max_value=INTEGER_MAX)
         if number is not None:
             batches = batches.filter(iteration__number=number)
         return Response(api.FeedbackBatchSerializer(batches, many=True).data)

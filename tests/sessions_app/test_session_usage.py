@@ -6,8 +6,9 @@ import pytest
 from django.db import transaction
 
 from ralphsite.errors import InvalidInput, NotFound
+from ralphsite.fields import BIGINT_MAX
 from sessions_app.models import Session
-from sessions_app.services import BIGINT_MAX, USD_MAX, session_usage_add
+from sessions_app.services import USD_MAX, session_usage_add
 
 pytestmark = pytest.mark.django_db
 
