@@ -45,6 +45,14 @@ class AppendResult:
     errors: dict[str, Any] = field(default_factory=dict)
 
 
+def _event_new(**fields: Any) -> LedgerEvent:
+    """An unsaved event whose tokens_total, when not given, is tokens in + out."""
+    event = LedgerEvent(**fields)
+    if not event.tokens_total:
+        event.tokens_total = event.tokens_in + event.tokens_out
+    return event
+
+
 def events_append(*, items: list[dict[str, Any]]) -> list[AppendResult]:
     """Append validated events (model field names, `session_id` as a string) in one transaction.
 
@@ -94,9 +102,7 @@ def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:
             result.event = first_in_batch[key].event  # its id is known once the batch is inserted
             results.append(result)
             continue
-        event = LedgerEvent(**item)
-        if not event.tokens_total:
-            event.tokens_total = event.tokens_in + event.tokens_out
+        event = _event_new(**item)
         result = AppendResult("created", event=event)
         if key[1]:
             first_in_batch[key] = result
@@ -129,9 +135,7 @@ def event_append(*, session_id: str, type: str, **fields: Any) -> LedgerEvent:
     caller's transaction. It carries no idempotency key and its session is the caller's own row, so
     it needs none of the agents' append path: no duplicate lookup, no session check, no savepoint.
     A session id that does not exist still fails, on the foreign key, with the caller's change."""
-    event = LedgerEvent(session_id=session_id, type=type, **fields)
-    if not event.tokens_total:
-        event.tokens_total = event.tokens_in + event.tokens_out
+    event = _event_new(session_id=session_id, type=type, **fields)
     with transaction.atomic(savepoint=False):
         event.save(force_insert=True)
         _add_usage([(session_id, event.tokens_in, event.tokens_out, event.cost_usd)])
