@@ -9,7 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 # Pragmas applied to every SQLite connection. WAL lets readers run beside the writer;
 # synchronous=NORMAL is crash-safe in WAL mode; busy_timeout makes writers queue instead of
-# failing with "database is locked".
+# failing with "database is locked"; journal_size_limit truncates the write-ahead log back to 64 MiB
+# once a checkpoint has emptied it (see wal_checkpointer.py).
 SQLITE_INIT_COMMAND = (
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"
@@ -17,6 +18,7 @@ SQLITE_INIT_COMMAND = (
     "PRAGMA foreign_keys=ON;"
     "PRAGMA temp_store=MEMORY;"
     "PRAGMA cache_size=-20000;"
+    "PRAGMA journal_size_limit=67108864;"
 )
 
 

@@ -1,5 +1,7 @@
 """gunicorn settings for `make run`, from the same environment variables the README documents."""
 
+from typing import Any
+
 from ralphsite.env import env_int, env_str
 from ralphsite.paths import data_dir
 
@@ -14,3 +16,10 @@ accesslog = env_str("RALPH_ACCESS_LOG", "") or None
 # gunicorn 25+ opens a control socket in ~/.gunicorn by default; keep it in the data dir so that
 # several servers (a second checkout, the benchmark) never share one.
 control_socket = str(data_dir() / "gunicorn.ctl")
+
+
+def post_worker_init(worker: Any) -> None:
+    """Each worker checkpoints SQLite's write-ahead log in a thread, never inside a request."""
+    from ralphsite.wal_checkpointer import wal_checkpointer_start
+
+    wal_checkpointer_start()

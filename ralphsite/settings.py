@@ -106,6 +106,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["ralphsite.api.parsers.RalphJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ralphsite.api.negotiation.RalphContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "ralphsite.api.errors.api_exception_handler",
     "DATETIME_FORMAT": "iso-8601",

@@ -1,0 +1,26 @@
+"""Content negotiation with a shortcut for what agents send."""
+
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+
+JSON = "application/json"
+# Accept headers that choose the first JSON renderer: no header, anything, or JSON itself.
+_JSON_ACCEPTS = frozenset({"", "*/*", JSON})
+
+
+class RalphContentNegotiation(DefaultContentNegotiation):
+    """DRF's negotiation, answered without parsing when the request takes JSON as it comes.
+
+    Every agent call sends `Accept: application/json` (or nothing); DRF parsed and ranked the
+    header on each request to reach the same first renderer. Any other header, a `?format=`, or
+    a first renderer that is not JSON goes through DRF's full algorithm.
+    """
+
+    def select_renderer(self, request: Request, renderers: list[BaseRenderer],
+                        format_suffix: str | None = None) -> tuple[BaseRenderer, str]:
+        if format_suffix is None and renderers and renderers[0].media_type == JSON \
+                and request.META.get("HTTP_ACCEPT", "") in _JSON_ACCEPTS \
+                and self.settings.URL_FORMAT_OVERRIDE not in request.query_params:
+            return renderers[0], JSON
+        return super().select_renderer(request, renderers, format_suffix)
