@@ -2,9 +2,10 @@
 
 import hashlib
 from datetime import datetime
+from functools import cache
 from typing import Any, Literal
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -23,6 +24,7 @@ from conversations_app.models import (
 )
 from conversations_app.selectors import SYNC_MODELS
 from ralphsite.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from ralphsite.precompiled import instances_insert
 from ralphsite.services import instance_create, instance_update
 
 MAX_BULK_MESSAGES = 1000
@@ -31,10 +33,20 @@ TERMINAL_RUN_STATUSES = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCEL
 
 # -- chats -------------------------------------------------------------------------------------
 
+@cache
+def _chat_tag_insert_sql(vendor: str) -> str:
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(ChatTag._meta.get_field(name).column) for name in ("chat", "tag"))
+    return f"INSERT INTO {quote(ChatTag._meta.db_table)} ({columns}) VALUES (%s, %s)"  # names from _meta
+
+
 def _chat_tags_set(*, chat_id: str, tags: list[str], replace: bool) -> None:
     if replace:
         ChatTag.objects.filter(chat_id=chat_id).delete()
-    ChatTag.objects.bulk_create([ChatTag(chat_id=chat_id, tag=tag) for tag in dict.fromkeys(tags)])
+    # Written once rather than bulk_create: nobody reads the tag rows' ids back, and the ORM
+    # compiled this INSERT (and fetched the new ids) on every tagged chat create.
+    with connection.cursor() as cursor:
+        cursor.executemany(_chat_tag_insert_sql(connection.vendor), [[chat_id, tag] for tag in dict.fromkeys(tags)])
 
 
 def chat_create(*, data: dict[str, Any]) -> Chat:
@@ -199,13 +211,30 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
                 raise Conflict(f"Run {run_id} is {run.status}; append with reopen=true to reopen it.",
                                code="run_not_running", details={"status": run.status})
             run_changes |= {"status": RunStatus.RUNNING, "completed_at": None}
-        created = Message.objects.bulk_create([
-            Message(**item, run_id=run_id, sequence_number=run.message_count + position)
-            for position, item in enumerate(new_items, start=1)
-        ])
-        Run.objects.filter(pk=run_id).update(**run_changes)
+        created = [Message(**item, run_id=run_id, sequence_number=run.message_count + position)
+                   for position, item in enumerate(new_items, start=1)]
+        instances_insert(created)
+        if len(run_changes) == 1:
+            _run_message_count_add(run_id=run.pk, count=len(new_items))
+        else:
+            Run.objects.filter(pk=run_id).update(**run_changes)
     by_id = {m.id: m for m in created} | existing
     return [by_id[item["id"]] for item in items] if existing else created
+
+
+@cache
+def _run_message_count_sql(vendor: str) -> str:
+    quote = connection.ops.quote_name
+    count = quote(Run._meta.get_field("message_count").column)
+    # Names come from _meta; the values are parameters.
+    return (f"UPDATE {quote(Run._meta.db_table)} SET {count} = {count} + %s "
+            f"WHERE {quote(Run._meta.pk.column)} = %s")
+
+
+def _run_message_count_add(*, run_id: str, count: int) -> None:
+    """The append's run counter UPDATE, written once: the ORM compiled it on every append."""
+    with connection.cursor() as cursor:
+        cursor.execute(_run_message_count_sql(connection.vendor), [count, run_id])
 
 
 def message_update(*, message: Message, data: dict[str, Any]) -> Message:

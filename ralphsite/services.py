@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 from django.db import models, transaction
 
+from ralphsite.precompiled import instances_insert
+
 M = TypeVar("M", bound=models.Model)
 
 
@@ -29,7 +31,7 @@ def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
     plain, many = _split_many_to_many(model, data)
     with _one_transaction():
         instance = model(**plain)
-        instance.save(force_insert=True)
+        instances_insert([instance])
         for name, values in many.items():
             getattr(instance, name).set(values)
     return instance

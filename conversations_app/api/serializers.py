@@ -27,11 +27,8 @@ MAX_TOOL_CALLS = 1000
 
 
 class ParentIdField(ULIDSerializerField):
-    """A parent's ULID read from `<name>_id` (no query per row); a missing parent is the service's
-    ACODE-CONV-DATA-004, not a serializer lookup."""
-
-    def get_attribute(self, instance: Any) -> str:
-        return getattr(instance, self.source)
+    """A parent's ULID, declared with `source="<name>_id"` so that it is read from that column (no
+    query per row); a missing parent is the service's ACODE-CONV-DATA-004, not a serializer lookup."""
 
 
 class ToolCallSerializer(RalphInputSerializer):

@@ -1,9 +1,11 @@
 """The base FilterSet every resource's FilterSet derives from."""
 
+from collections import OrderedDict
 from typing import Any, ClassVar
 
 import django_filters
 from django import forms
+from django_filters.filters import Filter, FilterMethod
 
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
 
@@ -21,8 +23,30 @@ class IntegerFilter(django_filters.NumberFilter):
         super().__init__(*args, **kwargs)
 
 
+def _filter_clone(template: Filter) -> Filter:
+    """A shallow copy of a filter, its `method=` proxy bound to the copy (which gets the FilterSet)."""
+    clone = object.__new__(type(template))
+    clone.__dict__.update(template.__dict__)
+    if isinstance(clone.__dict__.get("filter"), FilterMethod):
+        clone.filter = FilterMethod(clone)
+    return clone
+
+
+class _ClassFilters(OrderedDict):
+    """A FilterSet class's filters, copied shallowly when django-filter deep-copies them per request.
+
+    Each request's FilterSet sets `model` and `parent` on its own copies; nothing else on a filter
+    changes after the class is built, and the deep copy (form field included) cost more than the
+    filtering query's compile.
+    """
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "OrderedDict[str, Filter]":
+        return OrderedDict((name, _filter_clone(template)) for name, template in self.items())
+
+
 class RalphFilterSet(django_filters.FilterSet):
-    """django-filter's FilterSet with its form class built once per FilterSet class.
+    """django-filter's FilterSet with its form class built once per FilterSet class, and its
+    filters copied shallowly per request (`_ClassFilters`).
 
     django-filter builds a new Form class (one form field per filter) on every request; our filters'
     fields depend on the class alone (no per-request querysets), and a form instance copies its
@@ -30,6 +54,10 @@ class RalphFilterSet(django_filters.FilterSet):
     """
 
     _form_classes: ClassVar[dict[type, type[forms.Form]]] = {}
+
+    @classmethod
+    def get_filters(cls) -> "OrderedDict[str, Filter]":
+        return _ClassFilters(super().get_filters())
 
     def get_form_class(self) -> type[forms.Form]:
         form_class = RalphFilterSet._form_classes.get(type(self))

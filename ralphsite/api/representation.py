@@ -2,11 +2,16 @@
 
 DRF's `Serializer.to_representation` asks every field, for every row, to find its attribute
 (`get_attribute` walks `source_attrs`, tests for callables, wraps related keys) and then to convert
-it. On a list of 100 messages that generic walk was most of the request. For the field types whose
-conversion is a plain function of a model column (text, integers, booleans, floats, choices, JSON,
-aware datetimes, primary keys of related rows) the plan below reads the column and converts it
-directly; every other field (nested serializers, method fields, dotted sources, decimals, any
-subclass with its own behaviour) keeps DRF's own two steps. The output is the same dict DRF builds.
+it. On a list of 100 messages that generic walk was most of the request. A field whose source is
+one model column is read from that column; for the field types whose conversion is a plain
+function (text, integers, booleans, floats, choices, JSON, aware datetimes, primary keys of
+related rows) the plan converts it directly, any other column field (a nested serializer over a
+JSON column, a list field) converts with its own `to_representation`. Every other field (method
+fields, dotted sources, related objects, any subclass with its own `get_attribute`) keeps DRF's
+own two steps. The output is the same dict DRF builds.
+
+A plan whose every step reads a column also shapes rows fetched with `values()` (`represent_row`),
+so a list need not build model instances at all.
 """
 
 from collections.abc import Callable
@@ -23,7 +28,8 @@ from rest_framework.relations import PKOnlyObject
 from rest_framework.settings import api_settings
 
 Converter = Callable[[Any], Any]
-# (output name, model attribute or None for DRF's generic path, converter or the field itself)
+# (output name, model attribute or None for DRF's generic path, converter or the field itself).
+# Compiled, a converter is None where the bound field's own `to_representation` converts.
 Step = tuple[str, str | None, Any]
 
 
@@ -102,14 +108,13 @@ def _compile(model: type[models.Model], fields: list[serializers.Field]) -> list
         column = _model_attname(model, field.source_attrs[0]) if len(field.source_attrs) == 1 else None
         if column is not None:
             attname, is_relation = column
-            if is_relation:
+            if is_relation and type(field) is serializers.PrimaryKeyRelatedField and field.pk_field is None:
                 # A related row's primary key, read from `<name>_id` (no query), as DRF's pk-only path.
-                if type(field) is serializers.PrimaryKeyRelatedField and field.pk_field is None:
-                    step = (field.field_name, attname, _identity)
-            elif type(field).get_attribute is serializers.Field.get_attribute:
-                convert = _converter(field)
-                if convert is not None:
-                    step = (field.field_name, attname, convert)
+                step = (field.field_name, attname, _identity)
+            elif type(field).get_attribute is serializers.Field.get_attribute \
+                    and (not is_relation or field.source_attrs[0] == attname):
+                # DRF's get_attribute is getattr(instance, column) here; the field converts it.
+                step = (field.field_name, attname, _converter(field))
         plan.append(step)
     return plan
 
@@ -138,11 +143,21 @@ def representation_plan(serializer: serializers.ModelSerializer, template_key: A
             compiled = _compiled[full_key] = _compile(serializer.Meta.model, fields)
         if key is not None:
             _compiled[key] = compiled
-    if all(attname is not None for _name, attname, _convert in compiled):
+    if all(convert is not None for _name, _attname, convert in compiled):
         return compiled
     fields_by_name = serializer.fields
-    return [(name, attname, fields_by_name[name] if attname is None else convert)
+    return [(name, attname, convert if convert is not None
+             else fields_by_name[name] if attname is None else fields_by_name[name].to_representation)
             for name, attname, convert in compiled]
+
+
+def reads_columns_only(plan: list[Step]) -> bool:
+    return all(attname is not None for _name, attname, _convert in plan)
+
+
+def represent_row(plan: list[Step], row: dict[str, Any]) -> dict[str, Any]:
+    """A `values()` row shaped by a plan that `reads_columns_only`."""
+    return {name: None if (value := row[attname]) is None else convert(value) for name, attname, convert in plan}
 
 
 def represent(plan: list[Step], instance: models.Model) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from django.db import models
 from rest_framework import serializers
 
 from ralphsite.api.fields import ChoiceFieldNamingAllowed, StorableJSONField, ULIDSerializerField
-from ralphsite.api.representation import Step, represent, representation_plan
+from ralphsite.api.representation import Step, reads_columns_only, represent, representation_plan
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN, INTEGER_MAX, INTEGER_MIN, ULIDField
 
 
@@ -74,6 +74,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         models.JSONField: StorableJSONField,
     }
     _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
+    _validator_templates: ClassVar[dict[tuple[type, bool], list[Any]]] = {}
 
     def _template_key(self) -> tuple[type, bool]:
         return type(self), self.instance is None
@@ -89,13 +90,34 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
             for name, field in templates.items()
         }
 
+    def get_validators(self) -> list[Any]:
+        # DRF derives the unique-together / unique-for-date validators from the model on every
+        # validation; they depend only on the class's field set, and they keep no state (each call
+        # gets the serializer as its context), so one list per field set serves every instance.
+        key = self._template_key()
+        validators = RalphModelSerializer._validator_templates.get(key)
+        if validators is None:
+            validators = RalphModelSerializer._validator_templates[key] = super().get_validators()
+        return list(validators)
+
     def to_representation(self, instance: Any) -> dict[str, Any]:
+        return represent(self._plan(), instance)
+
+    def _plan(self) -> list[Step]:
         # Looked up once per serializer instance: a list response reuses it for every row.
         plan: list[Step] | None = self.__dict__.get("_representation_plan")
         if plan is None:
             plan = representation_plan(self, self._template_key())
             self._representation_plan = plan
-        return represent(plan, instance)
+        return plan
+
+    def row_plan(self) -> list[Step] | None:
+        """The plan, when it shapes `values()` rows: every field reads a column and the class shapes
+        instances no other way. None otherwise (the caller lists model instances)."""
+        if type(self).to_representation is not RalphModelSerializer.to_representation:
+            return None
+        plan = self._plan()
+        return plan if reads_columns_only(plan) else None
 
     def build_standard_field(self, field_name: str, model_field: Any) -> tuple[type, dict[str, Any]]:
         field_class, kwargs = super().build_standard_field(field_name, model_field)

@@ -1,9 +1,12 @@
+from datetime import UTC, datetime
+from decimal import Decimal
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db.models import Count
+from django.db.models import Count, Value, signals
 
-from ralphsite.precompiled import NotPrecompilable, PrecompiledLookup
+from ralphsite.precompiled import NotPrecompilable, PrecompiledInsert, PrecompiledLookup, instances_insert
 from sessions_app.models import Iteration, Session
 
 pytestmark = pytest.mark.django_db
@@ -69,3 +72,61 @@ def test_it_finds_no_row_for_an_integer_past_64_bits() -> None:
 def test_it_finds_a_ulid_written_in_lower_case() -> None:
     session = Session.objects.create()
     assert PrecompiledLookup(Session.objects.all()).get(session.pk.lower()).pk == session.pk
+
+
+# -- PrecompiledInsert -------------------------------------------------------------------------
+
+def _stored(model: type, pk: str) -> dict:
+    return model.objects.filter(pk=pk).values().get()
+
+
+def test_it_inserts_the_row_save_would_insert() -> None:
+    values = {"total_cost_usd": Decimal("1.250000"), "config": {"a": [1, None, "x"]},
+              "summary_embedding": b"\x00\x01", "user_request": "a request",
+              "started_at": datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+              "last_activity_at": datetime(2026, 1, 2, 3, 4, 6, tzinfo=UTC)}
+    by_save, by_insert = Session(key="by-save", **values), Session(key="by-insert", **values)
+    by_save.save(force_insert=True)
+    instances_insert([by_insert])
+    saved, inserted = _stored(Session, by_save.pk), _stored(Session, by_insert.pk)
+    # Timestamps are each row's own (auto_now_add stamped the inserted instance, as save() does).
+    assert inserted.pop("id") == by_insert.pk and inserted["created_at"] == by_insert.created_at
+    for name in ("id", "key", "created_at", "updated_at"):
+        saved.pop(name)
+        inserted.pop(name, None)
+    assert inserted == saved
+    assert by_insert._state.adding is False and by_insert._state.db == "default"
+
+
+def test_it_inserts_many_rows_in_one_statement(django_assert_num_queries) -> None:
+    session = Session.objects.create()
+    iterations = [Iteration(session_id=session.pk.lower(), number=n) for n in range(1, 4)]
+    with django_assert_num_queries(1):
+        instances_insert(iterations)
+    assert list(Iteration.objects.filter(session=session).values_list("number", flat=True).order_by("number")) \
+        == [1, 2, 3]  # the lower-case foreign key was stored canonical, or the filter would find nothing
+
+
+def test_it_saves_through_the_orm_when_someone_listens_for_saves() -> None:
+    heard: list[str] = []
+
+    def receiver(sender: type, instance: Session, **kwargs: object) -> None:
+        heard.append(instance.key)
+
+    signals.post_save.connect(receiver, sender=Session)
+    try:
+        instances_insert([Session(key="heard")])
+    finally:
+        signals.post_save.disconnect(receiver, sender=Session)
+    assert heard == ["heard"] and Session.objects.filter(key="heard").exists()
+
+
+def test_it_saves_through_the_orm_when_a_value_is_an_expression() -> None:
+    session = Session(key="expression", total_tokens_input=Value(40) + Value(2))
+    instances_insert([session])
+    assert Session.objects.get(key="expression").total_tokens_input == 42
+
+
+def test_it_refuses_models_whose_key_the_database_assigns() -> None:
+    with pytest.raises(NotPrecompilable):
+        PrecompiledInsert(get_user_model())

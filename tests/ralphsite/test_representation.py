@@ -10,6 +10,7 @@ from conversations_app.api.serializers import ChatSerializer, MessageSerializer,
 from conversations_app.models import Chat, Message, Run
 from ledger_app.api.serializers import LedgerEventSerializer
 from ledger_app.models import LedgerEvent
+from ralphsite.api.representation import represent_row
 from ralphsite.api.serializers import RalphModelSerializer
 from sessions_app.api.serializers import SessionSerializer, TaskSerializer
 from sessions_app.models import Session, Task
@@ -58,7 +59,35 @@ def test_it_reads_plain_columns_directly_and_keeps_drf_for_the_rest() -> None:
     assert plan["title"] == "title"
     assert plan["session"] == "session_id"  # the related key's column: no query
     assert plan["created_at"] == "created_at"
-    assert plan["tags"] is None  # a ListField of its own: DRF's generic path
+    assert plan["tags"] == "tags"  # a JSON column the ListField itself converts
+
+
+class _RunWithChatTitle(RunSerializer):
+    chat_title = serializers.CharField(source="chat.title", read_only=True)
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "chat_title"]
+
+
+def test_it_keeps_drf_for_a_source_that_is_not_a_column() -> None:
+    run = Run.objects.create(chat=Chat.objects.create(title="the chat"), sequence_number=1)
+    serializer = _RunWithChatTitle(run)
+    assert serializer.data["chat_title"] == "the chat"
+    assert serializer.data == _generic(_RunWithChatTitle(run), run)
+    plan = {name: attname for name, attname, _ in serializer._representation_plan}
+    assert plan["chat_title"] is None
+    assert _RunWithChatTitle(many=True).child.row_plan() is None  # a list of these builds instances
+
+
+def test_it_shapes_values_rows_as_it_shapes_instances() -> None:
+    for serializer_class, instance in _rows():
+        plan = serializer_class(many=True).child.row_plan()
+        if plan is None:
+            continue
+        row = type(instance).objects.filter(pk=instance.pk).values(*{attname for _, attname, _ in plan}).get()
+        instance.refresh_from_db()
+        assert represent_row(plan, row) == _generic(serializer_class(instance), instance), serializer_class.__name__
+    assert MessageSerializer(many=True).child.row_plan() is not None  # tool calls, parent id: all columns
 
 
 def test_it_runs_no_query_for_a_related_key(django_assert_num_queries) -> None:
