@@ -93,23 +93,25 @@ class PrecompiledLookup(Generic[M]):
 
 
 class PrecompiledInsert(Generic[M]):
-    """`INSERT INTO <table> (<every column>) VALUES (%s, …)` for one model, built once from `_meta`.
+    """`INSERT INTO <table> (<columns>) VALUES (%s, …)` for one model, built once from `_meta`.
 
-    `insert(objs)` does what `bulk_create(objs)` / `obj.save(force_insert=True)` do for new rows
-    of a model with a client-side primary key (a ULID): each field's `pre_save` (auto_now_add
-    stamps the instance) and `get_db_prep_save`, then one `executemany`, and the instances are
-    marked saved. Anything this does not reproduce goes to the ORM instead: a model with a
-    database-assigned key or default, multi-table inheritance, its own `save()` or save signals
-    (checked at construction), and a value that is an expression (checked per call).
+    `insert(objs)` does what `bulk_create(objs)` / `obj.save(force_insert=True)` do for new rows:
+    each field's `pre_save` (auto_now_add stamps the instance) and `get_db_prep_save`, then one
+    `executemany`, and the instances are marked saved. A model whose key the database assigns (an
+    auto id) gets one row at a time with `RETURNING` its id, as the ORM does; more rows at once go
+    to `bulk_create`, whose multi-row INSERT is as fast. Anything else this does not reproduce goes
+    to the ORM: a database default or generated column, multi-table inheritance, its own `save()`
+    (checked at construction), save signals and expression values (checked per call).
     """
 
     def __init__(self, model: type[M]) -> None:
         meta = model._meta
-        if meta.auto_field is not None or meta.parents or model.save is not models.Model.save:
-            raise NotPrecompilable(f"{model.__name__}: a database-assigned key, a parent model or its own save()")
-        self.fields = list(meta.local_concrete_fields)
+        if meta.parents or model.save is not models.Model.save:
+            raise NotPrecompilable(f"{model.__name__}: a parent model or its own save()")
+        self.auto_field = meta.auto_field
+        self.fields = [field for field in meta.local_concrete_fields if field is not self.auto_field]
         if any(field.db_default is not NOT_PROVIDED or getattr(field, "generated", False)
-               or hasattr(field, "get_placeholder") for field in self.fields):
+               or hasattr(field, "get_placeholder") for field in meta.local_concrete_fields):
             raise NotPrecompilable(f"{model.__name__}: a column the database computes or a custom placeholder")
         self.model = model
         self._sql: dict[str, str] = {}
@@ -121,44 +123,57 @@ class PrecompiledInsert(Generic[M]):
             columns = ", ".join(quote(field.column) for field in self.fields)
             placeholders = ", ".join(["%s"] * len(self.fields))
             # Table and column names come from the model's _meta; values are always parameters.
-            sql = self._sql[connection.vendor] = \
-                f"INSERT INTO {quote(self.model._meta.db_table)} ({columns}) VALUES ({placeholders})"
+            sql = f"INSERT INTO {quote(self.model._meta.db_table)} ({columns}) VALUES ({placeholders})"
+            if self.auto_field is not None:
+                sql += f" RETURNING {quote(self.auto_field.column)}"
+            self._sql[connection.vendor] = sql
         return sql
 
     def insert(self, objs: Sequence[M]) -> None:
-        if signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(self.model):
-            self._orm_insert(objs)
-            return
         using = router.db_for_write(self.model)
         connection = connections[using]
+        if self.auto_field is not None and (
+                len(objs) != 1 or objs[0].pk is not None or not connection.features.can_return_columns_from_insert):
+            orm_insert(objs)
+            return
+        if signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(self.model):
+            orm_insert(objs)
+            return
         rows = []
         for obj in objs:
             obj._prepare_related_fields_for_save(operation_name="save")
             values = [field.pre_save(obj, True) for field in self.fields]
             if any(hasattr(value, "resolve_expression") for value in values):
-                self._orm_insert(objs)
+                orm_insert(objs)
                 return
             rows.append([field.get_db_prep_save(value, connection)
                          for field, value in zip(self.fields, values, strict=True)])
-        if not rows:
-            return
         with connection.cursor() as cursor:
-            cursor.executemany(self._sql_for(connection), rows)
+            if self.auto_field is None:
+                cursor.executemany(self._sql_for(connection), rows)
+            else:
+                cursor.execute(self._sql_for(connection), rows[0])
+                objs[0].pk = cursor.fetchone()[0]
         for obj in objs:
             obj._state.adding = False
             obj._state.db = using
 
-    @staticmethod
-    def _orm_insert(objs: Sequence[M]) -> None:
+
+def orm_insert(objs: Sequence[M]) -> None:
+    """New rows through the ORM: `bulk_create`, or `save()` each when someone listens for saves."""
+    model = type(objs[0])
+    if signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model):
         for obj in objs:
             obj.save(force_insert=True)
+    else:
+        model._default_manager.bulk_create(objs)
 
 
 _inserts: dict[type[models.Model], PrecompiledInsert | None] = {}
 
 
 def instances_insert(objs: Sequence[M]) -> None:
-    """Insert new instances of one model: precompiled where `PrecompiledInsert` allows, else `save()`."""
+    """Insert new instances of one model: precompiled where `PrecompiledInsert` allows, else the ORM."""
     if not objs:
         return
     model = type(objs[0])
@@ -169,6 +184,6 @@ def instances_insert(objs: Sequence[M]) -> None:
             _inserts[model] = None
     insert = _inserts[model]
     if insert is None:
-        PrecompiledInsert._orm_insert(objs)
+        orm_insert(objs)
     else:
         insert.insert(objs)

@@ -6,7 +6,8 @@ it. On a list of 100 messages that generic walk was most of the request. A field
 one model column is read from that column; for the field types whose conversion is a plain
 function (text, integers, booleans, floats, choices, JSON, aware datetimes, primary keys of
 related rows) the plan converts it directly, any other column field (a nested serializer over a
-JSON column, a list field) converts with its own `to_representation`. Every other field (method
+JSON column, a list field) converts with its own `to_representation`, on an unbound copy made
+once when nothing in it reads the serializer's context. Every other field (method
 fields, dotted sources, related objects, any subclass with its own `get_attribute`) keeps DRF's
 own two steps. The output is the same dict DRF builds.
 
@@ -14,6 +15,7 @@ A plan whose every step reads a column also shapes rows fetched with `values()` 
 so a list need not build model instances at all.
 """
 
+import copy
 from collections.abc import Callable
 from datetime import datetime, tzinfo
 from enum import Enum
@@ -88,6 +90,30 @@ def _converter(field: serializers.Field) -> Converter | None:
     return None
 
 
+# Modules whose fields' `to_representation` we know: none of them reads the serializer's context
+# except the file fields, excluded below.
+_KNOWN_FIELD_MODULES = frozenset({"rest_framework.fields", "rest_framework.serializers", "ralphsite.api.fields"})
+
+
+def _context_free(field: serializers.Field) -> bool:
+    """Whether the field's representation depends on its value alone (not on context or parent)."""
+    if isinstance(field, (serializers.FileField, serializers.SerializerMethodField, serializers.HiddenField)):
+        return False
+    if type(field).to_representation.__module__ not in _KNOWN_FIELD_MODULES:
+        return False
+    if isinstance(field, serializers.ListSerializer):
+        return _context_free(field.child)
+    if isinstance(field, serializers.Serializer):
+        return all(_context_free(nested) for nested in field.fields.values())
+    child = getattr(field, "child", None)  # ListField, DictField
+    return child is None or _context_free(child)
+
+
+def _unbound_converter(field: serializers.Field) -> Converter | None:
+    """A context-free field's own conversion, on an unbound copy: no serializer's fields need binding."""
+    return copy.deepcopy(field).to_representation if _context_free(field) else None
+
+
 def _model_attname(model: type[models.Model], name: str) -> tuple[str, bool] | None:
     """(attribute holding the column value, whether it is a foreign key) for a concrete field."""
     try:
@@ -114,7 +140,7 @@ def _compile(model: type[models.Model], fields: list[serializers.Field]) -> list
             elif type(field).get_attribute is serializers.Field.get_attribute \
                     and (not is_relation or field.source_attrs[0] == attname):
                 # DRF's get_attribute is getattr(instance, column) here; the field converts it.
-                step = (field.field_name, attname, _converter(field))
+                step = (field.field_name, attname, _converter(field) or _unbound_converter(field))
         plan.append(step)
     return plan
 

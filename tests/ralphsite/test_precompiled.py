@@ -6,7 +6,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db.models import Count, Value, signals
 
-from ralphsite.precompiled import NotPrecompilable, PrecompiledInsert, PrecompiledLookup, instances_insert
+from ledger_app.models import LedgerEvent
+from ralphsite.precompiled import NotPrecompilable, PrecompiledLookup, instances_insert
 from sessions_app.models import Iteration, Session
 
 pytestmark = pytest.mark.django_db
@@ -127,6 +128,19 @@ def test_it_saves_through_the_orm_when_a_value_is_an_expression() -> None:
     assert Session.objects.get(key="expression").total_tokens_input == 42
 
 
-def test_it_refuses_models_whose_key_the_database_assigns() -> None:
-    with pytest.raises(NotPrecompilable):
-        PrecompiledInsert(get_user_model())
+def test_it_reads_back_the_key_the_database_assigns(django_assert_num_queries) -> None:
+    session = Session.objects.create()
+    event = LedgerEvent(session=session, type="x-test", tokens_in=2, data={"k": [1]})
+    with django_assert_num_queries(1):
+        instances_insert([event])
+    assert isinstance(event.pk, int) and event._state.adding is False
+    stored = LedgerEvent.objects.get(pk=event.pk)
+    assert (stored.session_id, stored.type, stored.tokens_in, stored.data) == (session.pk, "x-test", 2, {"k": [1]})
+
+
+def test_it_inserts_several_rows_with_database_keys_in_one_statement(django_assert_num_queries) -> None:
+    session = Session.objects.create()
+    events = [LedgerEvent(session=session, type="x-test", message=str(n)) for n in range(3)]
+    with django_assert_num_queries(1):  # bulk_create's multi-row INSERT … RETURNING
+        instances_insert(events)
+    assert [LedgerEvent.objects.get(pk=e.pk).message for e in events] == ["0", "1", "2"]

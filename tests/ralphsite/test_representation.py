@@ -10,7 +10,7 @@ from conversations_app.api.serializers import ChatSerializer, MessageSerializer,
 from conversations_app.models import Chat, Message, Run
 from ledger_app.api.serializers import LedgerEventSerializer
 from ledger_app.models import LedgerEvent
-from ralphsite.api.representation import represent_row
+from ralphsite.api.representation import _context_free, represent_row
 from ralphsite.api.serializers import RalphModelSerializer
 from sessions_app.api.serializers import SessionSerializer, TaskSerializer
 from sessions_app.models import Session, Task
@@ -95,3 +95,21 @@ def test_it_runs_no_query_for_a_related_key(django_assert_num_queries) -> None:
     chat = Chat.objects.get(pk=chat.pk)
     with django_assert_num_queries(0):
         assert ChatSerializer(chat).data["session"] == chat.session_id
+
+
+def test_it_shapes_nested_and_list_columns_without_binding_the_serializers_fields() -> None:
+    chat = Chat.objects.create(title="t", tags=["x"])
+    run = Run.objects.create(chat=chat, sequence_number=1)
+    message = Message.objects.create(run=run, role="tool", content="c", sequence_number=1, tool_calls=[
+        {"id": "c1", "name": "bash", "arguments": {}, "status": "completed"}])  # no "result": DRF skips it
+    for serializer_class, instance in ((ChatSerializer, chat), (MessageSerializer, message)):
+        serializer = serializer_class(instance)
+        assert serializer.data == _generic(serializer_class(instance), instance)
+        assert "fields" not in serializer.__dict__, serializer_class.__name__
+
+
+def test_it_leaves_fields_that_read_the_context_to_the_bound_serializer() -> None:
+    assert not _context_free(serializers.FileField())
+    assert not _context_free(serializers.ListField(child=serializers.ImageField()))
+    assert _context_free(serializers.ListField(child=serializers.CharField()))
+    assert _context_free(MessageSerializer().fields["tool_calls"])
