@@ -1,5 +1,6 @@
 """The base FilterSet every resource's FilterSet derives from."""
 
+import copy
 from collections import OrderedDict
 from typing import Any, ClassVar
 
@@ -44,9 +45,22 @@ class _ClassFilters(OrderedDict):
         return OrderedDict((name, _filter_clone(template)) for name, template in self.items())
 
 
+class _ClassFormFields(dict):
+    """A filter form class's fields, copied shallowly when each form instance deep-copies them.
+
+    A filter form is only bound and cleaned, never rendered: cleaning reads a field's options and
+    changes nothing on it or its widget, so the deep copy (widgets, validators, messages) was waste.
+    """
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, forms.Field]:
+        # A model choice field copies its queryset so that no form reuses another's results.
+        return {name: copy.deepcopy(field, memo) if isinstance(field, forms.ModelChoiceField) else copy.copy(field)
+                for name, field in self.items()}
+
+
 class RalphFilterSet(django_filters.FilterSet):
     """django-filter's FilterSet with its form class built once per FilterSet class, and its
-    filters copied shallowly per request (`_ClassFilters`).
+    filters and form fields copied shallowly per request (`_ClassFilters`, `_ClassFormFields`).
 
     django-filter builds a new Form class (one form field per filter) on every request; our filters'
     fields depend on the class alone (no per-request querysets), and a form instance copies its
@@ -62,5 +76,7 @@ class RalphFilterSet(django_filters.FilterSet):
     def get_form_class(self) -> type[forms.Form]:
         form_class = RalphFilterSet._form_classes.get(type(self))
         if form_class is None:
-            form_class = RalphFilterSet._form_classes[type(self)] = super().get_form_class()
+            form_class = super().get_form_class()
+            form_class.base_fields = _ClassFormFields(form_class.base_fields)
+            RalphFilterSet._form_classes[type(self)] = form_class
         return form_class

@@ -23,3 +23,10 @@ def test_it_runs_method_filters_of_the_right_filterset() -> None:
     Chat.objects.create(title="other")
     first, second = ChatFilterSet(QueryDict("tag=a")), ChatFilterSet(QueryDict("tag=zzz"))
     assert list(second.qs) == [] and list(first.qs) == [tagged]
+
+
+def test_it_gives_each_form_its_own_field_objects() -> None:
+    first, second = ChatFilterSet(QueryDict("tag=a")).form, ChatFilterSet(QueryDict("tag=b")).form
+    assert first.fields["tag"] is not second.fields["tag"]
+    assert first.is_valid() and second.is_valid()
+    assert (first.cleaned_data["tag"], second.cleaned_data["tag"]) == ("a", "b")
