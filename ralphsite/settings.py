@@ -104,7 +104,7 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "ralphsite.api.ordering.StrictOrderingFilter",
     ],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["ralphsite.api.renderers.RalphJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["ralphsite.api.parsers.RalphJSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ralphsite.api.negotiation.RalphContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
