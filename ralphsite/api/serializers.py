@@ -42,9 +42,12 @@ class StrictKeysMixin:
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
-            unknown = [name for name in data if name not in self.fields]
-            writable = ", ".join(sorted(name for name, field in self.fields.items() if not field.read_only))
-            errors = {name: [f"Unknown field; allowed: {writable}."] for name in unknown}
+            fields = self.fields
+            unknown = [name for name in data if name not in fields]
+            errors: dict[str, list[str]] = {}
+            if unknown:
+                writable = ", ".join(sorted(name for name, field in fields.items() if not field.read_only))
+                errors = {name: [f"Unknown field; allowed: {writable}."] for name in unknown}
             errors |= {name: ["Assigned by the server; do not send it."] for name in self.refused_fields
                        if name in data}
             if errors:
