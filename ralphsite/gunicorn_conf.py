@@ -4,6 +4,7 @@ from typing import Any
 
 from ralphsite.env import env_int, env_str
 from ralphsite.paths import data_dir
+from ralphsite.worker_gc import worker_gc
 
 bind = f"{env_str('RALPH_HOST', '127.0.0.1')}:{env_int('RALPH_PORT', 8000, minimum=1)}"
 workers = env_int("RALPH_WORKERS", 2, minimum=1)
@@ -23,3 +24,8 @@ def post_worker_init(worker: Any) -> None:
     from ralphsite.wal_checkpointer import wal_checkpointer_start
 
     wal_checkpointer_start()
+
+
+def post_request(worker: Any, req: Any, environ: dict[str, Any], resp: Any) -> None:
+    """After a worker's first requests, its warm heap is frozen out of garbage collection (worker_gc.py)."""
+    worker_gc.request_finished()
