@@ -2,8 +2,8 @@
 
 A warm gunicorn worker tracks about 120,000 objects (modules, URL resolvers, serializer, plan and
 query caches). A full collection (generation 2) walks every one of them: 50 to 60 ms on the benchmark
-machine, charged to whichever request happened to trigger it (the 50 to 80 ms `max` of every
-benchmark row). Once the worker's first `warm_requests` requests have built the lazy caches,
+machine, charged to whichever request happened to trigger it (the 45 to 90 ms `max` of most
+benchmark rows). Once the worker's first `warm_requests` requests have built the lazy caches,
 `gc.freeze()` moves everything alive into the permanent generation, which collections skip; what
 is allocated later is collected as before. Benchmarked: the max of insert chat and list 100 fell
 from 53 and 61 ms to 10 and 9 ms, p50 and p99 unchanged.
