@@ -5,3 +5,11 @@ class ConversationsAppConfig(AppConfig):
     name = "conversations_app"
     label = "conversations_app"
     verbose_name = "Conversations and memory"
+
+    def ready(self) -> None:
+        from conversations_app.search.indexing import search_index_pending
+        from ralphsite.wal_checkpointer import background_task_register
+
+        # New messages and observations are queued for the search index; the server indexes the
+        # queue between requests (a search indexes what is still queued before it queries).
+        background_task_register(search_index_pending)

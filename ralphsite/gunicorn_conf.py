@@ -4,6 +4,7 @@ from typing import Any
 
 from ralphsite.env import env_int, env_str
 from ralphsite.paths import data_dir
+from ralphsite.wal_checkpointer import worker_activity
 from ralphsite.worker_gc import worker_gc
 
 bind = f"{env_str('RALPH_HOST', '127.0.0.1')}:{env_int('RALPH_PORT', 8000, minimum=1)}"
@@ -26,6 +27,12 @@ def post_worker_init(worker: Any) -> None:
     wal_checkpointer_start()
 
 
+def pre_request(worker: Any, req: Any) -> None:
+    """The background thread's upkeep waits for the worker to be idle (wal_checkpointer.py)."""
+    worker_activity.request_started()
+
+
 def post_request(worker: Any, req: Any, environ: dict[str, Any], resp: Any) -> None:
     """After a worker's first requests, its warm heap is frozen out of garbage collection (worker_gc.py)."""
+    worker_activity.request_finished()
     worker_gc.request_finished()

@@ -12,10 +12,20 @@ Once the log is fully copied SQLite starts it again from the beginning at the ne
 `journal_size_limit` (see `database.SQLITE_INIT_COMMAND`) truncates the file, so it stays bounded
 by what is written between two checkpoints. Without a checkpointer (tests, `manage.py`, a
 server that never started one) connections keep SQLite's automatic checkpoints.
+
+Apps give the same thread other deferrable upkeep with `background_task_register` (the search
+index's queue, see conversations_app/search/indexing.py). Tasks write, so a request starting a
+transaction meanwhile would wait in SQLite's busy handler, whose sleeps are far longer than the
+task: they run only when the worker is idle (no request in flight, none finished in the last
+`IDLE_SECONDS`; gunicorn's request hooks report activity) or, under constant load, at most
+`MAX_TASK_DELAY_SECONDS` apart, then before the tick's checkpoint. A task must be correct
+whenever it runs, or if it never does.
 """
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from django.db import connections
@@ -25,6 +35,40 @@ from django.db.backends.signals import connection_created
 logger = logging.getLogger(__name__)
 
 DEFAULT_INTERVAL_SECONDS = 0.5
+IDLE_SECONDS = 0.05
+MAX_TASK_DELAY_SECONDS = 5.0
+
+_background_tasks: list[Callable[[], Any]] = []
+
+
+def background_task_register(task: Callable[[], Any]) -> None:
+    """Run `task` (no arguments, on the checkpointer's connection) at the checkpointer's idle ticks."""
+    if task not in _background_tasks:
+        _background_tasks.append(task)
+
+
+class WorkerActivity:
+    """Requests in flight in this process and when the last one finished (gunicorn's hooks report them)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.last_finished = 0.0
+
+    def request_started(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+
+    def request_finished(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            self.last_finished = time.monotonic()
+
+    def idle(self, now: float) -> bool:
+        return self.in_flight <= 0 and now - self.last_finished >= IDLE_SECONDS
+
+
+worker_activity = WorkerActivity()
 
 
 class WalCheckpointer(threading.Thread):
@@ -33,12 +77,17 @@ class WalCheckpointer(threading.Thread):
         self.alias = alias
         self.interval = interval
         self.checkpoints = 0  # checkpoints that copied at least one page (for tests and logs)
+        self.tasks_ran_at = 0.0
         self._stopping = threading.Event()
 
     def run(self) -> None:
         connection = connections[self.alias]
         try:
             while not self._stopping.wait(self.interval):
+                now = time.monotonic()
+                if worker_activity.idle(now) or now - self.tasks_ran_at >= MAX_TASK_DELAY_SECONDS:
+                    self.tasks_ran_at = now
+                    self._run_tasks()
                 try:
                     self.checkpoint_once()
                 except Exception:  # a failed checkpoint is retried at the next tick; the log only grows meanwhile
@@ -46,6 +95,14 @@ class WalCheckpointer(threading.Thread):
                     connection.close()
         finally:
             connection.close()
+
+    def _run_tasks(self) -> None:
+        for task in list(_background_tasks):
+            try:
+                task()
+            except Exception:  # retried at a later tick; whoever needs it first runs it meanwhile
+                logger.exception("Background task %s failed", getattr(task, "__name__", task))
+                connections[self.alias].close()
 
     def checkpoint_once(self) -> tuple[int, int, int]:
         """One PASSIVE checkpoint on this thread's connection: (busy, log frames, frames copied)."""

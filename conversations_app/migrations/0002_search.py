@@ -10,7 +10,7 @@ from conversations_app.search import schema
 
 
 def install(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor)
+    schema.install(schema_editor, deferred=False)
 
 
 def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 from django.utils.dateparse import parse_datetime
 
+from conversations_app.search.indexing import search_index_pending
 from conversations_app.search.schema import SOURCES, SearchSource
 from conversations_app.search.terms import MARK_END, MARK_START, SearchTerms, fts5_phrase, like_pattern, mark_terms
 
@@ -185,6 +186,7 @@ def search_page(*, terms: SearchTerms, filters: SearchFilters, limit: int, offse
     sources = _kinds(filters)
     if not terms or not sources:
         return 0, []
+    search_index_pending()  # rows inserted since the last indexing (SQLite's deferred index)
     select = _BACKENDS[connection.vendor]
     parts = [select(source, terms, filters) for source in sources]
     union = " UNION ALL ".join(f"SELECT * FROM ({sql}) AS hits_{i}" for i, (sql, _) in enumerate(parts))

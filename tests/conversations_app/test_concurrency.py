@@ -92,3 +92,26 @@ def test_it_counts_concurrent_recordings_of_one_pattern(token: Token) -> None:
     pattern = GlobalPattern.objects.get()
     assert pattern.frequency == THREADS
     assert sorted(pattern.source_projects) == ["p0", "p1", "p2"]
+
+
+def test_concurrent_searches_and_appends_index_every_row_once(token: Token) -> None:
+    chat = services.chat_create(data={"title": "searched while written"})
+    run = services.run_create(data={"chat_id": chat.pk})
+
+    def append_then_search(client: APIClient, index: int) -> list[int]:
+        counts = []
+        for batch in range(4):
+            body = [{"role": "user", "content": f"pelican{index} batch{batch}"}]
+            assert client.post(f"/api/v1/runs/{run.pk}/messages/", body, format="json").status_code == 201
+            response = client.get("/api/v1/search/", {"q": f"pelican{index}"})
+            assert response.status_code == 200, response.content
+            counts.append(response.json()["count"])
+        return counts
+
+    results = _in_threads(append_then_search, token)
+    # Each searcher sees its own committed rows, whoever indexed them (SQLite's queue is shared).
+    assert results == [[1, 2, 3, 4]] * THREADS
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT COUNT(*), COUNT(DISTINCT rowid) FROM conv_search_words")
+            assert cursor.fetchone() == (THREADS * 4, THREADS * 4)

@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 
 from conversations_app import services
 from conversations_app.models import Observation
+from conversations_app.search.indexing import search_index_pending
 from conversations_app.search.schema import trigger_names
 from tests.api_mixins import assert_error_shape
 
@@ -122,9 +123,11 @@ def test_it_paginates_with_a_constant_number_of_queries(api: APIClient, make_run
                                                         django_assert_num_queries) -> None:
     run = make_run()
     append(run, *[f"deploy step {i}" for i in range(30)])
-    with django_assert_num_queries(3):  # auth, count, page
+    search_index_pending()  # SQLite indexes new rows in batches; a search with a queue indexes it first
+    queries = 4 if connection.vendor == "sqlite" else 3  # auth, (SQLite: is anything queued?), count, page
+    with django_assert_num_queries(queries):
         first = api.get(SEARCH, {"q": "deploy", "page_size": 5}).json()
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(queries):
         big = api.get(SEARCH, {"q": "deploy", "page_size": 25}).json()
     assert first["count"] == big["count"] == 30 and len(big["results"]) == 25
     second = api.get(first["next"]).json()

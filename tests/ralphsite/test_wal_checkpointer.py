@@ -9,7 +9,8 @@ import pytest
 from django.db import connection
 
 from conversations_app.models import Chat
-from ralphsite.wal_checkpointer import wal_checkpointer_start, wal_checkpointer_stop
+from ralphsite import wal_checkpointer
+from ralphsite.wal_checkpointer import WorkerActivity, wal_checkpointer_start, wal_checkpointer_stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
@@ -105,3 +106,45 @@ def test_it_keeps_checkpointing_after_a_failed_checkpoint(stop_checkpointer: Non
 @pytest.mark.skipif(connection.vendor == "sqlite", reason="databases without a write-ahead log to checkpoint")
 def test_it_starts_nothing_on_postgresql() -> None:
     assert wal_checkpointer_start() is None
+
+
+@sqlite_only
+def test_it_runs_upkeep_only_while_the_worker_is_idle(stop_checkpointer: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[float] = []
+    activity = WorkerActivity()
+    monkeypatch.setattr(wal_checkpointer, "_background_tasks", [lambda: calls.append(time.monotonic())])
+    monkeypatch.setattr(wal_checkpointer, "worker_activity", activity)
+    monkeypatch.setattr(wal_checkpointer, "MAX_TASK_DELAY_SECONDS", 60)
+    activity.request_started()
+    wal_checkpointer_start(interval=0.01)
+    time.sleep(0.1)
+    overdue = len(calls)
+    assert overdue <= 1  # the first tick finds the upkeep overdue, once
+    time.sleep(0.2)
+    assert len(calls) == overdue  # a request in flight: no upkeep
+
+    activity.request_finished()
+    deadline = time.monotonic() + 10
+    while len(calls) == overdue and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(calls) > overdue
+    assert calls[-1] - activity.last_finished >= wal_checkpointer.IDLE_SECONDS
+
+
+def test_it_counts_requests_in_flight_from_many_threads() -> None:
+    activity = WorkerActivity()
+
+    def serve() -> None:
+        for _ in range(1000):
+            activity.request_started()
+            activity.request_finished()
+
+    threads = [threading.Thread(target=serve) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert activity.in_flight == 0 and activity.idle(activity.last_finished + 2 * wal_checkpointer.IDLE_SECONDS)
+    assert not activity.idle(activity.last_finished)
+    activity.request_started()
+    assert not activity.idle(time.monotonic() + 60)

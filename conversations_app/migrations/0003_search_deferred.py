@@ -1,0 +1,23 @@
+"""Search index on SQLite: new rows are queued and indexed in batches (see search/schema.py), instead of
+indexed by the insert trigger. Both directions rebuild the index from the tables; PostgreSQL's GIN
+indexes stay as they are."""
+
+from django.db import migrations
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
+
+from conversations_app.search import schema
+
+
+def defer(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    schema.install(schema_editor, deferred=True)
+
+
+def index_at_insert(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    schema.install(schema_editor, deferred=False)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("conversations_app", "0002_search")]
+
+    operations = [migrations.RunPython(defer, index_at_insert, elidable=False)]
