@@ -87,7 +87,7 @@ class Chat(SyncedModel):
 class ChatTag(models.Model):
     """One row per (chat, tag): the index behind `?tag=` on both databases (Chat.tags stays the truth)."""
 
-    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="tag_rows")
+    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="tag_rows", db_index=False)
     tag = models.CharField(max_length=100)
 
     class Meta:
@@ -104,7 +104,7 @@ class Run(SyncedModel):
     message_count (the last message sequence number handed out).
     """
 
-    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="runs")
+    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="runs", db_index=False)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
     started_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -132,7 +132,7 @@ class Message(SyncedModel):
     per run); sync_status. Ours: remote_id.
     """
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="messages")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="messages", db_index=False)
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     content = models.TextField(blank=True, default="")
     tool_calls = models.JSONField(null=True, blank=True)

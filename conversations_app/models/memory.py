@@ -27,7 +27,8 @@ class Observation(ULIDModel):
     search over content and tool_name: see conversations_app/search/.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="observations")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="observations",
+                                db_index=False)
     loop_run = models.ForeignKey("sessions_app.LoopRun", null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="observations")
     iteration = models.ForeignKey("sessions_app.Iteration", null=True, blank=True, on_delete=models.SET_NULL,

@@ -18,7 +18,7 @@ class Checkpoint(ULIDModel):
 
     key = models.CharField(max_length=200, unique=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="checkpoints")
+                                related_name="checkpoints", db_index=False)
     task_key = models.CharField(max_length=100, blank=True, default="")
     sprint_key = models.CharField(max_length=100, blank=True, default="")
     git_ref = models.CharField(max_length=200, blank=True, default="")
@@ -44,7 +44,7 @@ class CheckpointRestore(ULIDModel):
     """DevTeam `checkpoint_restores` (seed 003): checkpoint_id → checkpoint (CASCADE, as the seed);
     restored_at → same name. `agent` and `note` are ours (who restored it and why)."""
 
-    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.CASCADE, related_name="restores")
+    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.CASCADE, related_name="restores", db_index=False)
     restored_at = models.DateTimeField(default=timezone.now)
     agent = models.CharField(max_length=200, blank=True, default="")
     note = models.TextField(blank=True, default="")
@@ -82,7 +82,7 @@ class Rollback(ULIDModel):
     `session` is ours (optional) so a session's rollbacks can be listed."""
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="rollbacks")
+                                related_name="rollbacks", db_index=False)
     rollback_type = models.CharField(max_length=16, choices=RollbackType.choices)
     target_commit = models.CharField(max_length=64)
     target_tag = models.CharField(max_length=200, blank=True, default="")

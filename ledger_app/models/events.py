@@ -55,7 +55,8 @@ class LedgerEvent(models.Model):
     """
 
     id = models.BigAutoField(primary_key=True)
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="ledger_events")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="ledger_events",
+                                db_index=False)
     timestamp = models.DateTimeField(default=timezone.now)
     type = models.CharField(max_length=64)
     category = models.CharField(max_length=64, blank=True, default="")

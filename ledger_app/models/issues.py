@@ -12,7 +12,7 @@ class Issue(ULIDModel):
     latest one: a repeat increments `count` and moves `last_seen_at` instead of adding a row).
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="issues")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="issues", db_index=False)
     task_key = models.CharField(max_length=100)
     kind = models.CharField(max_length=64)
     signature = models.CharField(max_length=500)

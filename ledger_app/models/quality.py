@@ -16,7 +16,8 @@ class GateResult(ULIDModel):
     """DevTeam `gate_results` (seed 003): session_id → session (CASCADE); gate, iteration, passed,
     details, error_count, warning_count, coverage_percent, timestamp, duration_seconds → same names."""
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="gate_results")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="gate_results",
+                                db_index=False)
     gate = models.CharField(max_length=16, choices=Gate.choices)
     iteration = models.PositiveIntegerField()
     passed = models.BooleanField()
@@ -52,7 +53,7 @@ class ErrorLog(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="errors")
+                                related_name="errors", db_index=False)
     task_key = models.CharField(max_length=100, blank=True, default="")
     operation = models.CharField(max_length=200, blank=True, default="")
     error_type = models.CharField(max_length=16, choices=ErrorType.choices)
@@ -99,7 +100,7 @@ class DeadLetter(models.Model):
     stack_trace = models.TextField(blank=True, default="")
     attempt_count = models.PositiveIntegerField(default=1)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="dead_letters")
+                                related_name="dead_letters", db_index=False)
     task_key = models.CharField(max_length=100, blank=True, default="")
     status = models.CharField(max_length=16, choices=DeadLetterStatus.choices, default=DeadLetterStatus.PENDING)
     retry_after = models.DateTimeField(null=True, blank=True)

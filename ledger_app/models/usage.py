@@ -54,7 +54,7 @@ class TokenUsage(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="token_usage")
+                                related_name="token_usage", db_index=False)
     task_key = models.CharField(max_length=100, blank=True, default="")
     sprint_key = models.CharField(max_length=100, blank=True, default="")
     model = models.CharField(max_length=100)

@@ -2,7 +2,7 @@ import django_filters
 from django.db import models
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 
-from ralphsite.api.filters import IntegerFilter, RalphFilterSet
+from ralphsite.api.filters import IntegerFilter, NonBlankKeyFilter, RalphFilterSet
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,
@@ -71,6 +71,7 @@ class IntegerValidatingFilterSet(RalphFilterSet):
 
 
 class SessionFilterSet(IntegerValidatingFilterSet):
+    key = NonBlankKeyFilter()
     status = django_filters.MultipleChoiceFilter(choices=SessionStatus.choices)
     state = django_filters.MultipleChoiceFilter(choices=OrchestratorState.choices)
     command_type = django_filters.MultipleChoiceFilter(choices=CommandType.choices)
@@ -85,7 +86,7 @@ class SessionFilterSet(IntegerValidatingFilterSet):
 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
-# Each filter is backed by an index (the session FK's own, or one in the model's Meta).
+# Each filter is backed by an index (one led by the session FK, or another in the model's Meta).
 
 
 class SessionStateEntryFilterSet(IntegerValidatingFilterSet):

@@ -35,7 +35,8 @@ class ContextBudget(ULIDModel):
     thresholds (token counts; 0 means "no threshold").
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="context_budgets")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="context_budgets",
+                                db_index=False)
     model = models.CharField(max_length=100)
     context_limit = models.BigIntegerField(validators=[MinValueValidator(1)])
     current_usage = models.BigIntegerField(default=0, validators=[MinValueValidator(0)])
@@ -75,7 +76,7 @@ class ContextSnapshot(ULIDModel):
     """
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
-                                related_name="context_snapshots")
+                                related_name="context_snapshots", db_index=False)
     snapshot_type = models.CharField(max_length=24, choices=SnapshotType.choices)
     tokens_before = models.BigIntegerField(null=True, blank=True)
     tokens_after = models.BigIntegerField(null=True, blank=True)

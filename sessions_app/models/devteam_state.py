@@ -12,7 +12,8 @@ class SessionStateEntry(ULIDModel):
     the row also gets a ULID `id` so the API can address it like every other resource.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="state_entries")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="state_entries",
+                                db_index=False)
     key = models.CharField(max_length=200)
     value = models.JSONField()
 
@@ -43,7 +44,7 @@ class SessionPhase(ULIDModel):
     created_at → same names.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="phases")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="phases", db_index=False)
     phase_type = models.CharField(max_length=16, choices=PhaseType.choices)
     is_first_run = models.BooleanField(default=False)
     init_script_created = models.BooleanField(default=False)
@@ -74,7 +75,7 @@ class ProgressSummary(ULIDModel):
     """
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
-                                related_name="progress_summaries")
+                                related_name="progress_summaries", db_index=False)
     summary_text = models.TextField()
     from_iteration = models.PositiveIntegerField(null=True, blank=True)
     to_iteration = models.PositiveIntegerField(null=True, blank=True)

@@ -32,7 +32,8 @@ class FeedbackBatch(ULIDModel):
     `session` is the iteration's session, kept on the row so batches filter by session directly.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="feedback_batches")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="feedback_batches",
+                                db_index=False)
     iteration = models.ForeignKey("sessions_app.Iteration", on_delete=models.CASCADE,
                                   related_name="feedback_batches")
     batch_timestamp = models.CharField(max_length=32)
@@ -53,7 +54,7 @@ class FeedbackItem(ULIDModel):
     ResolvedAt → severity, description, evidence, suggested_fix, is_resolved, resolved_at.
     """
 
-    batch = models.ForeignKey(FeedbackBatch, on_delete=models.CASCADE, related_name="items")
+    batch = models.ForeignKey(FeedbackBatch, on_delete=models.CASCADE, related_name="items", db_index=False)
     issue_key = models.CharField(max_length=100)
     severity = models.CharField(max_length=16, choices=FeedbackSeverity.choices)
     description = models.TextField()

@@ -26,7 +26,8 @@ class Interview(ULIDModel):
     The two counters equal the interview's question rows (all / answered); the services keep them so.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="interviews")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="interviews",
+                                db_index=False)
     interview_type = models.CharField(max_length=16, choices=InterviewType.choices)
     started_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -60,7 +61,7 @@ class InterviewQuestion(ULIDModel):
     `responded_at` is set when a response is recorded.
     """
 
-    interview = models.ForeignKey(Interview, on_delete=models.CASCADE, related_name="questions")
+    interview = models.ForeignKey(Interview, on_delete=models.CASCADE, related_name="questions", db_index=False)
     question_key = models.CharField(max_length=100, help_text="expected_behavior, repro_steps, …")
     question_text = models.TextField()
     question_type = models.CharField(max_length=16, choices=QuestionType.choices, default=QuestionType.TEXT)

@@ -46,7 +46,7 @@ class AgentInvocation(ULIDModel):
     """
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
-                                related_name="agent_invocations")
+                                related_name="agent_invocations", db_index=False)
     task = models.ForeignKey("sessions_app.Task", on_delete=models.SET_NULL, null=True, blank=True,
                              related_name="agent_invocations")
     task_key = models.CharField(max_length=100, blank=True, default="")

@@ -10,7 +10,8 @@ class Iteration(ULIDModel):
     planning_complete, planning_completed_at, tasks_defined, review_content, started_at, completed_at.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="iterations")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="iterations",
+                                db_index=False)
     number = models.PositiveIntegerField()
     planning_complete = models.BooleanField(default=False)
     planning_completed_at = models.DateTimeField(null=True, blank=True)

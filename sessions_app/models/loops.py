@@ -16,7 +16,8 @@ class LoopRun(ULIDModel):
     status, iterations, max_iterations, started_at, ended_at, snapshot_path → same names.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="loop_runs")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="loop_runs",
+                                db_index=False)
     task = models.TextField()
     criteria = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=16, choices=LoopRunStatus.choices, default=LoopRunStatus.RUNNING)

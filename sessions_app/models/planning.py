@@ -9,7 +9,8 @@ class PlanSnapshot(ULIDModel):
     IterationNumber → iteration_number; Content → content; CreatedAt → created_at.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="plan_snapshots")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="plan_snapshots",
+                                db_index=False)
     iteration_number = models.PositiveIntegerField()
     content = models.TextField()
 
@@ -51,7 +52,7 @@ class ResearchSession(ULIDModel):
     """
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
-                                related_name="research_sessions")
+                                related_name="research_sessions", db_index=False)
     started_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=ResearchStatus.choices, default=ResearchStatus.IN_PROGRESS)
@@ -96,7 +97,8 @@ class ResearchFinding(ULIDModel):
     timestamp → recorded_at.
     """
 
-    research_session = models.ForeignKey(ResearchSession, on_delete=models.CASCADE, related_name="findings")
+    research_session = models.ForeignKey(ResearchSession, on_delete=models.CASCADE, related_name="findings",
+                                         db_index=False)
     finding_type = models.CharField(max_length=16, choices=FindingType.choices)
     title = models.CharField(max_length=500)
     description = models.TextField(blank=True, default="")
@@ -126,7 +128,7 @@ class Plan(ULIDModel):
 
     key = models.CharField(max_length=100)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
-                                related_name="plans")
+                                related_name="plans", db_index=False)
     name = models.CharField(max_length=500)
     description = models.TextField(blank=True, default="")
     plan_type = models.CharField(max_length=16, choices=PlanType.choices, blank=True, default="")

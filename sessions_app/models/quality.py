@@ -38,7 +38,7 @@ class Bug(ULIDModel):
     """
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="bugs")
+                                related_name="bugs", db_index=False)
     description = models.TextField()
     severity = models.CharField(max_length=16, choices=Priority.choices, blank=True, default="")
     complexity = models.CharField(max_length=16, choices=BugComplexity.choices, blank=True, default="")
@@ -70,7 +70,8 @@ class Escalation(ULIDModel):
     agent, reason, failure_count, iteration, timestamp → same names; task_id → task_key (text, no FK).
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="escalations")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="escalations",
+                                db_index=False)
     from_model = models.CharField(max_length=100)
     to_model = models.CharField(max_length=100)
     agent = models.CharField(max_length=200, blank=True, default="")

@@ -35,7 +35,8 @@ class Question(ULIDModel):
     CreatedAt, AnsweredAt → created_at, answered_at.
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="questions")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="questions",
+                                db_index=False)
     key = models.CharField(max_length=100)
     category = models.CharField(max_length=16, choices=QuestionCategory.choices)
     iteration_number = models.PositiveIntegerField(default=1)

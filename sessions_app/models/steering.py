@@ -17,7 +17,8 @@ class Signal(ULIDModel):
     CreatedAt → created_at; ProcessedAt → processed_at. `processed_by` is ours (who polled it).
     """
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="signals")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="signals",
+                                db_index=False)
     type = models.CharField(max_length=16, choices=SignalType.choices)
     message = models.TextField(blank=True, default="")
     is_processed = models.BooleanField(default=False)

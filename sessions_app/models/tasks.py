@@ -74,7 +74,7 @@ class Task(ULIDModel):
     """
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
-                                related_name="tasks")
+                                related_name="tasks", db_index=False)
     key = models.CharField(max_length=100)
     title = models.CharField(max_length=500)
     objective = models.TextField(blank=True, default="")
@@ -89,7 +89,7 @@ class Task(ULIDModel):
     iteration_created = models.PositiveIntegerField(default=1)
     iteration_updated = models.PositiveIntegerField(default=1)
     plan = models.ForeignKey("sessions_app.Plan", on_delete=models.SET_NULL, null=True, blank=True,
-                             related_name="tasks")
+                             related_name="tasks", db_index=False)
     sprint_key = models.CharField(max_length=100, blank=True, default="")
     parent = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="subtasks")
     priority = models.CharField(max_length=16, choices=Priority.choices, default=Priority.MEDIUM)
@@ -137,7 +137,7 @@ class TaskDependency(models.Model):
     deletes the edge (Ralph's Restrict would make a task undeletable once depended on).
     """
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependencies")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependencies", db_index=False)
     depends_on = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependents")
 
     class Meta:
@@ -177,9 +177,9 @@ class TaskAttempt(ULIDModel):
     Tokens and cost are added to the session totals by the services.
     """
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="attempts")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="attempts", db_index=False)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
-                                related_name="task_attempts")
+                                related_name="task_attempts", db_index=False)
     attempt_number = models.PositiveIntegerField()
     iteration_number = models.PositiveIntegerField(default=1)
     implementation_report = models.TextField(blank=True, default="")
@@ -233,7 +233,7 @@ class TaskFile(ULIDModel):
     become these rows (a path containing * ? or [ is a glob pattern).
     """
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="files")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="files", db_index=False)
     path = models.CharField(max_length=1000)
     is_pattern = models.BooleanField(default=False)
     file_type = models.CharField(max_length=16, choices=FileType.choices, blank=True, default="")

@@ -1,10 +1,13 @@
 """RalphFilterSet: per-request filters are cheap copies that still behave as django-filter's."""
 
 import pytest
+from django.db import connection
 from django.http import QueryDict
 
 from conversations_app.api.filters import ChatFilterSet
 from conversations_app.models import Chat
+from sessions_app.api.filters import SessionFilterSet
+from sessions_app.models import Session
 
 pytestmark = pytest.mark.django_db
 
@@ -30,3 +33,15 @@ def test_it_gives_each_form_its_own_field_objects() -> None:
     assert first.fields["tag"] is not second.fields["tag"]
     assert first.is_valid() and second.is_valid()
     assert (first.cleaned_data["tag"], second.cleaned_data["tag"]) == ("a", "b")
+
+
+def test_it_finds_a_session_by_key_through_the_partial_unique_index() -> None:
+    wanted = Session.objects.create(key="wanted", user_request="x")
+    Session.objects.create(key="", user_request="blank keys are not unique")
+    queryset = SessionFilterSet(QueryDict("key=wanted"), queryset=Session.objects.all()).qs
+    assert list(queryset) == [wanted]
+    assert list(SessionFilterSet(QueryDict("key="), queryset=Session.objects.all()).qs.order_by("key")) == \
+        list(Session.objects.order_by("key"))  # a blank ?key= filters nothing, as django-filter does
+    if connection.vendor == "sqlite":
+        # SQLite uses the index (unique where key <> '') only when the query repeats its condition.
+        assert "SEARCH" in queryset.explain() and "INDEX session_key_unique (key=?)" in queryset.explain()
