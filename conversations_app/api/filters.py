@@ -43,7 +43,7 @@ class ConversationFilterSet(RalphFilterSet):
 class ChatFilterSet(ConversationFilterSet):
     deleted_lookup = "is_deleted"
     worktree = django_filters.CharFilter(field_name="worktree_id")
-    tag = django_filters.CharFilter(method="filter_tag")
+    tag = django_filters.CharFilter(field_name="tag_rows__tag", method="filter_tag")
     session = parent_filter("session")
     updated_after = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="gte")
     updated_before = django_filters.IsoDateTimeFilter(field_name="updated_at", lookup_expr="lt")
@@ -53,7 +53,7 @@ class ChatFilterSet(ConversationFilterSet):
         fields = ["worktree", "tag", "session", "sync_status"]
 
     def filter_tag(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        return queryset.filter(tag_rows__tag=value)
+        return queryset.filter(**{name: value})  # one ChatTag row per (chat, tag): no duplicate chats
 
 
 class RunFilterSet(ConversationFilterSet):

@@ -76,6 +76,7 @@ class Chat(SyncedModel):
         indexes = [
             models.Index(fields=["worktree_id"], name="chat_worktree"),
             models.Index(fields=["is_deleted", "-updated_at"], name="chat_deleted_updated"),
+            models.Index(fields=["updated_at"], name="chat_updated_at"),  # ?updated_after with ?include_deleted
             models.Index(fields=["sync_status"], name="chat_sync_status"),
             models.Index(fields=["deleted_at"], name="chat_deleted_at"),
         ]
@@ -144,7 +145,8 @@ class Message(SyncedModel):
             models.UniqueConstraint(fields=["run", "sequence_number"], name="message_run_sequence_unique"),
         ]
         indexes = [
-            models.Index(fields=["run", "role"], name="message_run_role"),
+            # Role first: it serves ?role= alone, and ?run=&role= as well (a run alone has its unique index).
+            models.Index(fields=["role", "run"], name="message_role_run"),
             models.Index(fields=["sync_status"], name="message_sync_status"),
         ]
 

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django_filters.filters import Filter
 
+from conversations_app.api.urls import router as conversations_router
 from ledger_app.api.urls import router as ledger_router
 from ralphsite.api.filters import NonBlankKeyFilter
 from sessions_app.api.urls import router as sessions_router
@@ -38,6 +39,11 @@ def unindexed_steps(model: type[models.Model], filter_: Filter) -> list[str]:
     parts = filter_.field_name.split("__")
     for position, part in enumerate(parts):
         field = model._meta.get_field(part)
+        if field.auto_created and not field.concrete:  # a reverse relation: the join uses the other side's key
+            if not leading_indexed(field.related_model, field.field):
+                missing.append(f"{field.related_model.__name__}.{field.field.name}")
+            model = field.related_model
+            continue
         last = position == len(parts) - 1
         condition = ~Q(**{part: ""}) if last and isinstance(filter_, NonBlankKeyFilter) else None
         if not leading_indexed(model, field, condition=condition):
@@ -47,12 +53,19 @@ def unindexed_steps(model: type[models.Model], filter_: Filter) -> list[str]:
     return missing
 
 
+def is_flag(model: type[models.Model], filter_: Filter) -> bool:
+    """A method filter named for no field (`?include_deleted=`) switches a behaviour; it looks nothing up."""
+    return filter_.method is not None and filter_.field_name.split("__")[0] not in {
+        field.name for field in model._meta.get_fields()}
+
+
 FILTERS = [
     pytest.param(viewset.queryset.model, name, filter_, id=f"{prefix}?{name}")
-    for router in (sessions_router, ledger_router)
+    for router in (sessions_router, conversations_router, ledger_router)
     for prefix, viewset, _basename in router.registry
     if getattr(viewset, "filterset_class", None) is not None
     for name, filter_ in viewset.filterset_class.base_filters.items()
+    if not is_flag(viewset.queryset.model, filter_)
 ]
 
 FOREIGN_KEYS = [
