@@ -8,7 +8,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from ledger_app.models import LedgerEvent, TokenUsage
+from ledger_app.models import Issue, LedgerEvent, TokenUsage
 from tests.ledger_app.factories import make_event, make_session, utc
 
 pytestmark = pytest.mark.django_db
@@ -135,3 +135,25 @@ def test_it_shows_usage_costs_as_usd_with_six_places_on_both_backends(admin_clie
                                                                        "0.300000"]
     assert f'<td class="usage-model" title="{sonnet}">{sonnet}</td>' in html
     assert ".usage-totals td, .usage-totals th { white-space: nowrap; }" in html
+
+
+def test_it_adds_an_issue_through_the_record_service(admin_client: Client) -> None:
+    session = make_session(key="admin-issue")
+    response = admin_client.post("/admin/ledger_app/issue/add/", {
+        "session": session.pk, "task_key": "T1", "kind": "test_failure", "signature": "tests/x.py::y",
+        "message": "assert 1 == 2", "file": "tests/x.py", "line": "7"})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    issue = Issue.objects.get()
+    assert (issue.session_id, issue.signature, issue.count, issue.line) == (session.pk, "tests/x.py::y", 1, 7)
+    recorded = LedgerEvent.objects.get(session=session, type="issue_recorded")
+    assert recorded.data["issue"] == issue.pk and recorded.task_key == "T1"
+
+
+def test_it_refuses_a_second_issue_with_a_known_signature_on_the_form(admin_client: Client) -> None:
+    session = make_session(key="admin-issue-dup")
+    data = {"session": session.pk, "task_key": "T1", "kind": "lint", "signature": "E501", "message": "long"}
+    assert admin_client.post("/admin/ledger_app/issue/add/", data).status_code == 302
+    response = admin_client.post("/admin/ledger_app/issue/add/", data)
+    assert response.status_code == 200  # the form again, with the error, not a 500
+    assert "already exists" in response.content.decode()
+    assert Issue.objects.get().count == 1
