@@ -25,7 +25,7 @@ from ledger_app.models import (
 )
 from ralphsite.errors import Conflict
 from ralphsite.fields import BIGINT_MAX
-from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.service_admin import ServiceModelAdmin
 from ralphsite.ulid import ulid_normalize
 from sessions_app.models import Session
 
@@ -33,22 +33,6 @@ from sessions_app.models import Session
 def pretty_json(value: Any) -> str:
     return format_html("<pre style='white-space: pre-wrap'>{}</pre>",
                        json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
-
-
-class ServiceModelAdmin(admin.ModelAdmin):
-    """Admin writes go through the same services as the API (one transaction each)."""
-
-    def create(self, data: dict[str, Any]) -> Any:
-        return instance_create(model=self.model, data=data)
-
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        if change:
-            instance_update(instance=obj, data={name: form.cleaned_data[name] for name in form.changed_data})
-        else:
-            obj.pk = self.create(dict(form.cleaned_data)).pk
-
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        instance_delete(instance=obj)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -191,7 +175,7 @@ class IssueAdmin(ServiceModelAdmin):
     raw_id_fields = ["session"]
     readonly_fields = ["id", "count", "first_seen_at", "last_seen_at", "created_at", "updated_at"]
 
-    def create(self, data: dict[str, Any]) -> Issue:
+    def service_create(self, data: dict[str, Any]) -> Issue:
         # The API's `issues/record/`: the same ledger event, the same counting.
         issue, _created = services.issue_record(
             session_id=data["session"].pk, task_key=data["task_key"], kind=data["kind"],
@@ -221,7 +205,7 @@ class CheckpointAdmin(ServiceModelAdmin):
     readonly_fields = ["id", "created_at", "updated_at"]
     inlines = [CheckpointRestoreInline]
 
-    def create(self, data: dict[str, Any]) -> Checkpoint:
+    def service_create(self, data: dict[str, Any]) -> Checkpoint:
         return services.checkpoint_create(data=data)
 
 

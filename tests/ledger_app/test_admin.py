@@ -8,7 +8,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from ledger_app.models import Issue, LedgerEvent, TokenUsage
+from ledger_app.models import Issue, LedgerEvent, ModelPrice, TokenUsage
 from tests.ledger_app.factories import make_event, make_session, utc
 
 pytestmark = pytest.mark.django_db
@@ -157,3 +157,21 @@ def test_it_refuses_a_second_issue_with_a_known_signature_on_the_form(admin_clie
     assert response.status_code == 200  # the form again, with the error, not a 500
     assert "already exists" in response.content.decode()
     assert Issue.objects.get().count == 1
+
+
+def test_it_edits_and_bulk_deletes_model_prices_through_the_services(admin_client: Client) -> None:
+    price = ModelPrice.objects.create(model="opus", valid_from=utc("2026-01-01T00:00:00Z"),
+                                      input_per_mtok=Decimal("15"), output_per_mtok=Decimal("75"))
+    other = ModelPrice.objects.create(model="haiku", valid_from=utc("2026-01-01T00:00:00Z"))
+    response = admin_client.post(f"/admin/ledger_app/modelprice/{price.pk}/change/", {
+        "model": "opus", "valid_from_0": "2026-01-01", "valid_from_1": "00:00:00", "input_per_mtok": "16",
+        "output_per_mtok": "75", "cached_read_per_mtok": "0", "cached_write_per_mtok": "0",
+        "reasoning_per_mtok": "0"})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    price.refresh_from_db()
+    assert (price.input_per_mtok, price.output_per_mtok) == (Decimal("16"), Decimal("75"))
+
+    response = admin_client.post("/admin/ledger_app/modelprice/", {
+        "action": "delete_selected", "_selected_action": [price.pk, other.pk], "post": "yes"})
+    assert response.status_code == 302
+    assert not ModelPrice.objects.exists()
