@@ -53,20 +53,27 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 return
             # One open file per connection: flock excludes other open files, threads of this process too.
             self._write_lock_fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        if not self._write_lock_try():
+            self._write_lock_wait()
+        self._write_lock_held = True
+
+    def _write_lock_try(self) -> bool:
+        try:
+            fcntl.flock(self._write_lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _write_lock_wait(self) -> None:
+        """Poll until the lock is free (a blocking flock could not give up after `timeout`)."""
         deadline = time.monotonic() + float(self.settings_dict["OPTIONS"].get("timeout", 5))
         wait = WAIT_FIRST_SECONDS
-        while True:
-            try:
-                fcntl.flock(self._write_lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                # Polled, not a blocking flock: that could not give up after `timeout`.
-                if time.monotonic() >= deadline:
-                    with self.wrap_database_errors:  # django.db.OperationalError: the API's 503 database_busy
-                        raise self.Database.OperationalError("database is locked") from None
-                time.sleep(wait)
-                wait = min(wait * 2, WAIT_MAX_SECONDS)
-        self._write_lock_held = True
+        while not self._write_lock_try():
+            if time.monotonic() >= deadline:
+                with self.wrap_database_errors:  # django.db.OperationalError: the API's 503 database_busy
+                    raise self.Database.OperationalError("database is locked")
+            time.sleep(wait)
+            wait = min(wait * 2, WAIT_MAX_SECONDS)
 
     def _write_lock_release(self) -> None:
         if self._write_lock_held and (self.connection is None or not self.connection.in_transaction):
