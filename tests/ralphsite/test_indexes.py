@@ -85,8 +85,8 @@ def test_it_backs_every_filter_with_an_index(model: type[models.Model], name: st
 @pytest.mark.parametrize("model, field", FOREIGN_KEYS)
 def test_it_indexes_every_foreign_key_once(model: type[models.Model], field: models.ForeignKey) -> None:
     # A composite index led by the key serves every lookup the key's own index would (joins, the
-    # cascade's DELETE ... WHERE fk = ?); a second one only slows every insert and, on PostgreSQL,
-    # misleads the planner on a table without statistics yet.
+    # cascade's DELETE ... WHERE fk = ?); a second one only slows every insert (two on PostgreSQL,
+    # with the `_like` twin of a text key).
     covered = field.name in index_leaders(model)
     assert leading_indexed(model, field), f"{model.__name__}.{field.name} has no index"
     assert not (covered and field.db_index), (
