@@ -29,7 +29,7 @@ run: install-run
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py bootstrap
-	$(BIN)/gunicorn ralphsite.wsgi:application --config python:ralphsite.gunicorn_conf
+	$(BIN)/gunicorn ralphsite.wsgi:application --config python:ralphsite.server.gunicorn_conf
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -8,7 +8,7 @@ class ConversationsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from conversations_app.search.indexing import search_index_pending
-        from ralphsite.wal_checkpointer import background_task_register
+        from ralphsite.server.wal_checkpointer import background_task_register
 
         # New messages and observations are queued for the search index; the server indexes the
         # queue between requests (a search indexes what is still queued before it queries).

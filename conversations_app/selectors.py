@@ -3,7 +3,7 @@
 from django.db.models import QuerySet
 
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncStatus
-from ralphsite.precompiled import PrecompiledLookup
+from ralphsite.db.precompiled import PrecompiledLookup
 
 
 def chat_list() -> QuerySet[Chat]:

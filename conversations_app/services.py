@@ -23,8 +23,8 @@ from conversations_app.models import (
     SyncStatus,
 )
 from conversations_app.selectors import SYNC_MODELS
+from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
-from ralphsite.precompiled import instances_insert
 from ralphsite.services import instance_create, instance_update
 
 MAX_BULK_MESSAGES = 1000

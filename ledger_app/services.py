@@ -23,8 +23,8 @@ from ledger_app.models import (
     RetentionRun,
     TokenUsage,
 )
+from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import Conflict, InvalidInput, NotFound
-from ralphsite.precompiled import instances_insert
 from ralphsite.services import instance_create
 from sessions_app.models import Session, SessionStatus
 from sessions_app.services import session_usage_add

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from django.db import models, transaction
 
-from ralphsite.precompiled import instances_insert
+from ralphsite.db.precompiled import instances_insert
 
 M = TypeVar("M", bound=models.Model)
 

@@ -1,6 +1,6 @@
 """Ralph Site settings. Everything deployment-specific comes from the environment (see README)."""
 
-from ralphsite.database import database_config
+from ralphsite.db.config import database_config
 from ralphsite.env import env_bool, env_int, env_list, env_str
 from ralphsite.paths import BASE_DIR, data_dir
 from ralphsite.secrets import secret_key_load_or_create

@@ -13,9 +13,9 @@ from rest_framework.serializers import BaseSerializer
 
 from ralphsite.api.representation import represent_row
 from ralphsite.api.serializers import RalphModelSerializer
+from ralphsite.db.precompiled import NotPrecompilable, PrecompiledLookup
 from ralphsite.errors import Conflict
 from ralphsite.fields import ULIDField
-from ralphsite.precompiled import NotPrecompilable, PrecompiledLookup
 from ralphsite.services import instance_create, instance_delete, instance_update
 from ralphsite.ulid import ulid_normalize
 

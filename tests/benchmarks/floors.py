@@ -1,6 +1,6 @@
 """The storage floor: the benchmark's rows written and read with Python's sqlite3 module directly.
 
-Same file system, same pragmas as the app's SQLite connections (ralphsite/database.py), tables
+Same file system, same pragmas as the app's SQLite connections (ralphsite/db/config.py), tables
 shaped like the app's (ULID text keys, JSON as text, an integer-id ledger). Each API operation is
 compared with the floor operation that does the same storage work:
 
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ralphsite.database import SQLITE_INIT_COMMAND
+from ralphsite.db.config import SQLITE_INIT_COMMAND
 from ralphsite.ulid import ulid_new
 from tests.benchmarks.stats import Summary, summarize
 

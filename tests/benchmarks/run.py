@@ -111,7 +111,7 @@ def _meta(args: argparse.Namespace, server: BenchServer) -> dict[str, Any]:
     import gunicorn
     from django.db import connection
 
-    from ralphsite import gunicorn_conf
+    from ralphsite.server import gunicorn_conf
 
     cpu_model = ""
     cpuinfo = Path("/proc/cpuinfo")

@@ -1,7 +1,7 @@
 """Start and stop the real server for the benchmark, the way `make run` does, on throw-away state.
 
 A fresh RALPH_DATA_DIR under a temp dir, a free loopback port, `manage.py migrate`, then gunicorn
-with ralphsite/gunicorn_conf.py. With DATABASE_URL set, a throw-away PostgreSQL database next to the
+with ralphsite/server/gunicorn_conf.py. With DATABASE_URL set, a throw-away PostgreSQL database next to the
 named one is created first and dropped at the end; the user's database is never touched.
 """
 
@@ -127,8 +127,8 @@ class BenchServer:
                        cwd=REPO_DIR, env=self.env(), check=True)
 
     def _start(self) -> None:
-        command = [str(BIN_DIR / "gunicorn"), "ralphsite.bench_wsgi:application",
-                   "--config", "python:ralphsite.gunicorn_conf", *self.gunicorn_args]
+        command = [str(BIN_DIR / "gunicorn"), "ralphsite.server.bench_wsgi:application",
+                   "--config", "python:ralphsite.server.gunicorn_conf", *self.gunicorn_args]
         with open(self._log_path, "wb") as log:  # type: ignore[arg-type]
             # Own process group: stop() kills gunicorn and every worker with one signal.
             self._process = subprocess.Popen(command, cwd=REPO_DIR, env=self.env(), stdout=log,

@@ -2,7 +2,7 @@ import io
 import json
 from wsgiref.util import setup_testing_defaults
 
-from ralphsite.bench_wsgi import FLOOR_BODY, FLOOR_PATH, application, floor_wrap
+from ralphsite.server.bench_wsgi import FLOOR_BODY, FLOOR_PATH, application, floor_wrap
 
 
 def _call(app, path: str, method: str = "GET", body: bytes = b""):

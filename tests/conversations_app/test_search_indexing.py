@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from conversations_app.models import Message
 from conversations_app.search.indexing import search_index_pending
 from conversations_app.search.schema import PENDING_TABLE
-from ralphsite.wal_checkpointer import wal_checkpointer_start, wal_checkpointer_stop
+from ralphsite.server.wal_checkpointer import wal_checkpointer_start, wal_checkpointer_stop
 
 pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="PostgreSQL indexes rows as they are written")
 SEARCH = "/api/v1/search/"

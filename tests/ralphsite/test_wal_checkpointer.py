@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 
 from conversations_app.models import Chat
-from ralphsite import wal_checkpointer
-from ralphsite.wal_checkpointer import WorkerActivity, wal_checkpointer_start, wal_checkpointer_stop
+from ralphsite.server import wal_checkpointer
+from ralphsite.server.wal_checkpointer import WorkerActivity, wal_checkpointer_start, wal_checkpointer_stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")

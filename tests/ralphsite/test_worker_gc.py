@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ralphsite.worker_gc import WorkerGC
+from ralphsite.server.worker_gc import WorkerGC
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """Django's SQLite backend, with writers queued on a file lock instead of SQLite's busy handler.
 
 Every transaction here begins IMMEDIATE (it takes SQLite's write lock at BEGIN; see
-`database.database_config`). When another connection holds that lock, SQLite's busy handler polls
+`ralphsite.db.config.database_config`). When another connection holds that lock, SQLite's busy handler polls
 with sleeps of 1, 2, 5, 10, 15, 20, 25, 50 and 100 ms: a write that waited behind a 1 ms transaction
 often slept 25 ms or more, which was the p99 of concurrent appends (40-110 ms). Here a connection
 first takes an exclusive `flock` on `<database>-writelock`, held from BEGIN to COMMIT or ROLLBACK, and

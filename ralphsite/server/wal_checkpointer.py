@@ -9,7 +9,7 @@ A server process (each gunicorn worker, see `gunicorn_conf.post_worker_init`) st
 and the thread runs a PASSIVE checkpoint every `interval` seconds instead. PASSIVE never waits on
 readers or writers; Python's sqlite3 releases the GIL while SQLite works, so requests keep running.
 Once the log is fully copied SQLite starts it again from the beginning at the next write, and
-`journal_size_limit` (see `database.SQLITE_INIT_COMMAND`) truncates the file, so it stays bounded
+`journal_size_limit` (see `ralphsite.db.config.SQLITE_INIT_COMMAND`) truncates the file, so it stays bounded
 by what is written between two checkpoints. Without a checkpointer (tests, `manage.py`, a
 server that never started one) connections keep SQLite's automatic checkpoints.
 

@@ -26,8 +26,8 @@ def database_config(*, url: str, data_dir: Path, pool_size: int) -> dict[str, An
     config: dict[str, Any] = dj_database_url.parse(url)
     engine = config["ENGINE"]
     if engine == "django.db.backends.sqlite3":
-        # Django's backend with writers queued on a file lock (ralphsite/sqlite_backend/base.py).
-        config["ENGINE"] = "ralphsite.sqlite_backend"
+        # Django's backend with writers queued on a file lock (ralphsite/db/sqlite_backend/base.py).
+        config["ENGINE"] = "ralphsite.db.sqlite_backend"
         config["OPTIONS"] = {
             # IMMEDIATE takes the write lock at BEGIN, so concurrent writers wait on busy_timeout
             # instead of failing when a deferred read transaction tries to upgrade to a write.

@@ -4,8 +4,8 @@ from typing import Any
 
 from ralphsite.env import env_int, env_str
 from ralphsite.paths import data_dir
-from ralphsite.wal_checkpointer import worker_activity
-from ralphsite.worker_gc import worker_gc
+from ralphsite.server.wal_checkpointer import worker_activity
+from ralphsite.server.worker_gc import worker_gc
 
 bind = f"{env_str('RALPH_HOST', '127.0.0.1')}:{env_int('RALPH_PORT', 8000, minimum=1)}"
 workers = env_int("RALPH_WORKERS", 2, minimum=1)
@@ -22,7 +22,7 @@ control_socket = str(data_dir() / "gunicorn.ctl")
 
 def post_worker_init(worker: Any) -> None:
     """Each worker checkpoints SQLite's write-ahead log in a thread, never inside a request."""
-    from ralphsite.wal_checkpointer import wal_checkpointer_start
+    from ralphsite.server.wal_checkpointer import wal_checkpointer_start
 
     wal_checkpointer_start()
 
