@@ -8,8 +8,8 @@ class ConversationsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from conversations_app.search.indexing import search_index_pending
-        from ralphsite.server.wal_checkpointer import background_task_register
+        from ralphsite.server.upkeep import UpkeepJob, upkeep_job_register
 
         # New messages and observations are queued for the search index; the server indexes the
         # queue between requests (a search indexes what is still queued before it queries).
-        background_task_register(search_index_pending)
+        upkeep_job_register(UpkeepJob(name="search_index_pending", run=search_index_pending))

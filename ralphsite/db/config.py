@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 # Pragmas applied to every SQLite connection. WAL lets readers run beside the writer;
 # synchronous=NORMAL is crash-safe in WAL mode; busy_timeout makes writers queue instead of
 # failing with "database is locked"; journal_size_limit truncates the write-ahead log back to 64 MiB
-# once a checkpoint has emptied it (see wal_checkpointer.py).
+# once a checkpoint has emptied it (see ralphsite/server/upkeep.py).
 SQLITE_INIT_COMMAND = (
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"

@@ -4,7 +4,7 @@ from typing import Any
 
 from ralphsite.env import env_int, env_str
 from ralphsite.paths import data_dir
-from ralphsite.server.wal_checkpointer import worker_activity
+from ralphsite.server.upkeep import worker_activity
 from ralphsite.server.worker_gc import worker_gc
 
 bind = f"{env_str('RALPH_HOST', '127.0.0.1')}:{env_int('RALPH_PORT', 8000, minimum=1)}"
@@ -21,14 +21,14 @@ control_socket = str(data_dir() / "gunicorn.ctl")
 
 
 def post_worker_init(worker: Any) -> None:
-    """Each worker checkpoints SQLite's write-ahead log in a thread, never inside a request."""
-    from ralphsite.server.wal_checkpointer import wal_checkpointer_start
+    """Each worker runs its upkeep (SQLite checkpoints, apps' jobs) in a thread, never inside a request."""
+    from ralphsite.server.upkeep import upkeep_start
 
-    wal_checkpointer_start()
+    upkeep_start()
 
 
 def pre_request(worker: Any, req: Any) -> None:
-    """The background thread's upkeep waits for the worker to be idle (wal_checkpointer.py)."""
+    """The background thread's upkeep waits for the worker to be idle (upkeep.py)."""
     worker_activity.request_started()
 
 

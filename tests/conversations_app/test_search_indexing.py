@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from conversations_app.models import Message
 from conversations_app.search.indexing import search_index_pending
 from conversations_app.search.schema import PENDING_TABLE
-from ralphsite.server.wal_checkpointer import wal_checkpointer_start, wal_checkpointer_stop
+from ralphsite.server.upkeep import upkeep_start, upkeep_stop
 
 pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="PostgreSQL indexes rows as they are written")
 SEARCH = "/api/v1/search/"
@@ -57,16 +57,16 @@ def test_it_forgets_a_queued_row_that_is_deleted(make_run, append) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_the_server_thread_indexes_the_queue_between_requests(make_run, append) -> None:
     connection.ensure_connection()  # the last connection to close would checkpoint everything itself
-    checkpointer = wal_checkpointer_start(interval=0.02)
+    upkeep = upkeep_start(interval=0.02)
     try:
         append(make_run(), "a capybara in the queue")
         deadline = time.monotonic() + 10
         while _queued() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert _queued() == 0 and _indexed("capybara") == 1
-        assert checkpointer.is_alive()
+        assert upkeep.is_alive()
     finally:
-        wal_checkpointer_stop()
+        upkeep_stop()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,0 +1,235 @@
+"""The upkeep thread (jobs, deployment-wide exclusive jobs, SQLite WAL checkpoints): real threads, real connections."""
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from conversations_app.models import Chat
+from ralphsite.server import upkeep
+from ralphsite.server.upkeep import UpkeepJob, WorkerActivity, exclusive_lock, upkeep_start, upkeep_stop
+
+pytestmark = pytest.mark.django_db(transaction=True)
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
+SQLITE_DEFAULT_AUTOCHECKPOINT = 1000
+
+
+def _in_new_connection(work: Callable[[], Any]) -> Any:
+    """Run `work` on a thread of its own, i.e. on a connection opened for it."""
+    result: list[Any] = []
+
+    def run() -> None:
+        try:
+            result.append(work())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+def _pragma(name: str) -> Any:
+    with connection.cursor() as cursor:
+        cursor.execute(f"PRAGMA {name}")
+        return cursor.fetchone()
+
+
+@pytest.fixture
+def stop_upkeep() -> Iterator[None]:
+    # The last connection to close checkpoints the whole log itself: keep this thread's open.
+    connection.ensure_connection()
+    yield
+    upkeep_stop()
+
+
+@sqlite_only
+def test_it_turns_automatic_checkpoints_off_only_while_it_runs(stop_upkeep: None) -> None:
+    assert _in_new_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
+    upkeep_thread = upkeep_start(interval=60)
+    assert upkeep_thread is not None and upkeep_thread.is_alive()
+    assert upkeep_start(interval=60) is upkeep_thread  # one per process and database
+    assert _in_new_connection(lambda: _pragma("wal_autocheckpoint")) == (0,)
+
+    upkeep_stop()
+    assert not upkeep_thread.is_alive()
+    assert _in_new_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
+
+
+@sqlite_only
+def test_it_copies_the_log_back_while_writers_skip_checkpoints(stop_upkeep: None) -> None:
+    upkeep_thread = upkeep_start(interval=0.02)
+
+    def write_chats() -> int:
+        for i in range(50):
+            Chat.objects.create(title=f"chat {i}")
+        return _pragma("wal_autocheckpoint")[0]
+
+    assert _in_new_connection(write_chats) == 0
+    deadline = time.monotonic() + 10
+    while upkeep_thread.checkpoints == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert upkeep_thread.checkpoints > 0
+
+    # Nothing written since: a checkpoint now finds every frame of the log already copied. The thread
+    # is stopped first, or its own checkpoint at that moment would make ours report busy.
+    upkeep_stop()
+    busy, log_frames, copied = _pragma("wal_checkpoint(PASSIVE)")
+    assert (busy, copied) == (0, log_frames)
+    assert Chat.objects.count() == 50
+
+
+@sqlite_only
+def test_it_keeps_checkpointing_after_a_failed_checkpoint(stop_upkeep: None, monkeypatch: pytest.MonkeyPatch,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    upkeep_thread = upkeep_start(interval=0.02)
+    original = type(upkeep_thread).checkpoint_once
+    failures: list[int] = []
+
+    def fail_once(self: Any) -> tuple[int, int, int]:
+        if not failures:
+            failures.append(1)
+            raise OSError("disk hiccup")
+        return original(self)
+
+    monkeypatch.setattr(type(upkeep_thread), "checkpoint_once", fail_once)
+    _in_new_connection(lambda: Chat.objects.create(title="after the failure"))
+    deadline = time.monotonic() + 10
+    while upkeep_thread.checkpoints == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert failures == [1] and "WAL checkpoint failed" in caplog.text
+    assert upkeep_thread.checkpoints > 0 and upkeep_thread.is_alive()
+
+
+def test_it_runs_idle_only_jobs_only_while_the_worker_is_idle(stop_upkeep: None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[float] = []
+    activity = WorkerActivity()
+    monkeypatch.setattr(upkeep, "_jobs", {})
+    monkeypatch.setattr(upkeep, "worker_activity", activity)
+    monkeypatch.setattr(upkeep, "MAX_JOB_DELAY_SECONDS", 60)
+    upkeep.upkeep_job_register(UpkeepJob(name="record", run=lambda: calls.append(time.monotonic())))
+    activity.request_started()
+    upkeep_start(interval=0.01)
+    time.sleep(0.1)
+    first = len(calls)
+    assert first <= 1  # a job that never ran is overdue: the first tick runs it, once
+    time.sleep(0.2)
+    assert len(calls) == first  # a request in flight: no upkeep
+
+    activity.request_finished()
+    _wait_until(lambda: len(calls) > first)
+    assert calls[-1] - activity.last_finished >= upkeep.IDLE_SECONDS
+
+
+def test_it_runs_a_job_at_most_every_few_seconds_and_survives_its_failures(
+        stop_upkeep: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[str] = []
+
+    def flaky() -> None:
+        calls.append("run")
+        if len(calls) == 1:
+            raise OSError("disk hiccup")
+
+    monkeypatch.setattr(upkeep, "_jobs", {})
+    upkeep.upkeep_job_register(UpkeepJob(name="flaky", run=flaky, idle_only=False))
+    upkeep.upkeep_job_register(UpkeepJob(name="rare", run=lambda: calls.append("rare"), every_seconds=3600,
+                                         idle_only=False))
+    thread = upkeep_start(interval=0.01)
+    _wait_until(lambda: calls.count("run") >= 3)
+    assert "Upkeep job flaky failed" in caplog.text and thread.is_alive()
+    assert calls.count("rare") == 1 and thread.job_runs["rare"] == 1
+    assert thread.job_runs["flaky"] == calls.count("run") - 1  # the failed run is not counted
+
+
+def test_an_exclusive_job_runs_in_one_process_at_a_time() -> None:
+    """Two connections (two workers, or two hosts of one PostgreSQL database) contend for one lock."""
+    held = threading.Event()
+    release = threading.Event()
+    seen: list[bool] = []
+
+    def holder() -> None:
+        try:
+            with exclusive_lock(connection, "backup") as acquired:
+                seen.append(acquired)
+                held.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert held.wait(10)
+        assert _in_new_connection(lambda: _try_lock("backup")) is False  # the holder has it
+        assert _in_new_connection(lambda: _try_lock("another job")) is True  # locks are per job
+    finally:
+        release.set()
+        thread.join()
+    assert seen == [True]
+    assert _in_new_connection(lambda: _try_lock("backup")) is True  # released when the holder finished
+
+
+def test_an_exclusive_job_skips_its_turn_while_another_process_runs_it(stop_upkeep: None,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(upkeep, "_jobs", {})
+    upkeep.upkeep_job_register(UpkeepJob(name="sweep", run=lambda: calls.append("sweep"), idle_only=False,
+                                         exclusive=True))
+    held, release = threading.Event(), threading.Event()
+
+    def other_process() -> None:
+        try:
+            with exclusive_lock(connection, "sweep"):
+                held.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=other_process)
+    other.start()
+    assert held.wait(10)
+    thread = upkeep_start(interval=0.01)
+    try:
+        time.sleep(0.2)
+        assert calls == [] and thread.job_runs.get("sweep") is None
+    finally:
+        release.set()
+        other.join()
+    _wait_until(lambda: calls)
+    assert thread.job_runs["sweep"] >= 1
+
+
+def _try_lock(name: str) -> bool:
+    with exclusive_lock(connection, name) as acquired:
+        return acquired
+
+
+def _wait_until(condition: Callable[[], Any]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert condition()
+
+
+def test_it_counts_requests_in_flight_from_many_threads() -> None:
+    activity = WorkerActivity()
+
+    def serve() -> None:
+        for _ in range(1000):
+            activity.request_started()
+            activity.request_finished()
+
+    threads = [threading.Thread(target=serve) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert activity.in_flight == 0 and activity.idle(activity.last_finished + 2 * upkeep.IDLE_SECONDS)
+    assert not activity.idle(activity.last_finished)
+    activity.request_started()
+    assert not activity.idle(time.monotonic() + 60)
