@@ -10,6 +10,14 @@ from django.utils.html import format_html, format_html_join
 from conversations_app import services
 from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run, SyncMapping
 from ralphsite.errors import Conflict
+from ralphsite.service_admin import (
+    RalphModelAdmin,
+    SessionFilter,
+    column_ago,
+    column_session,
+    column_status,
+    column_text,
+)
 
 
 class TagListFilter(admin.SimpleListFilter):
@@ -86,11 +94,11 @@ class ChatAdminForm(forms.ModelForm):
 
 
 @admin.register(Chat)
-class ChatAdmin(admin.ModelAdmin):
+class ChatAdmin(RalphModelAdmin):
     form = ChatAdminForm
-    list_display = ["title", "id", "worktree_id", "session", "run_count", "sync_status", "version", "is_deleted",
-                    "updated_at"]
-    list_filter = ["sync_status", "is_deleted", TagListFilter]
+    list_display = ["title", "session", "run_count", "tag_list", "worktree_id", column_status("sync_status"),
+                    "version", "is_deleted", column_ago("updated_at", description="changed"), "id"]
+    list_filter = [SessionFilter, "is_deleted", "sync_status", TagListFilter]
     search_fields = ["id", "title", "worktree_id", "remote_id", "session__id", "session__key"]
     date_hierarchy = "created_at"
     list_select_related = ["session"]
@@ -101,6 +109,10 @@ class ChatAdmin(admin.ModelAdmin):
               "is_deleted", "deleted_at", "created_at", "updated_at", "transcript", "opened_version"]
     inlines = [RunInline]
     actions = ["soft_delete_chats", "restore_chats", "mark_synced"]
+
+    @admin.display(description="tags")
+    def tag_list(self, chat: Chat) -> str:
+        return ", ".join(chat.tags or []) or "—"
 
     @admin.display(description="Transcript")
     def transcript(self, chat: Chat) -> str:
@@ -153,13 +165,13 @@ class ChatAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
-    list_display = ["id", "chat", "sequence_number", "status", "tokens_used", "message_count", "sync_status",
-                    "started_at"]
-    list_filter = ["status", "sync_status"]
+class RunAdmin(RalphModelAdmin):
+    list_display = ["chat", "sequence_number", column_status(), "message_count", "tokens_used",
+                    column_session("chat__session"), column_ago("started_at", description="started"),
+                    column_status("sync_status"), "id"]
+    list_filter = [SessionFilter.on("chat__session_id"), "status", "sync_status"]
     search_fields = ["id", "chat__id", "chat__title", "remote_id"]
-    date_hierarchy = "started_at"
-    list_select_related = ["chat"]
+    list_select_related = ["chat__session"]
     raw_id_fields = ["chat"]
     readonly_fields = ["id", "chat", "sequence_number", "message_count", "created_at", "updated_at", "transcript"]
 
@@ -179,18 +191,20 @@ class RunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
-    list_display = ["id", "run", "sequence_number", "role", "short_content", "sync_status", "created_at"]
-    list_filter = ["role", "sync_status"]
-    search_fields = ["id", "run__id", "content"]
-    date_hierarchy = "created_at"
-    list_select_related = ["run"]
+class MessageAdmin(RalphModelAdmin):
+    list_display = [column_status("role"), column_text("content", length=110), "chat_title", "sequence_number",
+                    column_session("run__chat__session"), column_ago("created_at", description="sent"), "id"]
+    list_display_links = ["role_badge"]
+    list_filter = [SessionFilter.on("run__chat__session_id"), "role", "sync_status"]
+    search_fields = ["=id", "=run__id", "content"]
+    ordering = ["-id"]  # ULIDs sort by time: newest first on the primary key's index
+    list_select_related = ["run__chat__session"]
     raw_id_fields = ["run"]
     readonly_fields = ["id", "run", "sequence_number", "created_at", "updated_at"]
 
-    @admin.display(description="Content")
-    def short_content(self, message: Message) -> str:
-        return message.content[:80]
+    @admin.display(description="chat · run")
+    def chat_title(self, message: Message) -> str:
+        return f"{message.run.chat.title[:40]} · run {message.run.sequence_number}"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # messages are appended through the API (sequence numbers)
@@ -204,8 +218,9 @@ class MessageAdmin(admin.ModelAdmin):
 
 
 @admin.register(Observation)
-class ObservationAdmin(admin.ModelAdmin):
-    list_display = ["id", "session", "type", "tool_name", "importance", "created_at"]
+class ObservationAdmin(RalphModelAdmin):
+    list_display = ["type", column_text("content", length=90), "tool_name", "importance", "session",
+                    column_ago("created_at", description="observed"), "id"]
     list_filter = ["type", "tool_name"]
     search_fields = ["id", "content", "tool_name", "session__id"]
     date_hierarchy = "created_at"
@@ -223,7 +238,7 @@ class ObservationAdmin(admin.ModelAdmin):
 
 
 @admin.register(GlobalPattern)
-class GlobalPatternAdmin(admin.ModelAdmin):
+class GlobalPatternAdmin(RalphModelAdmin):
     list_display = ["description_short", "pattern_type", "frequency", "projects", "updated_at"]
     list_filter = ["pattern_type"]
     search_fields = ["description"]
@@ -246,7 +261,7 @@ class GlobalPatternAdmin(admin.ModelAdmin):
 
 
 @admin.register(SyncMapping)
-class SyncMappingAdmin(admin.ModelAdmin):
+class SyncMappingAdmin(RalphModelAdmin):
     """Seed 002's local ↔ remote id mapping, for people correlating identities; written only by sync."""
 
     list_display = ["entity", "local_id", "remote_id", "synced_at"]

@@ -14,6 +14,7 @@ from ledger_app.models import (
     Checkpoint,
     CheckpointRestore,
     DeadLetter,
+    DeadLetterStatus,
     ErrorLog,
     GateResult,
     Issue,
@@ -25,7 +26,16 @@ from ledger_app.models import (
 )
 from ralphsite.errors import Conflict
 from ralphsite.fields import BIGINT_MAX
-from ralphsite.service_admin import ServiceModelAdmin
+from ralphsite.service_admin import (
+    OperatorAction,
+    RalphModelAdmin,
+    ServiceModelAdmin,
+    SessionFilter,
+    column_ago,
+    column_session,
+    column_status,
+    column_text,
+)
 from ralphsite.ulid import ulid_normalize
 from sessions_app.models import Session
 
@@ -35,7 +45,7 @@ def pretty_json(value: Any) -> str:
                        json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(RalphModelAdmin):
     """Facts nobody edits by hand: browse and filter only."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -46,38 +56,6 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-
-class RecentSessionFilter(admin.SimpleListFilter):
-    """The 30 most recently active sessions (a full list would be a giant select)."""
-
-    title = "session"
-    parameter_name = "session"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        recent = Session.objects.order_by("-last_activity_at").values_list("pk", "key")[:30]
-        return [(pk, key or pk) for pk, key in recent]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(session_id=self.value()) if self.value() else queryset
-
-
-class SessionLinkFilter(admin.SimpleListFilter):
-    """One session's rows, chosen by a link (the session page links here with `?session=<id>`)
-    or found with the search box (a session id or key). It never lists the sessions: it shows only
-    the selected one, so the page costs the same with ten sessions or a million."""
-
-    title = "session"
-    parameter_name = "session"
-
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
-        if not self.value():
-            return []
-        key = Session.objects.filter(pk=self.value()).values_list("key", flat=True).first()
-        return [(self.value(), key or self.value())]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        return queryset.filter(session_id=self.value()) if self.value() else queryset
 
 
 class RecentEventValuesFilter(admin.SimpleListFilter):
@@ -120,23 +98,19 @@ _SEARCHABLE_ID = re.compile(r"[0-9]{1,19}")
 
 @admin.register(LedgerEvent)
 class LedgerEventAdmin(ReadOnlyAdmin):
-    list_display = ["id", "timestamp", "type", "session_key", "task_key", "agent", "tokens_total", "cost_usd"]
-    list_filter = [SessionLinkFilter, RecentEventValuesFilter.on("type"), RecentEventValuesFilter.on("category"),
+    list_display = [column_ago("timestamp", description="when"), "type", column_text("message", length=90),
+                    column_session(), "task_key", "agent", "model", "tokens_total", "cost_usd", "id"]
+    list_display_links = ["type"]
+    list_filter = [SessionFilter, RecentEventValuesFilter.on("type"), RecentEventValuesFilter.on("category"),
                    RecentEventValuesFilter.on("model"), ("timestamp", admin.DateFieldListFilter)]
     list_select_related = ["session"]
     ordering = ["-id"]
     search_fields = ["=id"]  # shows the search box; get_search_results below does the (index-backed) search
     search_help_text = "An event id, a session id or key, a task key or an agent name (exact)."
-    show_full_result_count = False
-    show_facets = admin.ShowFacets.NEVER  # a count per choice would read the whole ledger
     fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration", "phase",
               "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated", "message",
               "data_pretty", "meta_pretty", "idempotency_key"]
     readonly_fields = fields
-
-    @admin.display(description="session", ordering="session__key")
-    def session_key(self, obj: LedgerEvent) -> str:
-        return obj.session.key or obj.session_id
 
     @admin.display(description="data")
     def data_pretty(self, obj: LedgerEvent) -> str:
@@ -166,8 +140,9 @@ class LedgerEventAdmin(ReadOnlyAdmin):
 
 @admin.register(Issue)
 class IssueAdmin(ServiceModelAdmin):
-    list_display = ["signature", "kind", "count", "task_key", "session", "file", "line", "last_seen_at"]
-    list_filter = ["kind", RecentSessionFilter]
+    list_display = ["signature", "kind", "count", "task_key", "session", "file", "line",
+                    column_ago("last_seen_at", description="last seen")]
+    list_filter = ["kind", SessionFilter]
     list_select_related = ["session"]
     search_fields = ["signature", "message", "file", "task_key"]
     date_hierarchy = "last_seen_at"
@@ -197,7 +172,7 @@ class CheckpointRestoreInline(admin.TabularInline):
 @admin.register(Checkpoint)
 class CheckpointAdmin(ServiceModelAdmin):
     list_display = ["key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "can_restore", "created_at"]
-    list_filter = ["can_restore", RecentSessionFilter]
+    list_filter = ["can_restore", SessionFilter]
     list_select_related = ["session"]
     search_fields = ["key", "task_key", "sprint_key", "git_ref", "git_commit", "summary", "description"]
     date_hierarchy = "created_at"
@@ -242,7 +217,7 @@ class BaselineAdmin(ServiceModelAdmin):
 class GateResultAdmin(ServiceModelAdmin):
     list_display = ["timestamp", "gate", "passed", "iteration", "error_count", "warning_count", "coverage_percent",
                     "session"]
-    list_filter = ["gate", "passed", RecentSessionFilter]
+    list_filter = ["gate", "passed", SessionFilter]
     list_select_related = ["session"]
     search_fields = ["=session__id"]
     date_hierarchy = "timestamp"
@@ -255,14 +230,13 @@ class TokenUsageAdmin(ReadOnlyAdmin):
     """Usage rows feed the session totals, so they are recorded through the API only. The list
     page shows totals by model and by day for whatever the filters select."""
 
-    list_display = ["recorded_at", "model", "input_tokens", "output_tokens", "cached_read_tokens",
-                    "cached_write_tokens", "reasoning_tokens", "cost_usd", "is_estimated", "agent", "operation",
-                    "session"]
-    list_filter = ["model", "is_estimated", "operation", RecentSessionFilter]
+    list_display = [column_ago("recorded_at", description="when"), "model", "agent", "cost_usd", "input_tokens",
+                    "output_tokens", "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "is_estimated",
+                    "operation", "task_key", "session", "id"]
+    list_display_links = ["recorded_at_ago"]
+    list_filter = [SessionFilter, "model", "is_estimated", "operation", ("recorded_at", admin.DateFieldListFilter)]
     list_select_related = ["session"]
     search_fields = ["model", "agent", "operation", "task_key", "sprint_key"]
-    date_hierarchy = "recorded_at"
-    show_full_result_count = False
     days_shown = 31
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
@@ -287,38 +261,69 @@ class ModelPriceAdmin(ServiceModelAdmin):
 
 @admin.register(ErrorLog)
 class ErrorLogAdmin(ServiceModelAdmin):
-    list_display = ["logged_at", "error_type", "operation", "error_message", "recovery_success", "circuit_opened",
-                    "retry_count", "session"]
-    list_filter = ["error_type", "recovery_success", "circuit_opened", RecentSessionFilter]
+    list_display = [column_ago("logged_at", description="when"), "error_type", column_text("error_message", length=90),
+                    "operation", "recovery_success", "circuit_opened", "retry_count", "session", "id"]
+    list_display_links = ["logged_at_ago"]
+    list_filter = [SessionFilter, "error_type", "recovery_success", "circuit_opened",
+                   ("logged_at", admin.DateFieldListFilter)]
     list_select_related = ["session"]
     search_fields = ["error_message", "error_pattern", "operation", "task_key"]
-    date_hierarchy = "logged_at"
     raw_id_fields = ["session"]
     readonly_fields = ["id"]
 
 
+def _dead_letter_retry(request: HttpRequest, item: DeadLetter, inputs: dict[str, str]) -> str:
+    services.dead_letter_retry(dead_letter_id=item.pk)
+    return f"Dead letter {item.pk} taken for a retry."
+
+
+def _dead_letter_discard(request: HttpRequest, item: DeadLetter, inputs: dict[str, str]) -> str:
+    services.dead_letter_discard(dead_letter_id=item.pk)
+    return f"Dead letter {item.pk} discarded: it will not be retried."
+
+
+def _is_pending(item: DeadLetter) -> bool:
+    return item.status == DeadLetterStatus.PENDING
+
+
 @admin.register(DeadLetter)
 class DeadLetterAdmin(ServiceModelAdmin):
-    list_display = ["id", "operation_type", "status", "attempt_count", "retry_after", "expires_at", "created_at",
-                    "session"]
-    list_filter = ["status", "operation_type"]
+    list_display = ["operation_type", column_status(), column_text("error_message", length=90, description="error"),
+                    "attempt_count", "task_key", "session", column_ago("created_at", description="failed"),
+                    column_ago("retry_after", description="due"), "id"]
+    list_display_links = ["operation_type"]
+    list_filter = [SessionFilter, "status", "operation_type"]
     list_select_related = ["session"]
     search_fields = ["operation_type", "error_message", "task_key"]
     date_hierarchy = "created_at"
     raw_id_fields = ["session"]
-    readonly_fields = ["id", "retried_at", "params_pretty"]
-    actions = ["retry_selected"]
+    readonly_fields = ["id", "status", "attempt_count", "retried_at", "params_pretty"]
+    actions = ["retry_selected", "discard_selected"]
+    operator_actions = (
+        OperatorAction("retry", "Retry now", _dead_letter_retry, style="primary", shown=_is_pending,
+                       help="Take it for a retry (pending and due → retried), as dead-letters/{id}/retry/ does."),
+        OperatorAction("discard", "Discard", _dead_letter_discard, style="danger", shown=_is_pending,
+                       help="Give up on it (pending → failed), as dead-letters/{id}/discard/ does."),
+    )
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[DeadLetter], verb: Any, done: str) -> None:
+        taken = 0
+        ids = list(queryset.values_list("id", flat=True))
+        for item_id in ids:
+            try:
+                verb(dead_letter_id=item_id)
+                taken += 1
+            except Conflict:
+                pass  # not pending (or not due): left as it is
+        self.message_user(request, f"{taken} of {len(ids)} selected items {done}.")
 
     @admin.action(description="Take the selected due items for a retry")
     def retry_selected(self, request: HttpRequest, queryset: QuerySet[DeadLetter]) -> None:
-        taken = 0
-        for item_id in queryset.values_list("id", flat=True):
-            try:
-                services.dead_letter_retry(dead_letter_id=item_id)
-                taken += 1
-            except Conflict:
-                pass  # not pending or not due: left as it is
-        self.message_user(request, f"{taken} of {queryset.count()} selected items taken for a retry.")
+        self._each(request, queryset, services.dead_letter_retry, "taken for a retry")
+
+    @admin.action(description="Discard the selected pending items")
+    def discard_selected(self, request: HttpRequest, queryset: QuerySet[DeadLetter]) -> None:
+        self._each(request, queryset, services.dead_letter_discard, "discarded")
 
     @admin.display(description="operation params")
     def params_pretty(self, obj: DeadLetter) -> str:

@@ -292,6 +292,21 @@ def dead_letter_retry(*, dead_letter_id: int) -> DeadLetter:
     return item
 
 
+def dead_letter_discard(*, dead_letter_id: int) -> DeadLetter:
+    """Give up on a pending item (pending → failed): nobody retries it. A conditional UPDATE, so a
+    discard racing a retry or a claim leaves the item to exactly one of them."""
+    with transaction.atomic():
+        discarded = DeadLetter.objects.filter(pk=dead_letter_id, status=DeadLetterStatus.PENDING).update(
+            status=DeadLetterStatus.FAILED)
+        item = DeadLetter.objects.filter(pk=dead_letter_id).first()
+        if item is None:
+            raise NotFound(f"Dead letter {dead_letter_id} does not exist.")
+        if not discarded:
+            raise Conflict(f"Dead letter {dead_letter_id} is {item.status}, not pending.",
+                           code="dead_letter_not_pending", details={"status": item.status})
+    return item
+
+
 def dead_letter_claim_next(*, operation_type: str = "") -> DeadLetter | None:
     """Atomically take the oldest due item (two workers never get the same one), or None.
 

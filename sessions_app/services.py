@@ -683,17 +683,29 @@ def task_heartbeat(*, task: Task, agent: str, lease_seconds: int) -> Task:
     return task
 
 
-def task_release(*, task: Task, agent: str, reason: str = "") -> Task:
-    """Give a claimed task back: not started again, claimable by anyone."""
+def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = False) -> Task:
+    """Give a claimed task back: not started again, claimable by anyone.
+
+    Only the claim's holder may, unless `operator` (a person in the console, named by `agent`) takes
+    the claim back from an agent that is stuck or gone: then any in-progress claim is released and
+    the event names the holder it was taken from."""
     with transaction.atomic():
-        task = _held_task(task=task, agent=agent)
+        if operator:
+            task = lock_rows(Task.objects.filter(pk=task.pk)).get()
+            if task.status != TaskStatus.IN_PROGRESS or not task.claimed_by:
+                raise Conflict(f"{task.key} is not claimed.", code="not_claimed",
+                               details={"claimed_by": task.claimed_by, "status": task.status})
+        else:
+            task = _held_task(task=task, agent=agent)
+        holder = task.claimed_by
         task.status = TaskStatus.NOT_STARTED
         task.claimed_by, task.lease_expires_at = "", None
         task.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
         if task.session_id:
+            taken = f" (claimed by {holder})" if operator else ""
             _event(session_id=task.session_id, event_type="task_released", task_key=task.key, agent=agent,
-                   message=f"{agent} released {task.key}" + (f": {reason}" if reason else ""),
-                   data={"task": task.id, "reason": reason})
+                   message=f"{agent} released {task.key}{taken}" + (f": {reason}" if reason else ""),
+                   data={"task": task.id, "reason": reason, **({"claimed_by": holder} if operator else {})})
         session_touch(session_id=task.session_id)
     return task
 
@@ -795,9 +807,14 @@ def feedback_item_resolve(*, item: FeedbackItem) -> FeedbackItem:
     return item
 
 
-def signal_create(*, data: dict[str, Any]) -> Signal:
+def signal_create(*, data: dict[str, Any], agent: str = "") -> Signal:
+    """A steering message to the orchestrator (pause, stop, steer, info), recorded in the ledger as
+    sent (`signal_sent`) and, once polled, as processed (`signal_processed`)."""
     with transaction.atomic():
         signal = instance_create(model=Signal, data=data)
+        _event(session_id=signal.session_id, event_type="signal_sent", agent=agent,
+               message=f"{signal.type} signal sent" + (f": {signal.message[:200]}" if signal.message else ""),
+               data={"signal": signal.id, "type": signal.type})
         session_touch(session_id=signal.session_id)
     return signal
 

@@ -5,7 +5,7 @@ Other apps listen (the ledger records them as audit events); sessions_app import
 `orchestration_event` keyword arguments:
     session_id: str             the session the change belongs to
     event_type: str             e.g. "session_state_changed", "task_status_changed", "task_claimed",
-                                "task_released", "signal_processed", "question_answered",
+                                "task_released", "signal_sent", "signal_processed", "question_answered",
                                 "session_resumed", "session_finished"
     task_key: str               "" when the change is not about a task
     agent: str                  who made the change, "" when unknown

@@ -239,6 +239,15 @@ class DeadLetterViewSet(IntegerIdMixin, RalphModelViewSet):
             raise NotFound(f"Dead letter {pk} does not exist.")
         return Response(s.DeadLetterSerializer(services.dead_letter_retry(dead_letter_id=dead_letter_id)).data)
 
+    @extend_schema(request=None, responses={200: s.DeadLetterSerializer})
+    @action(detail=True, methods=["post"])
+    def discard(self, request: Request, pk: str) -> Response:
+        """Give up on this pending item (pending → failed): it is never retried; 409 when not pending."""
+        dead_letter_id = _integer_id(pk)
+        if dead_letter_id is None:
+            raise NotFound(f"Dead letter {pk} does not exist.")
+        return Response(s.DeadLetterSerializer(services.dead_letter_discard(dead_letter_id=dead_letter_id)).data)
+
     @extend_schema(request=s.DeadLetterClaimSerializer,
                    responses={200: s.DeadLetterSerializer, 204: OpenApiResponse(description="Nothing is due.")})
     @action(detail=False, methods=["post"])

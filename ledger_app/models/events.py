@@ -22,7 +22,7 @@ DEVTEAM_EVENT_TYPES = (
 # Recorded by the ledger itself from sessions_app's `orchestration_event` signal.
 AUDIT_EVENT_TYPES = (
     "session_state_changed", "task_status_changed", "task_claimed", "task_released",
-    "signal_processed", "question_answered", "session_resumed", "session_finished",
+    "signal_sent", "signal_processed", "question_answered", "session_resumed", "session_finished",
 )
 EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RALPHY_EVENT_TYPES + DEVTEAM_EVENT_TYPES + AUDIT_EVENT_TYPES))
 _EVENT_TYPE_SET = frozenset(EVENT_TYPES)

@@ -195,7 +195,7 @@ def test_it_runs_a_whole_orchestration_loop_and_keeps_its_audit_trail(agent: Age
     expected += sorted([("task_claimed", second[0]), ("task_claimed", second[1])])
     expected += [("task_status_changed", second[0]), ("task_status_changed", second[1])]
     expected += [("task_claimed", "task-4"), ("task_status_changed", "task-4")]
-    expected += [("signal_processed", ""), ("question_answered", "")]
+    expected += [("signal_sent", ""), ("signal_processed", ""), ("question_answered", "")]
     expected += [("session_state_changed", ""), ("session_state_changed", ""), ("session_finished", "")]
     assert kinds == expected
     transitions = [(e["data"]["from"], e["data"]["to"]) for e in events if e["type"] == "session_state_changed"]

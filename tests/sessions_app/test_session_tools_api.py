@@ -157,7 +157,7 @@ def test_it_polls_signals_oldest_first_once_each_then_204(api: APIClient, sessio
     assert (first["type"], first["is_processed"], first["processed_by"]) == ("steer", True, "orchestrator")
     assert second["type"] == "pause"
     assert api.post(url(session, "poll-signal"), format="json").status_code == 204
-    assert [e["event_type"] for e in events] == ["signal_processed", "signal_processed"]
+    assert [e["event_type"] for e in events] == ["signal_sent", "signal_sent", "signal_processed", "signal_processed"]
 
 
 def test_it_refuses_a_bad_signal_type_naming_the_allowed_ones(api: APIClient, session: Session) -> None:

@@ -1,0 +1,478 @@
+"""Orchestration records (seed 000): plans, tasks, questions, feedback, signals, invocations."""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from ralphsite.errors import DomainError
+from ralphsite.service_admin import (
+    OperatorAction,
+    ServiceModelAdmin,
+    SessionFilter,
+    column_ago,
+    column_flag,
+    column_session,
+    column_status,
+    column_text,
+    operator_name,
+)
+from sessions_app import services
+from sessions_app.admin.base import ReadOnlyInline, SessionScopedAdmin
+from sessions_app.downloads import attachment_download_response
+from sessions_app.models import (
+    AgentInvocation,
+    FeedbackAttachment,
+    FeedbackBatch,
+    FeedbackItem,
+    Iteration,
+    Plan,
+    PlanSnapshot,
+    Question,
+    ReplanningDelta,
+    ResearchFinding,
+    ResearchSession,
+    Signal,
+    Task,
+    TaskAttempt,
+    TaskDependency,
+    TaskFile,
+    TaskStatus,
+)
+
+
+class IterationInline(ReadOnlyInline):
+    model = Iteration
+    fields = ["number", "planning_complete", "tasks_defined", "started_at", "completed_at"]
+
+
+class TaskInline(ReadOnlyInline):
+    model = Task
+    fk_name = "session"
+    fields = ["key", "title", "status", "wave", "assigned_agent", "started_at", "completed_at"]
+
+
+class QuestionInline(ReadOnlyInline):
+    model = Question
+    fields = ["key", "category", "priority", "status", "answered_at"]
+
+
+class SignalInline(ReadOnlyInline):
+    model = Signal
+    fields = ["type", "message", "is_processed", "sent_at", "processed_at"]
+
+
+
+@admin.register(Iteration)
+class IterationAdmin(SessionScopedAdmin):
+    list_display = ["id", "session", "number", "planning_complete", "tasks_defined", "started_at", "completed_at"]
+    list_filter = ["planning_complete"]
+    search_fields = ["id", "session__id", "session__key"]
+    date_hierarchy = "started_at"
+
+
+@admin.register(PlanSnapshot)
+class PlanSnapshotAdmin(SessionScopedAdmin):
+    list_display = ["id", "session", "iteration_number", "created_at"]
+    search_fields = ["session__id", "session__key", "content"]
+    date_hierarchy = "created_at"
+
+
+@admin.register(Plan)
+class PlanAdmin(ServiceModelAdmin):
+    list_display = ["key", "name", "plan_type", "status", "completed_tasks", "total_tasks", "session", "started_at"]
+    list_filter = ["status", "plan_type"]
+    search_fields = ["key", "name", "description"]
+    date_hierarchy = "created_at"
+    list_select_related = ["session"]
+    autocomplete_fields = ["session", "research_session"]
+
+
+@admin.register(ReplanningDelta)
+class ReplanningDeltaAdmin(ServiceModelAdmin):
+    list_display = ["id", "iteration", "previous_plan_snapshot_ref", "created_at"]
+    search_fields = ["summary", "rationale", "iteration__session__key"]
+    date_hierarchy = "created_at"
+    list_select_related = ["iteration__session"]
+    raw_id_fields = ["iteration"]
+
+
+class ResearchFindingInline(admin.TabularInline):
+    model = ResearchFinding
+    extra = 0
+    fields = ["finding_type", "title", "source", "priority", "file_path"]
+    show_change_link = True
+
+
+@admin.register(ResearchSession)
+class ResearchSessionAdmin(SessionScopedAdmin):
+    list_display = ["id", "session", "status", "findings_count", "blockers_found", "started_at"]
+    list_filter = ["status"]
+    search_fields = ["id", "session__id", "session__key"]
+    date_hierarchy = "started_at"
+    inlines = [ResearchFindingInline]
+
+
+@admin.register(ResearchFinding)
+class ResearchFindingAdmin(ServiceModelAdmin):
+    list_display = ["title", "finding_type", "source", "priority", "research_session", "recorded_at"]
+    list_filter = ["finding_type", "source", "priority"]
+    search_fields = ["title", "description", "file_path"]
+    date_hierarchy = "recorded_at"
+    raw_id_fields = ["research_session"]
+
+
+class TaskDependencyInline(admin.TabularInline):
+    model = TaskDependency
+    fk_name = "task"
+    extra = 0
+    raw_id_fields = ["depends_on"]
+    verbose_name_plural = "depends on"
+
+
+class TaskAttemptInline(ReadOnlyInline):
+    model = TaskAttempt
+    fields = ["attempt_number", "status", "review_verdict", "agent", "model", "tokens_input", "tokens_output",
+              "cost_usd", "created_at"]
+
+
+class TaskFileInline(admin.TabularInline):
+    model = TaskFile
+    extra = 0
+    fields = ["path", "is_pattern", "file_type", "access_type"]
+
+
+def _task_release(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
+    services.task_release(task=task, agent=operator_name(request), reason=inputs["reason"], operator=True)
+    return f"{task.key} released: claimable again."
+
+
+def _task_fail(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
+    services.task_status_set(task=task, status=TaskStatus.FAILED, annotation=inputs["reason"],
+                             agent=operator_name(request))
+    return f"{task.key} marked failed; its claim is cleared."
+
+
+def _task_status(status: str) -> Callable[[HttpRequest, Task, dict[str, str]], str]:
+    def run(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
+        services.task_status_set(task=task, status=status, annotation=inputs.get("reason", ""),
+                                 agent=operator_name(request))
+        return f"{task.key} is {TaskStatus(status).label.lower()}."
+    return run
+
+
+_TASK_OPEN = {TaskStatus.NOT_STARTED, TaskStatus.IN_PROGRESS, TaskStatus.REVIEW_PENDING, TaskStatus.BLOCKED}
+
+
+@admin.register(Task)
+class TaskAdmin(ServiceModelAdmin):
+    list_display = ["key", column_text("title", length=60), column_status(),
+                    column_text("status_annotation", length=60, description="why"), "assigned_agent",
+                    column_session(), "wave", column_ago("updated_at", description="changed"), "id"]
+    list_display_links = ["key"]
+    list_filter = [SessionFilter, "status", "task_type", "work_type", "priority"]
+    search_fields = ["key", "title", "objective", "description", "session__key", "sprint_key"]
+    list_select_related = ["session"]
+    autocomplete_fields = ["session", "plan", "parent"]
+    # Status moves through its transitions only (the buttons above the form, the API's status/release).
+    readonly_fields = ["status", "status_annotation", "claimed_by", "lease_expires_at", "started_at",
+                       "completed_at", "created_at", "updated_at"]
+    inlines = [TaskDependencyInline, TaskAttemptInline, TaskFileInline]
+    operator_actions = (
+        OperatorAction("release", "Release the claim", _task_release, inputs=(("reason", "reason (optional)"),),
+                       shown=lambda task: task.status == TaskStatus.IN_PROGRESS and bool(task.claimed_by),
+                       help="Take the task back from its agent: not started again, claimable by anyone."),
+        OperatorAction("fail", "Mark failed", _task_fail, style="danger", inputs=(("reason", "why it failed"),),
+                       shown=lambda task: task.status in _TASK_OPEN,
+                       help="The task fails (its claim is cleared); tasks that depend on it stay blocked."),
+        OperatorAction("complete", "Mark completed", _task_status(TaskStatus.COMPLETED),
+                       shown=lambda task: task.status in _TASK_OPEN),
+        OperatorAction("reopen", "Reopen", _task_status(TaskStatus.NOT_STARTED),
+                       shown=lambda task: task.status not in _TASK_OPEN,
+                       help="Back to not started: claimable again."),
+    )
+
+    def service_create(self, data: dict[str, Any]) -> Task:
+        return services.task_create(data=data)
+
+    def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
+        """Dependencies and files are written by the task service (same session, no cycle)."""
+        if formset.model not in (TaskDependency, TaskFile):
+            super().save_formset(request, form, formset, change)
+            return
+        kept = [row for row in (f.cleaned_data for f in formset.forms) if row and not row.get("DELETE")]
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []  # for the change log
+        if formset.model is TaskDependency:
+            data = {"depends_on": [row["depends_on"].key for row in kept]}
+        else:
+            data = {"files": [{name: row[name] for name in ("path", "is_pattern", "file_type", "access_type")}
+                              for row in kept]}
+        try:
+            services.task_update(task=Task.objects.get(pk=form.instance.pk), data=data)
+        except DomainError as error:
+            self.message_user(request, f"{formset.prefix} not saved: {error.message}",
+                              messages.ERROR)
+
+    def service_update(self, instance: Task, data: dict[str, Any]) -> Task:
+        return services.task_update(task=instance, data=data)
+
+    def service_delete(self, instance: Task) -> None:
+        services.task_delete(task=instance)
+
+
+@admin.register(TaskAttempt)
+class TaskAttemptAdmin(ServiceModelAdmin):
+    list_display = ["task", "attempt_number", column_status(), column_status("review_verdict", description="review"),
+                    column_text("error_message", length=60, description="error"), "agent", "model",
+                    "tokens_input", "tokens_output", "cost_usd", column_session(),
+                    column_ago("created_at", description="reported"), "id"]
+    list_display_links = ["task"]
+    list_filter = [SessionFilter, "status", "review_verdict"]
+    search_fields = ["task__key", "agent", "model", "implementation_report"]
+    list_select_related = ["task", "session"]
+    autocomplete_fields = ["task", "session"]
+
+    def service_create(self, data: dict[str, Any]) -> TaskAttempt:
+        return services.task_attempt_create(data=data)
+
+    def service_update(self, instance: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
+        return services.task_attempt_update(attempt=instance, data=data)
+
+    def service_delete(self, instance: TaskAttempt) -> None:
+        services.task_attempt_delete(attempt=instance)
+
+
+@admin.register(TaskFile)
+class TaskFileAdmin(ServiceModelAdmin):
+    list_display = ["path", "task", "is_pattern", "file_type", "access_type"]
+    list_filter = ["access_type", "file_type", "is_pattern"]
+    search_fields = ["path", "task__key"]
+    list_select_related = ["task"]
+    autocomplete_fields = ["task"]
+
+
+ANSWER_FIELDS = ("answer", "answer_source", "answer_confidence", "answer_implication")
+
+
+class QuestionAnswerForm(forms.ModelForm):
+    """The question as the agent asked it (read-only) and the answer a person gives: saving an answer
+    answers the question through the answer service (status, time, ledger event), as the API does."""
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if set(ANSWER_FIELDS) & set(self.changed_data) and not (cleaned.get("answer") or "").strip():
+            self.add_error("answer", "Write the answer (the other answer fields go with it).")
+        return cleaned
+
+
+@admin.register(Question)
+class QuestionAdmin(SessionScopedAdmin):
+    form = QuestionAnswerForm
+    list_display = ["key", column_text("text", length=90, description="question"), column_status(), "priority",
+                    "category", column_session(), column_ago("created_at", description="asked"),
+                    column_ago("answered_at", description="answered"), "id"]
+    list_display_links = ["key"]
+    list_filter = [SessionFilter, "status", "priority", "category", "answer_confidence"]
+    search_fields = ["key", "text", "answer", "session__key"]
+    readonly_fields = ["session", "key", "text", "status", "answered_at", "iteration_number", "cycle_number",
+                       "question_type", "source_issue_key", "impact", "created_at"]
+    fieldsets = [
+        ("The question", {"fields": ["session", "key", "text", "impact", "status", "category", "priority",
+                                     "question_type", "source_issue_key", "iteration_number", "cycle_number",
+                                     "created_at"]}),
+        ("Your answer", {"fields": [*ANSWER_FIELDS, "answered_at"],
+                         "description": "Saving an answer answers the question: the agent's next poll sees it."}),
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # agents ask questions (through the API); people answer them
+
+    def save_model(self, request: HttpRequest, obj: Question, form: forms.ModelForm, change: bool) -> None:
+        """An answer goes through the answer service (by this person); other fields, if any, first."""
+        data = self._model_data(form, form.changed_data)
+        question = Question.objects.get(pk=obj.pk)
+        rest = {name: value for name, value in data.items() if name not in ANSWER_FIELDS}
+        if rest:
+            question = self.service_update(question, rest)
+        if len(rest) < len(data):
+            services.question_answer(question=question, data={name: form.cleaned_data[name] for name in ANSWER_FIELDS},
+                                     agent=operator_name(request))
+
+
+class FeedbackItemInline(admin.TabularInline):
+    model = FeedbackItem
+    extra = 0
+    fields = ["issue_key", "severity", "description", "is_resolved", "resolved_at"]
+    readonly_fields = ["is_resolved", "resolved_at"]  # resolved on the item's page (the resolve service)
+
+
+class FeedbackAttachmentInline(ReadOnlyInline):
+    model = FeedbackAttachment
+    fields = ["file_name", "content_type", "size", "download"]
+
+    @admin.display(description="download")
+    def download(self, attachment: FeedbackAttachment) -> str:
+        return attachment_download_link(attachment)
+
+
+def attachment_download_link(attachment: FeedbackAttachment) -> str:
+    if not attachment.pk:
+        return "-"
+    return format_html('<a href="{}">download</a>',
+                       reverse("admin:sessions_app_feedbackattachment_download", args=[attachment.pk]))
+
+
+@admin.register(FeedbackBatch)
+class FeedbackBatchAdmin(ServiceModelAdmin):
+    list_display = ["batch_timestamp", "session", "iteration", "created_at"]
+    search_fields = ["batch_timestamp", "summary", "session__key"]
+    date_hierarchy = "created_at"
+    list_select_related = ["session", "iteration"]
+    autocomplete_fields = ["iteration"]
+    exclude = ["session"]
+    inlines = [FeedbackItemInline, FeedbackAttachmentInline]
+
+    def service_create(self, data: dict[str, Any]) -> FeedbackBatch:
+        return services.feedback_batch_create(data=data)
+
+    def service_update(self, instance: FeedbackBatch, data: dict[str, Any]) -> FeedbackBatch:
+        return services.feedback_batch_update(batch=instance, data=data)
+
+
+def _feedback_resolve(request: HttpRequest, item: FeedbackItem, inputs: dict[str, str]) -> str:
+    services.feedback_item_resolve(item=item)
+    return f"Feedback item {item.issue_key or item.pk} resolved."
+
+
+@admin.register(FeedbackItem)
+class FeedbackItemAdmin(ServiceModelAdmin):
+    list_display = ["issue_key", column_text("description", length=90), "severity",
+                    column_flag("is_resolved", yes="resolved", no="unresolved", description="resolved"),
+                    column_session("batch__session"), column_ago("created_at", description="reported"), "id"]
+    list_display_links = ["issue_key"]
+    list_filter = [SessionFilter.on("batch__session_id"), "severity", "is_resolved"]
+    search_fields = ["issue_key", "description", "evidence"]
+    list_select_related = ["batch__session"]
+    raw_id_fields = ["batch"]
+    readonly_fields = ["is_resolved", "resolved_at"]
+    actions = ["resolve_selected"]
+    operator_actions = (OperatorAction("resolve", "Resolve", _feedback_resolve, style="primary",
+                                       shown=lambda item: not item.is_resolved),)
+
+    @admin.action(description="Resolve the selected feedback items")
+    def resolve_selected(self, request: HttpRequest, queryset: QuerySet[FeedbackItem]) -> None:
+        items = list(queryset.filter(is_resolved=False).select_related("batch"))
+        for item in items:
+            services.feedback_item_resolve(item=item)
+        self.message_user(request, f"{len(items)} feedback item(s) resolved.", messages.SUCCESS)
+
+
+class FeedbackAttachmentForm(forms.ModelForm):
+    upload = forms.FileField(required=False, help_text="Replaces the stored content.")
+
+    class Meta:
+        model = FeedbackAttachment
+        fields = ["batch", "file_name", "content_type", "description"]
+
+
+@admin.register(FeedbackAttachment)
+class FeedbackAttachmentAdmin(ServiceModelAdmin):
+    form = FeedbackAttachmentForm
+    list_display = ["file_name", "batch", "content_type", "size", "download", "created_at"]
+    search_fields = ["file_name", "description"]
+    date_hierarchy = "created_at"
+    list_select_related = ["batch"]
+    raw_id_fields = ["batch"]
+    readonly_fields = ["size", "download"]
+
+    @admin.display(description="download")
+    def download(self, attachment: FeedbackAttachment) -> str:
+        return attachment_download_link(attachment)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[FeedbackAttachment]:
+        return super().get_queryset(request).defer("content")
+
+    def _model_data(self, form: forms.ModelForm, names: Iterable[str]) -> dict[str, Any]:
+        data = super()._model_data(form, names)
+        if upload := form.cleaned_data.get("upload"):
+            data["content"] = upload.read()
+        return data
+
+    def service_create(self, data: dict[str, Any]) -> FeedbackAttachment:
+        return services.feedback_attachment_create(data=data)
+
+    def service_update(self, instance: FeedbackAttachment, data: dict[str, Any]) -> FeedbackAttachment:
+        return services.feedback_attachment_update(attachment=instance, data=data)
+
+    def get_urls(self) -> list:
+        download = self.admin_site.admin_view(self.download_view)
+        return [path("<str:pk>/download/", download, name="sessions_app_feedbackattachment_download"),
+                *super().get_urls()]
+
+    def download_view(self, request: HttpRequest, pk: str) -> HttpResponse:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return attachment_download_response(get_object_or_404(FeedbackAttachment, pk=pk))
+
+
+@admin.register(Signal)
+class SignalAdmin(SessionScopedAdmin):
+    list_display = [column_status("type", description="signal"), column_text("message", length=90),
+                    column_flag("is_processed", yes="processed", no="pending", description="state"),
+                    column_session(), column_ago("sent_at", description="sent"), "processed_by",
+                    column_ago("processed_at", description="processed"), "id"]
+    list_display_links = ["type_badge"]
+    list_filter = [SessionFilter, "type", "is_processed"]
+    search_fields = ["message", "session__key", "session__id"]
+    readonly_fields = ["is_processed", "processed_at", "processed_by"]  # set by the orchestrator's poll
+
+    def save_model(self, request: HttpRequest, obj: Signal, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+        else:  # sent by this person, as the console's buttons send them
+            obj.pk = services.signal_create(data=self._model_data(form, form.cleaned_data),
+                                            agent=operator_name(request)).pk
+
+
+class AgentInvocationForm(forms.ModelForm):
+    """The admin's form (its model and fields come from AgentInvocationAdmin)."""
+
+    def clean(self) -> dict[str, Any]:
+        """Both task and task_key edited: they must name the same task (either alone updates the other,
+        in services.agent_invocation_update)."""
+        cleaned = super().clean()
+        task, key = cleaned.get("task"), cleaned.get("task_key")
+        if {"task", "task_key"} <= set(self.changed_data) and task is not None and key and key != task.key:
+            self.add_error("task_key", f"{key!r} is not the key of the chosen task ({task.key!r}).")
+        return cleaned
+
+
+@admin.register(AgentInvocation)
+class AgentInvocationAdmin(ServiceModelAdmin):
+    form = AgentInvocationForm
+    list_display = ["agent", "role", column_status(), "model", "task_key",
+                    column_text("error_message", length=50, description="error"), "tokens_input", "tokens_output",
+                    "cost_usd", "duration_ms", column_session(), column_ago("started_at", description="started"),
+                    "id"]
+    list_display_links = ["agent"]
+    list_filter = [SessionFilter, "role", "status", "agent_type"]
+    search_fields = ["agent", "model", "task_key", "prompt", "session__key"]
+    list_select_related = ["session"]
+    autocomplete_fields = ["session", "task"]
+
+    def service_create(self, data: dict[str, Any]) -> AgentInvocation:
+        return services.agent_invocation_create(data=data)
+
+    def service_update(self, instance: AgentInvocation, data: dict[str, Any]) -> AgentInvocation:
+        return services.agent_invocation_update(invocation=instance, data=data)
+
+    def service_delete(self, instance: AgentInvocation) -> None:
+        services.agent_invocation_delete(invocation=instance)
+

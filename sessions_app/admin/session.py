@@ -1,0 +1,115 @@
+"""The session's pages: its console, the raw edit form, its task graph and its history."""
+
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from ralphsite.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
+from sessions_app import selectors, services
+from sessions_app.admin.orchestration import IterationInline, QuestionInline, SignalInline, TaskInline
+from sessions_app.admin.task_graph import status_legend, task_graph_layout
+from sessions_app.models import (
+    Session,
+)
+from sessions_app.services import (
+    SESSION_TOTAL_FIELDS,
+)
+
+
+def session_related_links(session: Session) -> str:
+    """Links to every record of the session that has an admin list, each list filtered to it. They come
+    from the session's reverse relations, so a new session-scoped model is linked without a change here."""
+    if not session.pk:
+        return "-"
+    relations = sorted((relation for relation in Session._meta.related_objects
+                        if admin.site.is_registered(relation.related_model)),
+                       key=lambda relation: str(relation.related_model._meta.verbose_name_plural))
+    links = [format_html('<a href="{}?{}={}">{}</a>',
+                         reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"), relation.field.name,
+                         session.pk, meta.verbose_name_plural)
+             for relation in relations for meta in (relation.related_model._meta,)]
+    return format_html_join(" · ", "{}", ((link,) for link in links))
+
+
+@admin.register(Session)
+class SessionAdmin(ServiceModelAdmin):
+    list_display = ["name", column_status(), column_status("state"), column_text("project_path", length=40,
+                                                                                 description="project"),
+                    "current_agent", "current_iteration", "total_cost_usd", "tokens",
+                    column_ago("last_activity_at", description="last activity"),
+                    column_text("exit_reason", length=50, description="exit reason"),
+                    column_ago("started_at", description="started"), "id"]
+    list_filter = ["status", "state", "command_type", "execution_mode", "circuit_breaker_state"]
+    search_fields = ["id", "key", "user_request", "command", "project_path", "summary"]
+    date_hierarchy = "started_at"
+    readonly_fields = ["id", *SESSION_TOTAL_FIELDS, "token_count", "last_activity_at", "created_at",
+                       "updated_at", "related"]
+    exclude = ["summary_embedding"]
+    inlines = [IterationInline, TaskInline, QuestionInline, SignalInline]
+    fieldsets = [
+        (None, {"fields": ["id", "key", "user_request", "status", "state", "project_path", "related"]}),
+        ("Progress", {"fields": ["current_iteration", "current_wave", "current_phase", "current_task_key",
+                                 "current_agent", "current_model", "max_iterations",
+                                 "consecutive_failures", "max_consecutive_failures",
+                                 "circuit_breaker_state", "execution_mode"]}),
+        ("Plan", {"fields": ["current_plan_content", "plan_key", "sprint_key", "default_model",
+                             "max_concurrency", "config"]}),
+        ("Command", {"fields": ["command", "command_type", "exit_reason", "bug_council_activated",
+                                "bug_council_reason", "summary"]}),
+        ("Usage", {"fields": [*SESSION_TOTAL_FIELDS, "token_count"]}),
+        ("Time", {"fields": ["started_at", "ended_at", "last_activity_at", "created_at", "updated_at"]}),
+    ]
+
+    @admin.display(description="related records")
+    def related(self, session: Session) -> str:
+        return session_related_links(session)
+
+    @admin.display(description="session", ordering="key")
+    def name(self, session: Session) -> str:
+        return session_label(session.pk, session.key)
+
+    @admin.display(description="tokens")
+    def tokens(self, session: Session) -> str:
+        return f"{session.total_tokens_input + session.total_tokens_output:,}"
+
+    def service_create(self, data: dict[str, Any]) -> Session:
+        return services.session_create(data=data)
+
+    def service_update(self, instance: Session, data: dict[str, Any]) -> Session:
+        return services.session_update(session=instance, data=data)
+
+    def service_delete(self, instance: Session) -> None:
+        services.session_delete(session=instance)
+
+    def get_urls(self) -> list:
+        task_graph = self.admin_site.admin_view(self.task_graph_view)
+        return [path("<path:object_id>/task-graph/", task_graph, name="sessions_app_session_task_graph"),
+                *super().get_urls()]
+
+    def task_graph_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The session's tasks by wave with their statuses, agents and dependencies (linked from the
+        session page's "Task graph" button); a dependency cycle is named, not an error."""
+        session = self.get_object(request, unquote(object_id))
+        if session is None:
+            raise Http404(f"No session {object_id}.")
+        if not self.has_view_permission(request, session):
+            raise PermissionDenied
+        graph = selectors.session_task_graph(session=session)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Task graph of session {session.key or session.pk}",
+            "opts": self.model._meta,
+            "original": session,
+            "is_nav_sidebar_enabled": False,  # the graph needs the width
+            "layout": task_graph_layout(graph),
+            "statuses": status_legend(),
+        }
+        return TemplateResponse(request, "admin/sessions_app/session/task_graph.html", context)
+
+
