@@ -5,9 +5,12 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from rest_framework.authtoken.models import Token
+
+from ralphsite.models import ApiToken, TokenScope
+from ralphsite.tokens import api_token_create
 
 ADMIN_USERNAME = "admin"
+ADMIN_TOKEN_LABEL = "admin (bootstrap / reset_credentials)"
 
 
 @dataclass(frozen=True)
@@ -25,18 +28,19 @@ def admin_bootstrap() -> AdminCredentials | None:
             return None
         password = secrets.token_urlsafe(18)
         user = user_model.objects.create_superuser(username=ADMIN_USERNAME, email="", password=password)
-        token = Token.objects.create(user=user)
-    return AdminCredentials(username=user.get_username(), password=password, token=token.key)
+        minted = api_token_create(user=user, scope=TokenScope.GLOBAL, label=ADMIN_TOKEN_LABEL)
+    return AdminCredentials(username=user.get_username(), password=password, token=minted.secret)
 
 
 def admin_credentials_reset(*, username: str = ADMIN_USERNAME) -> AdminCredentials:
-    """Give `username` a new random password and a new API token (the old token stops working)."""
+    """Give `username` a new random password and a new global API token; the user's other tokens
+    stop working (whoever reset the credentials assumes they leaked)."""
     user_model = get_user_model()
     with transaction.atomic():
         user = user_model.objects.select_for_update().get(username=username)
         password = secrets.token_urlsafe(18)
         user.set_password(password)
         user.save(update_fields=["password"])
-        Token.objects.filter(user=user).delete()
-        token = Token.objects.create(user=user)
-    return AdminCredentials(username=username, password=password, token=token.key)
+        ApiToken.objects.filter(user=user).delete()
+        minted = api_token_create(user=user, scope=TokenScope.GLOBAL, label=ADMIN_TOKEN_LABEL)
+    return AdminCredentials(username=username, password=password, token=minted.secret)

@@ -27,6 +27,11 @@ class InvalidInput(DomainError):
     code = "validation_error"
 
 
+class PermissionDenied(DomainError):
+    status_code = 403
+    code = "permission_denied"
+
+
 class NotFound(DomainError):
     status_code = 404
     code = "not_found"

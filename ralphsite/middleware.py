@@ -1,7 +1,11 @@
 """Middleware of our own."""
 
+from collections.abc import Callable
+
 from django.contrib.messages.middleware import MessageMiddleware
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+
+from ralphsite.access import scope_unbound_during
 
 API_PREFIX = "/api/"
 
@@ -16,3 +20,17 @@ class AdminMessageMiddleware(MessageMiddleware):
     def process_request(self, request: HttpRequest) -> None:
         if not request.path_info.startswith(API_PREFIX):
             super().process_request(request)
+
+
+class ApiScopeMiddleware:
+    """Every API request starts with no scope bound, and ends restoring what was bound before: the
+    permission class binds the request's own, and nothing of one request's scope reaches the next
+    request served by the same thread."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith(API_PREFIX):
+            return scope_unbound_during(self.get_response, request)
+        return self.get_response(request)

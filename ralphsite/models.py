@@ -1,6 +1,8 @@
 """Abstract base models every app builds on."""
 
+from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 from ralphsite.fields import ULIDPrimaryKeyField
 
@@ -24,3 +26,56 @@ class ULIDModel(TimestampedModel):
     def __str__(self) -> str:
         key = getattr(self, "key", "")
         return f"{key} ({self.id})" if key else self.id
+
+
+class TokenScope(models.TextChoices):
+    GLOBAL = "global", "global (every session; staff only)"
+    PROJECT = "project", "project (the sessions of one project_path)"
+    SESSION = "session", "session (one session and what it owns)"
+
+
+class TokenPermission(models.TextChoices):
+    READ = "read"
+    WRITE = "write"
+
+
+class ApiToken(models.Model):
+    """An API credential: what it may see (`scope`), whether it may write, and as which agent it acts.
+
+    Only the SHA-256 of the secret is stored (`key_hash`); the secret itself is shown once, when the
+    token is minted (`ralphsite.tokens.api_token_create`). `prefix` is the secret's harmless first
+    characters, so that a person can tell their tokens apart. Tokens of DRF's former `authtoken`
+    table were carried over as global write tokens: their key is the secret, hashed the same way.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens",
+                             db_index=False)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=16, editable=False)
+    label = models.CharField(max_length=200, blank=True, default="")
+    scope = models.CharField(max_length=8, choices=TokenScope.choices)
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
+                                related_name="api_tokens", help_text="The session of a session token.")
+    project_path = models.CharField(max_length=1000, blank=True, default="",
+                                    help_text="The project_path of a project token's sessions.")
+    permission = models.CharField(max_length=8, choices=TokenPermission.choices, default=TokenPermission.WRITE)
+    agent = models.CharField(max_length=200, blank=True, default="",
+                             help_text="The agent this token acts as: its claims, events and reports carry it.")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False,
+                                        help_text="Updated at most once a minute.")
+
+    class Meta:
+        verbose_name = "API token"
+        indexes = [models.Index(fields=["user", "-created_at"], name="apitoken_user_created")]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(scope="global", session__isnull=True, project_path="")
+                           | (Q(scope="project", session__isnull=True) & ~Q(project_path=""))
+                           | Q(scope="session", session__isnull=False, project_path="")),
+                name="apitoken_scope_target"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.scope} {self.permission}{', ' + self.label if self.label else ''})"

@@ -40,6 +40,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "ralphsite.middleware.AdminMessageMiddleware",
+    "ralphsite.middleware.ApiScopeMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -97,7 +98,7 @@ REST_FRAMEWORK = {
         "ralphsite.api.authentication.FastTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["ralphsite.api.permissions.ScopedTokenPermission"],
     "DEFAULT_PAGINATION_CLASS": "ralphsite.api.pagination.StandardPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [

@@ -1,7 +1,10 @@
 import pytest
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
+from django.utils import timezone
 from rest_framework.test import APIClient
+
+from ralphsite.models import ApiToken, TokenScope
+from ralphsite.tokens import MintedToken, api_token_create
 
 _DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences", "django_db_serialized_rollback"}
 
@@ -40,19 +43,23 @@ def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest
 
 @pytest.fixture
 def user(db):
-    return get_user_model().objects.create_user(username="agent", password="agent-password-1")
+    """A staff member: the owner of the global token most API tests use."""
+    return get_user_model().objects.create_user(username="agent", password="agent-password-1", is_staff=True)
 
 
 @pytest.fixture
-def token(user) -> Token:
-    return Token.objects.create(user=user)
+def token(user) -> MintedToken:
+    return api_token_create(user=user, scope=TokenScope.GLOBAL)
 
 
 @pytest.fixture
 def api(token) -> APIClient:
-    """An APIClient authenticated the way agents are: `Authorization: Token …`."""
+    """An APIClient authenticated the way agents are: `Authorization: Token …`. The token counts as
+    just used, as after an agent's first call, so query counts measure the steady state (the
+    once-a-minute `last_used_at` write has its own tests)."""
+    ApiToken.objects.filter(pk=token.token.pk).update(last_used_at=timezone.now())
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.secret}")
     return client
 
 

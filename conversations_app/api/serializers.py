@@ -18,7 +18,13 @@ from conversations_app.models import (
     ToolCallStatus,
 )
 from conversations_app.services import MAX_BULK_MESSAGES
-from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed, StorableJSONField, ULIDSerializerField
+from ralphsite.api.fields import (
+    Base64BinaryField,
+    ChoiceFieldNamingAllowed,
+    ReferenceIdField,
+    StorableJSONField,
+    ULIDSerializerField,
+)
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import BIGINT_MAX
 
@@ -26,7 +32,7 @@ MAX_EMBEDDING_BYTES = 1024 * 1024
 MAX_TOOL_CALLS = 1000
 
 
-class ParentIdField(ULIDSerializerField):
+class ParentIdField(ReferenceIdField):
     """A parent's ULID, declared with `source="<name>_id"` so that it is read from that column (no
     query per row); a missing parent is the service's ACODE-CONV-DATA-004, not a serializer lookup."""
 

@@ -61,6 +61,8 @@ class Chat(SyncedModel):
     orchestration session), remote_id, run_count (the last run sequence number handed out).
     """
 
+    scope_path = "session"
+
     title = models.CharField(max_length=500)
     tags = models.JSONField(default=list, blank=True)
     worktree_id = models.CharField(max_length=100, blank=True, default="")
@@ -88,6 +90,8 @@ class Chat(SyncedModel):
 class ChatTag(models.Model):
     """One row per (chat, tag): the index behind `?tag=` on both databases (Chat.tags stays the truth)."""
 
+    scope_path = "chat__session"
+
     chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="tag_rows", db_index=False)
     tag = models.CharField(max_length=100)
 
@@ -104,6 +108,8 @@ class Run(SyncedModel):
     sequence_number (server-assigned, unique per chat); sync_status. Ours: remote_id,
     message_count (the last message sequence number handed out).
     """
+
+    scope_path = "chat__session"
 
     chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="runs", db_index=False)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
@@ -132,6 +138,8 @@ class Message(SyncedModel):
     {id, name, arguments, result?, status}); created_at; sequence_number (server-assigned, unique
     per run); sync_status. Ours: remote_id.
     """
+
+    scope_path = "run__chat__session"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="messages", db_index=False)
     role = models.CharField(max_length=16, choices=MessageRole.choices)

@@ -3,6 +3,7 @@
 from django.db import models
 from django.db.models import Q
 
+from ralphsite.access import SCOPE_SHARED
 from ralphsite.models import ULIDModel
 
 
@@ -26,6 +27,8 @@ class Observation(ULIDModel):
     created_at. Ours: loop_run and iteration (optional links into the orchestration). Full-text
     search over content and tool_name: see conversations_app/search/.
     """
+
+    scope_path = "session"
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="observations",
                                 db_index=False)
@@ -62,6 +65,8 @@ class GlobalPattern(ULIDModel):
     (JSON list); frequency; created_at, updated_at. Ours: fingerprint, the sha256 of
     (pattern_type, description) that makes "the same pattern" unique whatever the description's length.
     """
+
+    scope_path = SCOPE_SHARED
 
     pattern_type = models.CharField(max_length=16, choices=PatternType.choices)
     description = models.TextField()

@@ -17,7 +17,7 @@ from ledger_app.models import (
     TokenUsage,
     event_type_is_valid,
 )
-from ralphsite.api.fields import ULIDSerializerField
+from ralphsite.api.fields import ActingAgentField, ReferenceIdField, ULIDSerializerField
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import INTEGER_MAX
 
@@ -25,7 +25,7 @@ _NON_NEGATIVE = {"min_value": 0}
 
 
 class LedgerEventSerializer(RalphModelSerializer):
-    session = ULIDSerializerField(source="session_id")
+    session = ReferenceIdField(source="session_id")
     type = serializers.CharField(max_length=64)
 
     class Meta:
@@ -70,7 +70,7 @@ class IssueRecordSerializer(RalphInputSerializer):
     id = ULIDSerializerField(required=False,
                              help_text="The id to give the issue if its signature is new (ignored on a repeat: "
                                        "the answer carries the existing issue's id).")
-    session = ULIDSerializerField()
+    session = ReferenceIdField(model="sessions_app.Session")
     task_key = serializers.CharField(max_length=100)
     kind = serializers.CharField(max_length=64)
     signature = serializers.CharField(max_length=500)
@@ -98,7 +98,7 @@ class CheckpointRestoreSerializer(RalphModelSerializer):
 
 
 class CheckpointRestoreRequestSerializer(RalphInputSerializer):
-    agent = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    agent = ActingAgentField(max_length=200, required=False, allow_blank=True, default="")
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -128,7 +128,7 @@ class GateResultSerializer(RalphModelSerializer):
 
 class TokenUsageSerializer(RalphModelSerializer):
     # By id: the service checks a whole list's sessions in one query (a related field would run one per row).
-    session = ULIDSerializerField(source="session_id", required=False, allow_null=True)
+    session = ReferenceIdField(source="session_id", required=False, allow_null=True)
     cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, min_value=0, required=False,
                                         allow_null=True,
                                         help_text="Omit (or null) to have it computed from the model price.")

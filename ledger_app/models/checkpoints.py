@@ -1,6 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.access import SCOPE_GLOBAL_ONLY
 from ralphsite.models import ULIDModel
 
 
@@ -15,6 +16,8 @@ class Checkpoint(ULIDModel):
       git_commit, can_restore, created_at → same names; session_id → session; task_id → task_key;
       sprint_id → sprint_key.
     """
+
+    scope_path = "session"
 
     key = models.CharField(max_length=200, unique=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
@@ -43,6 +46,8 @@ class Checkpoint(ULIDModel):
 class CheckpointRestore(ULIDModel):
     """DevTeam `checkpoint_restores` (seed 003): checkpoint_id → checkpoint (CASCADE, as the seed);
     restored_at → same name. `agent` and `note` are ours (who restored it and why)."""
+
+    scope_path = "checkpoint__session"
 
     checkpoint = models.ForeignKey(Checkpoint, on_delete=models.CASCADE, related_name="restores", db_index=False)
     restored_at = models.DateTimeField(default=timezone.now)
@@ -81,6 +86,8 @@ class Rollback(ULIDModel):
     from_commit, trigger_type, check_type, backup_branch, rolled_back_at → same names.
     `session` is ours (optional) so a session's rollbacks can be listed."""
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
                                 related_name="rollbacks", db_index=False)
     rollback_type = models.CharField(max_length=16, choices=RollbackType.choices)
@@ -108,6 +115,8 @@ class Rollback(ULIDModel):
 class Baseline(ULIDModel):
     """DevTeam `baselines` (seed 003): tag_name (unique), commit_hash, milestone, description,
     branch, files_changed, created_at → same names."""
+
+    scope_path = SCOPE_GLOBAL_ONLY
 
     tag_name = models.CharField(max_length=200, unique=True)
     commit_hash = models.CharField(max_length=64)

@@ -54,6 +54,8 @@ class LedgerEvent(models.Model):
     with events is removed only by `manage.py purge_sessions`, never by an ordinary delete.
     """
 
+    scope_path = "session"
+
     id = models.BigAutoField(primary_key=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="ledger_events",
                                 db_index=False)

@@ -12,6 +12,8 @@ class Issue(ULIDModel):
     latest one: a repeat increments `count` and moves `last_seen_at` instead of adding a row).
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="issues", db_index=False)
     task_key = models.CharField(max_length=100)
     kind = models.CharField(max_length=64)

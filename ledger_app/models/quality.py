@@ -16,6 +16,8 @@ class GateResult(ULIDModel):
     """DevTeam `gate_results` (seed 003): session_id → session (CASCADE); gate, iteration, passed,
     details, error_count, warning_count, coverage_percent, timestamp, duration_seconds → same names."""
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="gate_results",
                                 db_index=False)
     gate = models.CharField(max_length=16, choices=Gate.choices)
@@ -50,6 +52,8 @@ class ErrorLog(models.Model):
     """DevTeam `error_log` (seed 003): id → id (integer); session_id → session; task_id → task_key;
     operation, error_type, error_message, error_pattern, recovery_action, recovery_success,
     retry_count, circuit_opened, logged_at → same names."""
+
+    scope_path = "session"
 
     id = models.BigAutoField(primary_key=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
@@ -92,6 +96,8 @@ class DeadLetter(models.Model):
     error_message, stack_trace, attempt_count, status, retry_after, expires_at, created_at → same
     names; session_id → session; task_id → task_key. Ours: retried_at (when the last claim or
     retry took it)."""
+
+    scope_path = "session"
 
     id = models.BigAutoField(primary_key=True)
     operation_type = models.CharField(max_length=200)

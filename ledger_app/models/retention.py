@@ -1,11 +1,14 @@
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.access import SCOPE_GLOBAL_ONLY
 from ralphsite.models import ULIDModel
 
 
 class RetentionRun(ULIDModel):
     """Ours: the durable record of one `manage.py purge_sessions` run (what it removed and why)."""
+
+    scope_path = SCOPE_GLOBAL_ONLY
 
     ran_at = models.DateTimeField(default=timezone.now)
     older_than_days = models.PositiveIntegerField()

@@ -1,6 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.access import SCOPE_SHARED
 from ralphsite.models import ULIDModel
 
 # TokenUsage token field → ModelPrice price field (USD per million tokens).
@@ -23,6 +24,8 @@ class ModelPrice(ULIDModel):
 
     The price in force at time t is the row of that model with the latest `valid_from` <= t.
     """
+
+    scope_path = SCOPE_SHARED
 
     model = models.CharField(max_length=100)
     valid_from = models.DateTimeField()
@@ -51,6 +54,8 @@ class TokenUsage(models.Model):
     cached_write_tokens, reasoning_tokens, and is_estimated (the cost was computed from ModelPrice
     because the client sent none).
     """
+
+    scope_path = "session"
 
     id = models.BigAutoField(primary_key=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,

@@ -4,10 +4,15 @@ import base64
 import binascii
 from typing import Any
 
+from django.apps import apps
+from django.db import models
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
+from ralphsite.access import current_scope, scope_path_of
+from ralphsite.errors import Conflict
 from ralphsite.ulid import ulid_normalize
 
 
@@ -25,6 +30,72 @@ class ULIDSerializerField(serializers.CharField):
         except ValueError:
             self.fail("invalid_ulid", value=value)
             raise  # pragma: no cover - fail() raises
+
+
+class ScopedPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField):
+    """A related row named by id, found within the request's scope only: a row out of scope is
+    answered exactly as one that does not exist (no existence leak)."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return current_scope().filter(super().get_queryset())
+
+
+class ReferenceIdField(ULIDSerializerField):
+    """The id of a row of `model`, written to a foreign key column without loading the row (e.g.
+    `source="session_id"`; the model is then the foreign key's target).
+
+    Under a scoped token the row must be within the scope: one out of scope is refused exactly as one
+    that does not exist. The reference that places the new row in its session (the first step of the
+    model's `scope_path`) is required then: a row of no session would be outside every scope.
+    """
+
+    default_error_messages = {"does_not_exist": "{model} {pk_value} does not exist.",
+                              "scope_required": "Required: this token's rows belong to a session of its scope."}
+
+    def __init__(self, *, model: str | type[models.Model] | None = None, **kwargs: Any) -> None:
+        self.referenced_model = model
+        super().__init__(**kwargs)
+
+    def bind(self, field_name: str, parent: serializers.BaseSerializer) -> None:
+        super().bind(field_name, parent)
+        written = getattr(getattr(parent, "Meta", None), "model", None)
+        if self.referenced_model is None:
+            self.referenced_model = written._meta.get_field(self.source).related_model
+        elif isinstance(self.referenced_model, str):
+            self.referenced_model = apps.get_model(self.referenced_model)
+        foreign_key = written._meta.get_field(self.source).name if written is not None else None
+        self.places_row = foreign_key is not None and scope_path_of(written).split("__")[0] == foreign_key
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if self.places_row and (data is None or (data is empty and not getattr(self.root, "partial", False))) \
+                and not current_scope().is_global:
+            self.fail("scope_required")
+        return super().validate_empty_values(data)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if not current_scope().sees(self.referenced_model, value):
+            self.fail("does_not_exist", model=self.referenced_model._meta.verbose_name.capitalize(), pk_value=value)
+        return value
+
+
+class ActingAgentField(serializers.CharField):
+    """The agent a write is made as. A token bound to an agent fills it in when absent and refuses any
+    other name with 409 `agent_mismatch`: an agent cannot act as another."""
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        agent = current_scope().agent
+        if agent and (data is None or data == "" or (data is empty and not getattr(self.root, "partial", False))):
+            return True, agent
+        return super().validate_empty_values(data)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        agent = current_scope().agent
+        if agent and value != agent:
+            raise Conflict(f"This token acts as agent {agent!r}, not {value!r}.", code="agent_mismatch",
+                           details={"agent": [f"This token acts as {agent!r}."]})
+        return value
 
 
 def json_has_nul(value: Any) -> bool:

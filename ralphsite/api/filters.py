@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django_filters.constants import EMPTY_VALUES
 from django_filters.filters import Filter, FilterMethod
 
+from ralphsite.access import current_scope
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
 
 
@@ -88,6 +89,20 @@ class RalphFilterSet(django_filters.FilterSet):
     @classmethod
     def get_filters(cls) -> "OrderedDict[str, Filter]":
         return _ClassFilters(super().get_filters())
+
+    @property
+    def form(self) -> forms.Form:
+        """The bound form; its related-row choices narrowed to the request's scope, so that a filter
+        naming an out-of-scope row is refused exactly as one naming a row that does not exist."""
+        if "_form" in self.__dict__:
+            return self._form
+        form = super().form
+        scope = current_scope()
+        if not scope.is_global:
+            for field in form.fields.values():
+                if isinstance(field, forms.ModelChoiceField):
+                    field.queryset = scope.filter(field.queryset)
+        return form
 
     def get_form_class(self) -> type[forms.Form]:
         form_class = RalphFilterSet._form_classes.get(type(self))

@@ -29,6 +29,8 @@ from rest_framework.fields import SkipField
 from rest_framework.relations import PKOnlyObject
 from rest_framework.settings import api_settings
 
+from ralphsite.api.fields import ScopedPrimaryKeyRelatedField
+
 Converter = Callable[[Any], Any]
 # (output name, model attribute or None for DRF's generic path, converter or the field itself).
 # Compiled, a converter is None where the bound field's own `to_representation` converts.
@@ -127,6 +129,11 @@ def _model_attname(model: type[models.Model], name: str) -> tuple[str, bool] | N
     return model_field.attname, model_field.is_relation
 
 
+# Related fields whose representation is the related row's primary key (DRF's pk-only path); the scoped
+# one only narrows the rows it accepts on input.
+_PK_ONLY_RELATED_FIELDS = (serializers.PrimaryKeyRelatedField, ScopedPrimaryKeyRelatedField)
+
+
 def _compile(model: type[models.Model], fields: list[serializers.Field]) -> list[Step]:
     plan: list[Step] = []
     for field in fields:
@@ -134,7 +141,7 @@ def _compile(model: type[models.Model], fields: list[serializers.Field]) -> list
         column = _model_attname(model, field.source_attrs[0]) if len(field.source_attrs) == 1 else None
         if column is not None:
             attname, is_relation = column
-            if is_relation and type(field) is serializers.PrimaryKeyRelatedField and field.pk_field is None:
+            if is_relation and type(field) in _PK_ONLY_RELATED_FIELDS and field.pk_field is None:
                 # A related row's primary key, read from `<name>_id` (no query), as DRF's pk-only path.
                 step = (field.field_name, attname, _identity)
             elif type(field).get_attribute is serializers.Field.get_attribute \

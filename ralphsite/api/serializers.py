@@ -7,7 +7,13 @@ from typing import Any, ClassVar
 from django.db import models
 from rest_framework import serializers
 
-from ralphsite.api.fields import ChoiceFieldNamingAllowed, StorableJSONField, ULIDSerializerField
+from ralphsite.api.fields import (
+    ActingAgentField,
+    ChoiceFieldNamingAllowed,
+    ScopedPrimaryKeyRelatedField,
+    StorableJSONField,
+    ULIDSerializerField,
+)
 from ralphsite.api.representation import Step, reads_columns_only, represent, representation_plan
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN, INTEGER_MAX, INTEGER_MIN, ULIDField
 
@@ -29,6 +35,11 @@ _INTEGER_RANGES = {
     "BigIntegerField": (BIGINT_MIN, BIGINT_MAX),
     "PositiveBigIntegerField": (0, BIGINT_MAX),
 }
+
+
+# A model column of this name is the agent a write is made as (attempts, invocations, events, usage…):
+# an agent-bound token fills it in and refuses another name.
+ACTING_AGENT_FIELD = "agent"
 
 
 class StrictKeysMixin:
@@ -71,6 +82,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
     """
 
     serializer_choice_field = ChoiceFieldNamingAllowed
+    serializer_related_field = ScopedPrimaryKeyRelatedField
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         ULIDField: ULIDSerializerField,
@@ -124,6 +136,8 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
 
     def build_standard_field(self, field_name: str, model_field: Any) -> tuple[type, dict[str, Any]]:
         field_class, kwargs = super().build_standard_field(field_name, model_field)
+        if field_name == ACTING_AGENT_FIELD and field_class is serializers.CharField:
+            field_class = ActingAgentField
         bounds = _INTEGER_RANGES.get(model_field.get_internal_type())
         if bounds is not None and "choices" not in kwargs:
             low, high = bounds

@@ -1,9 +1,10 @@
 """The project base viewset: concrete viewsets declare queryset, serializer_class, filterset_class."""
 
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist, ValidationError
-from django.db import IntegrityError, models
+from django.db import IntegrityError, models, transaction
 from django.http import Http404
 from rest_framework import status, viewsets
 from rest_framework.pagination import CursorPagination
@@ -11,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
+from ralphsite.access import OutOfScope, current_scope
 from ralphsite.api.representation import represent_row
 from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.db.precompiled import NotPrecompilable, PrecompiledLookup
-from ralphsite.errors import Conflict
+from ralphsite.errors import Conflict, PermissionDenied
 from ralphsite.fields import ULIDField
 from ralphsite.services import instance_create, instance_delete, instance_update
 from ralphsite.ulid import ulid_normalize
@@ -37,13 +39,22 @@ class RalphModelViewSet(viewsets.ModelViewSet):
         queryset = type(self).queryset
         return queryset.model if queryset is not None else self.get_queryset().model
 
+    def get_queryset(self) -> models.QuerySet:
+        """The class's queryset narrowed to the request's scope: the one place rows are scoped, so a
+        row out of scope is absent from lists, filters and detail routes alike (404, never 403)."""
+        return current_scope().filter(super().get_queryset())
+
     def get_object(self) -> models.Model:
         # Detail routes look the row up in get_queryset() directly: the list filters (FilterSet,
         # ordering) mean nothing for one id, and building them cost more than the query itself.
         value = self.kwargs[self.lookup_url_kwarg or self.lookup_field]
-        lookup = self._precompiled_detail_lookup()
+        try:
+            scope_lookup = current_scope().session_lookup(self.model)
+        except OutOfScope:
+            raise Http404 from None
+        lookup = self._precompiled_detail_lookup(scope_lookup[0] if scope_lookup else "")
         if lookup is not None:
-            instance = lookup.get(value)
+            instance = lookup.get(value, *scope_lookup[1:] if scope_lookup else ())
         else:
             queryset = self.get_queryset()
             try:
@@ -55,18 +66,24 @@ class RalphModelViewSet(viewsets.ModelViewSet):
         self.check_object_permissions(self.request, instance)
         return instance
 
-    def _precompiled_detail_lookup(self) -> PrecompiledLookup | None:
-        """The class's detail query compiled once, when its queryset cannot vary per request."""
+    def _precompiled_detail_lookup(self, scope_lookup: str) -> PrecompiledLookup | None:
+        """The class's detail query compiled once per scope lookup (none, a session, a project), the
+        scope's value a parameter of it, when the class's queryset cannot vary per request otherwise."""
         cls = type(self)
-        if cls.get_queryset is not viewsets.ModelViewSet.get_queryset:
+        if cls.get_queryset is not RalphModelViewSet.get_queryset:
             return None
-        lookup = cls.__dict__.get("_detail_lookup", _UNSET)
+        lookups = cls.__dict__.get("_detail_lookups")
+        if lookups is None:
+            lookups = cls._detail_lookups = {}  # a benign race: two threads may both compile one
+        lookup = lookups.get(scope_lookup, _UNSET)
         if lookup is _UNSET:
             try:
-                lookup = PrecompiledLookup(self.get_queryset(), self.lookup_field)
+                # The class's own queryset, unscoped: the scope is the bound lookup.
+                lookup = PrecompiledLookup(viewsets.ModelViewSet.get_queryset(self), self.lookup_field,
+                                           bound_lookups=(scope_lookup,) if scope_lookup else ())
             except NotPrecompilable:
                 lookup = None
-            cls._detail_lookup = lookup  # a benign race: two threads may both compile it once
+            lookups[scope_lookup] = lookup
         return lookup
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -96,10 +113,25 @@ class RalphModelViewSet(viewsets.ModelViewSet):
         instance_delete(instance=instance)
 
     def perform_create(self, serializer: BaseSerializer) -> None:
-        serializer.instance = self.create_instance(serializer.validated_data)
+        serializer.instance = self._written_in_scope(lambda: self.create_instance(serializer.validated_data))
 
     def perform_update(self, serializer: BaseSerializer) -> None:
-        serializer.instance = self.update_instance(serializer.instance, serializer.validated_data)
+        serializer.instance = self._written_in_scope(
+            lambda: self.update_instance(serializer.instance, serializer.validated_data))
+
+    def _written_in_scope(self, write: Callable[[], models.Model]) -> models.Model:
+        """Run the write; under a scoped token, undo it unless the row it leaves is within the scope
+        (a session placed in another project, a row of no session). References in the body were
+        already checked by their fields; this catches what the row itself says."""
+        scope = current_scope()
+        if scope.is_global:
+            return write()
+        with transaction.atomic():
+            instance = write()
+            if not scope.contains(instance):
+                raise PermissionDenied(f"This token may not write a {self.model._meta.verbose_name} outside its "
+                                       f"{scope.kind}.")
+        return instance
 
     def perform_destroy(self, instance: models.Model) -> None:
         self.delete_instance(instance)
@@ -136,7 +168,7 @@ class RalphModelViewSet(viewsets.ModelViewSet):
 
     def _retried_create(self, request: Request, supplied_id: str) -> Response | None:
         model = self.model
-        existing = model._default_manager.filter(pk=supplied_id).first()
+        existing = current_scope().filter(model._default_manager.filter(pk=supplied_id)).first()
         if existing is None:
             return None
         serializer = self.get_serializer(existing, data=request.data)

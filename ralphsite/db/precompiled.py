@@ -27,7 +27,14 @@ class NotPrecompilable(Exception):
 
 
 class PrecompiledLookup(Generic[M]):
-    def __init__(self, queryset: models.QuerySet[M], field_name: str = "pk") -> None:
+    """`queryset.get(<field_name>=value, <bound lookups>=values)`, compiled once.
+
+    `bound_lookups` are further equality conditions whose values vary per call (e.g. the session a
+    request's scope limits it to): parameters of the compiled SQL, never frozen into it. Their values
+    are bound as given (already in database form).
+    """
+
+    def __init__(self, queryset: models.QuerySet[M], field_name: str = "pk", bound_lookups: Sequence[str] = ()) -> None:
         model = queryset.model
         self.field = model._meta.pk if field_name == "pk" else model._meta.get_field(field_name)
         if queryset._known_related_objects or queryset._fields is not None or queryset._iterable_class \
@@ -41,15 +48,14 @@ class PrecompiledLookup(Generic[M]):
         self.fetch_mode_kwargs = {} if fetch_mode is None else {"fetch_mode": fetch_mode}
         probe = _INT_PROBE if self.field.get_internal_type().endswith(("IntegerField", "AutoField")) \
             else _TEXT_PROBE
-        filtered = queryset.filter(**{field_name: probe})
+        bound_probes = [f"{_TEXT_PROBE}{index}" for index in range(len(bound_lookups))]
+        filtered = queryset.filter(**{field_name: probe}).filter(**dict(zip(bound_lookups, bound_probes, strict=True)))
         self.db = filtered.db
         self.compiler = filtered.query.get_compiler(using=self.db)
         self.sql, params = self.compiler.as_sql()
         self.params = list(params)
-        positions = [i for i, value in enumerate(self.params) if value == probe]
-        if len(positions) != 1:
-            raise NotPrecompilable("the lookup value is not a single SQL parameter")
-        self.position = positions[0]
+        self.position = _single_position(self.params, probe)
+        self.bound_positions = [_single_position(self.params, bound) for bound in bound_probes]
         klass_info = self.compiler.klass_info
         select = self.compiler.select
         self.model_cls = klass_info["model"]
@@ -60,8 +66,9 @@ class PrecompiledLookup(Generic[M]):
         self.annotation_col_map = self.compiler.annotation_col_map
         self.prefetch_lookups = queryset._prefetch_related_lookups
 
-    def get(self, value: Any) -> M | None:
-        """The one row whose field equals `value`, or None (also for a value of the wrong type)."""
+    def get(self, value: Any, *bound_values: Any) -> M | None:
+        """The one row whose field equals `value` (and bound lookups their values), or None (also for
+        a value of the wrong type)."""
         connection = connections[self.db]
         try:
             prepared = self.field.get_db_prep_value(self.field.to_python(value), connection)
@@ -69,6 +76,8 @@ class PrecompiledLookup(Generic[M]):
             return None
         params = list(self.params)
         params[self.position] = prepared
+        for position, bound in zip(self.bound_positions, bound_values, strict=True):
+            params[position] = bound
         with connection.cursor() as cursor:
             try:
                 cursor.execute(self.sql, params)
@@ -90,6 +99,13 @@ class PrecompiledLookup(Generic[M]):
         for name, position in (self.annotation_col_map or {}).items():
             setattr(instance, name, row[position])
         return instance
+
+
+def _single_position(params: list[Any], probe: Any) -> int:
+    positions = [i for i, value in enumerate(params) if value == probe]
+    if len(positions) != 1:
+        raise NotPrecompilable("a lookup value is not a single SQL parameter")
+    return positions[0]
 
 
 class PrecompiledInsert(Generic[M]):

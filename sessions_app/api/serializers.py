@@ -4,7 +4,12 @@ from django.db import models
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ralphsite.api.fields import Base64BinaryField, ChoiceFieldNamingAllowed
+from ralphsite.api.fields import (
+    ActingAgentField,
+    Base64BinaryField,
+    ChoiceFieldNamingAllowed,
+    ScopedPrimaryKeyRelatedField,
+)
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import BIGINT_MAX, INTEGER_MAX
 from sessions_app.models import (
@@ -180,7 +185,7 @@ class LoopRunSerializer(RalphModelSerializer):
 
 
 class SessionStateSetSerializer(RalphInputSerializer):
-    session = serializers.PrimaryKeyRelatedField(queryset=Session.objects.all())
+    session = ScopedPrimaryKeyRelatedField(queryset=Session.objects.all())
     key = serializers.CharField(max_length=SessionStateEntry._meta.get_field("key").max_length)
     value = serializers.JSONField()
 
@@ -454,7 +459,7 @@ class AgentInvocationSerializer(RalphModelSerializer):
 # Bodies of the orchestration actions.
 
 class AgentInputSerializer(RalphInputSerializer):
-    agent = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    agent = ActingAgentField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class PlanInputSerializer(AgentInputSerializer):
@@ -488,12 +493,12 @@ class TaskReviewInputSerializer(AgentInputSerializer):
 
 
 class LeaseInputSerializer(RalphInputSerializer):
-    agent = serializers.CharField(max_length=200)
+    agent = ActingAgentField(max_length=200)
     lease_seconds = serializers.IntegerField(min_value=1, max_value=7 * 24 * 3600, default=600)
 
 
 class ReleaseInputSerializer(RalphInputSerializer):
-    agent = serializers.CharField(max_length=200)
+    agent = ActingAgentField(max_length=200)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 

@@ -35,6 +35,8 @@ class ContextBudget(ULIDModel):
     thresholds (token counts; 0 means "no threshold").
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="context_budgets",
                                 db_index=False)
     model = models.CharField(max_length=100)
@@ -74,6 +76,8 @@ class ContextSnapshot(ULIDModel):
     tokens_saved, preserved_items (JSON), summarized_items (JSON), summary_text, trigger_reason,
     created_at → same names. `tokens_saved` is derived as before - after when not given.
     """
+
+    scope_path = "session"
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
                                 related_name="context_snapshots", db_index=False)

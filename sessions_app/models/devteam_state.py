@@ -12,6 +12,8 @@ class SessionStateEntry(ULIDModel):
     the row also gets a ULID `id` so the API can address it like every other resource.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="state_entries",
                                 db_index=False)
     key = models.CharField(max_length=200)
@@ -44,6 +46,8 @@ class SessionPhase(ULIDModel):
     created_at → same names.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="phases", db_index=False)
     phase_type = models.CharField(max_length=16, choices=PhaseType.choices)
     is_first_run = models.BooleanField(default=False)
@@ -73,6 +77,8 @@ class ProgressSummary(ULIDModel):
     to_iteration, tasks_completed, tasks_remaining, tests_passing, tests_failing, features_passing,
     features_total, last_commit_sha, files_changed (JSON list), created_at → same names.
     """
+
+    scope_path = "session"
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
                                 related_name="progress_summaries", db_index=False)

@@ -32,6 +32,8 @@ class FeedbackBatch(ULIDModel):
     `session` is the iteration's session, kept on the row so batches filter by session directly.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="feedback_batches",
                                 db_index=False)
     iteration = models.ForeignKey("sessions_app.Iteration", on_delete=models.CASCADE,
@@ -53,6 +55,8 @@ class FeedbackItem(ULIDModel):
     issue_key (unique per batch); Severity, Description, Evidence, SuggestedFix, IsResolved,
     ResolvedAt → severity, description, evidence, suggested_fix, is_resolved, resolved_at.
     """
+
+    scope_path = "batch__session"
 
     batch = models.ForeignKey(FeedbackBatch, on_delete=models.CASCADE, related_name="items", db_index=False)
     issue_key = models.CharField(max_length=100)
@@ -83,6 +87,8 @@ class FeedbackAttachment(ULIDModel):
     file_name; FileContent → content (binary, at most ATTACHMENT_MAX_BYTES); Description →
     description; CreatedAt → created_at. `content_type` and `size` are ours, for downloads.
     """
+
+    scope_path = "batch__session"
 
     batch = models.ForeignKey(FeedbackBatch, on_delete=models.CASCADE, related_name="attachments")
     file_name = models.CharField(max_length=500, validators=[validate_file_name])

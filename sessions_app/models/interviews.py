@@ -26,6 +26,8 @@ class Interview(ULIDModel):
     The two counters equal the interview's question rows (all / answered); the services keep them so.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="interviews",
                                 db_index=False)
     interview_type = models.CharField(max_length=16, choices=InterviewType.choices)
@@ -60,6 +62,8 @@ class InterviewQuestion(ULIDModel):
     `sequence` is assigned by the server, 1, 2, 3… per interview (`interview_question_sequence_unique`);
     `responded_at` is set when a response is recorded.
     """
+
+    scope_path = "interview__session"
 
     interview = models.ForeignKey(Interview, on_delete=models.CASCADE, related_name="questions", db_index=False)
     question_key = models.CharField(max_length=100, help_text="expected_behavior, repro_steps, …")

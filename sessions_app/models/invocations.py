@@ -45,6 +45,8 @@ class AgentInvocation(ULIDModel):
       names a task of the session); cost_cents → cost_usd.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
                                 related_name="agent_invocations", db_index=False)
     task = models.ForeignKey("sessions_app.Task", on_delete=models.SET_NULL, null=True, blank=True,

@@ -10,6 +10,8 @@ class Iteration(ULIDModel):
     planning_complete, planning_completed_at, tasks_defined, review_content, started_at, completed_at.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="iterations",
                                 db_index=False)
     number = models.PositiveIntegerField()

@@ -16,6 +16,8 @@ class LoopRun(ULIDModel):
     status, iterations, max_iterations, started_at, ended_at, snapshot_path → same names.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="loop_runs",
                                 db_index=False)
     task = models.TextField()

@@ -9,6 +9,8 @@ class PlanSnapshot(ULIDModel):
     IterationNumber → iteration_number; Content → content; CreatedAt → created_at.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="plan_snapshots",
                                 db_index=False)
     iteration_number = models.PositiveIntegerField()
@@ -50,6 +52,8 @@ class ResearchSession(ULIDModel):
     """DevTeam `research_sessions`: id → id; session_id → session (CASCADE); started_at,
     completed_at, status, findings_count, recommendations_count, blockers_found → same names.
     """
+
+    scope_path = "session"
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE,
                                 related_name="research_sessions", db_index=False)
@@ -97,6 +101,8 @@ class ResearchFinding(ULIDModel):
     timestamp → recorded_at.
     """
 
+    scope_path = "research_session__session"
+
     research_session = models.ForeignKey(ResearchSession, on_delete=models.CASCADE, related_name="findings",
                                          db_index=False)
     finding_type = models.CharField(max_length=16, choices=FindingType.choices)
@@ -125,6 +131,8 @@ class Plan(ULIDModel):
     completed_tasks, created_at, started_at, completed_at → same names; research_session_id →
     research_session (SET NULL). `session` is ours (optional, SET NULL): the session that made it.
     """
+
+    scope_path = "session"
 
     key = models.CharField(max_length=100)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
@@ -160,6 +168,8 @@ class ReplanningDelta(ULIDModel):
     CreatedAt → previous_plan_snapshot_ref, summary, removed_items, added_items, modified_items,
     rationale, created_at.
     """
+
+    scope_path = "iteration__session"
 
     iteration = models.OneToOneField("sessions_app.Iteration", on_delete=models.CASCADE,
                                      related_name="replanning_delta")

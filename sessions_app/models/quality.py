@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.access import SCOPE_GLOBAL_ONLY
 from ralphsite.models import ULIDModel
 from sessions_app.models.planning import Priority
 
@@ -36,6 +37,8 @@ class Bug(ULIDModel):
     `resolved_at` is set by the services when the status becomes `resolved` (and cleared if reopened).
     As in the seed, a bug may be recorded outside any session (session_id is nullable there).
     """
+
+    scope_path = "session"
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
                                 related_name="bugs", db_index=False)
@@ -69,6 +72,8 @@ class Escalation(ULIDModel):
     """DevTeam `escalations` (model escalation history): session_id → session; from_model, to_model,
     agent, reason, failure_count, iteration, timestamp → same names; task_id → task_key (text, no FK).
     """
+
+    scope_path = "session"
 
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="escalations",
                                 db_index=False)
@@ -117,6 +122,8 @@ class AcceptanceCriterion(ULIDModel):
     has plan_key ""). `passes`, `verified_at`, `failure_count` and `last_failure_reason` are written by
     the `verify` service.
     """
+
+    scope_path = SCOPE_GLOBAL_ONLY
 
     key = models.CharField(max_length=100)
     plan_key = models.CharField(max_length=100, blank=True, default="")
@@ -176,6 +183,8 @@ class Feature(ULIDModel):
     `steps_total`, `steps_passed` and `all_steps_pass` are derived from `steps` by the services on
     every write; clients never write them.
     """
+
+    scope_path = SCOPE_GLOBAL_ONLY
 
     key = models.CharField(max_length=100)
     plan_key = models.CharField(max_length=100, blank=True, default="")

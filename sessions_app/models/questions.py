@@ -35,6 +35,8 @@ class Question(ULIDModel):
     CreatedAt, AnsweredAt → created_at, answered_at.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="questions",
                                 db_index=False)
     key = models.CharField(max_length=100)

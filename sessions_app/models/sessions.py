@@ -84,6 +84,8 @@ class Session(ULIDModel):
     The token and cost totals are maintained by services only (never written by clients).
     """
 
+    scope_path = ""
+
     key = models.CharField(max_length=100, blank=True, default="",
                            help_text="Human-readable session id (Ralph SessionId), unique when set.")
     user_request = models.TextField(blank=True, default="")

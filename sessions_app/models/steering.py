@@ -17,6 +17,8 @@ class Signal(ULIDModel):
     CreatedAt → created_at; ProcessedAt → processed_at. `processed_by` is ours (who polled it).
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="signals",
                                 db_index=False)
     type = models.CharField(max_length=16, choices=SignalType.choices)

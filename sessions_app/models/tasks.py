@@ -73,6 +73,8 @@ class Task(ULIDModel):
     in progress whose lease expired is claimable again.
     """
 
+    scope_path = "session"
+
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
                                 related_name="tasks", db_index=False)
     key = models.CharField(max_length=100)
@@ -137,6 +139,8 @@ class TaskDependency(models.Model):
     deletes the edge (Ralph's Restrict would make a task undeletable once depended on).
     """
 
+    scope_path = "task__session"
+
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependencies", db_index=False)
     depends_on = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependents")
 
@@ -176,6 +180,8 @@ class TaskAttempt(ULIDModel):
 
     Tokens and cost are added to the session totals by the services.
     """
+
+    scope_path = "task__session"
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="attempts", db_index=False)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
@@ -232,6 +238,8 @@ class TaskFile(ULIDModel):
     access_type, is_pattern → same names. Ralph's `FilesJson` entries and DevTeam's `scope_files`
     become these rows (a path containing * ? or [ is a glob pattern).
     """
+
+    scope_path = "task__session"
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="files", db_index=False)
     path = models.CharField(max_length=1000)

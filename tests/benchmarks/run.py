@@ -98,10 +98,12 @@ def _django_setup(server: BenchServer) -> None:
 def _token_create() -> str:
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from rest_framework.authtoken.models import Token
 
-    user = get_user_model().objects.create_user(username=BENCH_USERNAME, password=None)
-    token = Token.objects.create(user=user).key
+    from ralphsite.models import TokenScope
+    from ralphsite.tokens import api_token_create
+
+    user = get_user_model().objects.create_user(username=BENCH_USERNAME, password=None, is_staff=True)
+    token = api_token_create(user=user, scope=TokenScope.GLOBAL).secret
     connection.close()
     return token
 

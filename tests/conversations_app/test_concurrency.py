@@ -6,23 +6,23 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from conversations_app import services
 from conversations_app.models import Chat, GlobalPattern, Message, Run
+from ralphsite.tokens import MintedToken
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 THREADS = 6
 
 
-def _in_threads(work: Callable[[APIClient, int], Any], token: Token) -> list[Any]:
+def _in_threads(work: Callable[[APIClient, int], Any], token: MintedToken) -> list[Any]:
     results: list[Any] = [None] * THREADS
     barrier = threading.Barrier(THREADS)
 
     def run(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
         barrier.wait()
         try:
             results[index] = work(client, index)
@@ -37,7 +37,7 @@ def _in_threads(work: Callable[[APIClient, int], Any], token: Token) -> list[Any
     return results
 
 
-def test_it_numbers_concurrent_appends_uniquely_and_consecutively(token: Token) -> None:
+def test_it_numbers_concurrent_appends_uniquely_and_consecutively(token: MintedToken) -> None:
     chat = services.chat_create(data={"title": "busy"})
     run = services.run_create(data={"chat_id": chat.pk})
 
@@ -61,7 +61,7 @@ def test_it_numbers_concurrent_appends_uniquely_and_consecutively(token: Token) 
     assert Message.objects.filter(run=run).count() == THREADS * 15
 
 
-def test_it_numbers_concurrent_runs_of_one_chat_uniquely(token: Token) -> None:
+def test_it_numbers_concurrent_runs_of_one_chat_uniquely(token: MintedToken) -> None:
     chat = services.chat_create(data={"title": "many runs"})
     results = _in_threads(
         lambda client, _: client.post("/api/v1/runs/", {"chat": chat.pk}, format="json").json()["sequence_number"],
@@ -69,7 +69,7 @@ def test_it_numbers_concurrent_runs_of_one_chat_uniquely(token: Token) -> None:
     assert sorted(results) == list(range(1, THREADS + 1))
 
 
-def test_it_lets_exactly_one_of_concurrent_same_version_updates_win(token: Token) -> None:
+def test_it_lets_exactly_one_of_concurrent_same_version_updates_win(token: MintedToken) -> None:
     chat = services.chat_create(data={"title": "contested"})
 
     def update(client: APIClient, index: int) -> int:
@@ -82,7 +82,7 @@ def test_it_lets_exactly_one_of_concurrent_same_version_updates_win(token: Token
     assert chat.version == 2 and chat.title == f"writer {statuses.index(200)}"
 
 
-def test_it_counts_concurrent_recordings_of_one_pattern(token: Token) -> None:
+def test_it_counts_concurrent_recordings_of_one_pattern(token: MintedToken) -> None:
     def record(client: APIClient, index: int) -> int:
         body = {"pattern_type": "error_fix", "description": "database is locked → retry", "project": f"p{index % 3}"}
         return client.post("/api/v1/patterns/record/", body, format="json").status_code
@@ -94,7 +94,7 @@ def test_it_counts_concurrent_recordings_of_one_pattern(token: Token) -> None:
     assert sorted(pattern.source_projects) == ["p0", "p1", "p2"]
 
 
-def test_concurrent_searches_and_appends_index_every_row_once(token: Token) -> None:
+def test_concurrent_searches_and_appends_index_every_row_once(token: MintedToken) -> None:
     chat = services.chat_create(data={"title": "searched while written"})
     run = services.run_create(data={"chat_id": chat.pk})
 

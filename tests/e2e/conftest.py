@@ -3,17 +3,17 @@
 from collections.abc import Callable, Iterator
 
 import pytest
-from rest_framework.authtoken.models import Token
 
+from ralphsite.tokens import MintedToken
 from tests.e2e.client import Agent
 
 
 @pytest.fixture
-def new_agent(live_server, token: Token) -> Iterator[Callable[[], Agent]]:
+def new_agent(live_server, token: MintedToken) -> Iterator[Callable[[], Agent]]:
     agents: list[Agent] = []
 
     def make() -> Agent:
-        agent = Agent(live_server.url, token.key)
+        agent = Agent(live_server.url, token.secret)
         agents.append(agent)
         return agent
 

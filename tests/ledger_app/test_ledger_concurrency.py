@@ -8,10 +8,10 @@ import pytest
 from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from ledger_app.models import DeadLetter, DeadLetterStatus, Issue, LedgerEvent
+from ralphsite.tokens import MintedToken
 from sessions_app.models import Session
 from tests.ledger_app.factories import make_session
 
@@ -22,13 +22,13 @@ EVENTS_PER_WRITER = 500
 BATCH = 50
 
 
-def run_threads(count: int, work: Callable[[int, APIClient], None], token: Token) -> list[BaseException]:
+def run_threads(count: int, work: Callable[[int, APIClient], None], token: MintedToken) -> list[BaseException]:
     """Start `count` threads together; each gets its own client and closes its connection."""
     barrier = threading.Barrier(count)
     errors: list[BaseException] = []
 
     def worker(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
         barrier.wait()
         try:
             work(index, client)
@@ -45,7 +45,7 @@ def run_threads(count: int, work: Callable[[int, APIClient], None], token: Token
     return errors
 
 
-def test_it_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_nothing(token: Token) -> None:
+def test_it_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_nothing(token: MintedToken) -> None:
     session = make_session()
 
     def append(writer: int, client: APIClient) -> None:
@@ -71,7 +71,7 @@ def test_it_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_
     assert session.total_tokens_output == total
 
 
-def test_it_clients_racing_with_the_same_idempotency_keys_create_each_event_once(token: Token) -> None:
+def test_it_clients_racing_with_the_same_idempotency_keys_create_each_event_once(token: MintedToken) -> None:
     session = make_session()
     batch = [{"session": session.id, "type": "x-race", "tokens_in": 1, "idempotency_key": f"k{i}"} for i in range(20)]
     answers: list[list[dict]] = []
@@ -88,7 +88,7 @@ def test_it_clients_racing_with_the_same_idempotency_keys_create_each_event_once
     assert Session.objects.get(pk=session.id).total_tokens_input == 20
 
 
-def test_it_concurrent_records_of_one_signature_end_with_the_exact_count(token: Token) -> None:
+def test_it_concurrent_records_of_one_signature_end_with_the_exact_count(token: MintedToken) -> None:
     session = make_session()
     threads, records = 8, 5
     body = {"session": session.id, "task_key": "auth-002", "kind": "typecheck",
@@ -105,7 +105,7 @@ def test_it_concurrent_records_of_one_signature_end_with_the_exact_count(token: 
     assert LedgerEvent.objects.filter(type="issue_recorded").count() == threads * records
 
 
-def test_it_two_workers_never_claim_the_same_dead_letter(token: Token) -> None:
+def test_it_two_workers_never_claim_the_same_dead_letter(token: MintedToken) -> None:
     due = timezone.now() - timedelta(minutes=1)
     items = [DeadLetter.objects.create(operation_type="push", retry_after=due) for _ in range(12)]
     claimed: list[int] = []

@@ -3,8 +3,9 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from ralphsite.models import ApiToken, TokenScope
 
 pytestmark = pytest.mark.django_db
 
@@ -15,18 +16,24 @@ def _run(command: str) -> str:
     return out.getvalue()
 
 
+def _printed_token(output: str) -> str:
+    return output.split("API token: ", 1)[1].split()[0]
+
+
 def test_it_creates_credentials_exactly_once() -> None:
     first = _run("bootstrap")
     assert "password" in first and "API token" in first and "/api/docs/" in first
-    token = Token.objects.get()
-    assert token.key in first
-    assert APIClient(HTTP_AUTHORIZATION=f"Token {token.key}").get("/api/v1/sessions/").status_code == 200
+    secret = _printed_token(first)
+    token = ApiToken.objects.get()
+    assert (token.scope, token.permission, token.user.is_staff) == (TokenScope.GLOBAL, "write", True)
+    assert secret.startswith(token.prefix) and secret not in {token.key_hash, token.prefix}
+    assert APIClient(HTTP_AUTHORIZATION=f"Token {secret}").get("/api/v1/sessions/").status_code == 200
 
     second = _run("bootstrap")
-    assert token.key not in second
+    assert secret not in second
     assert "reset_credentials" in second
     assert get_user_model().objects.count() == 1
-    assert Token.objects.count() == 1
+    assert ApiToken.objects.count() == 1
 
 
 def test_the_printed_password_logs_into_the_admin(client) -> None:
@@ -37,11 +44,11 @@ def test_the_printed_password_logs_into_the_admin(client) -> None:
 
 
 def test_reset_credentials_rotates_password_and_token(client) -> None:
-    _run("bootstrap")
-    old_token = Token.objects.get().key
+    old_token = _printed_token(_run("bootstrap"))
     output = _run("reset_credentials")
-    new_token = Token.objects.get().key
-    assert new_token != old_token and new_token in output
+    new_token = _printed_token(output)
+    assert new_token != old_token and ApiToken.objects.count() == 1
+    assert APIClient(HTTP_AUTHORIZATION=f"Bearer {new_token}").get("/api/v1/sessions/").status_code == 200
     assert APIClient(HTTP_AUTHORIZATION=f"Token {old_token}").get("/api/v1/sessions/").status_code == 401
     password = output.split("password ", 1)[1].split()[0]
     assert client.login(username="admin", password=password)

@@ -7,7 +7,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-PROJECT_APPS = ("sessions_app", "conversations_app", "ledger_app")
+PROJECT_APPS = ("sessions_app", "conversations_app", "ledger_app", "ralphsite")
 
 
 def test_the_models_and_migrations_agree() -> None:

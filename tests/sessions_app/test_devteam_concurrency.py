@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from ralphsite.tokens import MintedToken
 from sessions_app.models import AcceptanceCriterion, InterviewQuestion, LoopRun, SessionStateEntry
 from tests.sessions_app.devteam_factories import devteam_interview, devteam_session
 
@@ -18,14 +18,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 THREADS = 8
 
 
-def _in_threads(token: Token, call: Callable[[APIClient, int], Any]) -> list[Any]:
+def _in_threads(token: MintedToken, call: Callable[[APIClient, int], Any]) -> list[Any]:
     """Run `call(client, index)` in THREADS threads started together; return what each returned."""
     results: list[Any] = [None] * THREADS
     errors: list[BaseException] = []
     barrier = threading.Barrier(THREADS)
 
     def run(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
         barrier.wait()
         try:
             results[index] = call(client, index)
@@ -43,7 +43,7 @@ def _in_threads(token: Token, call: Callable[[APIClient, int], Any]) -> list[Any
     return results
 
 
-def test_it_numbers_concurrent_questions_without_gaps_or_duplicates(token: Token) -> None:
+def test_it_numbers_concurrent_questions_without_gaps_or_duplicates(token: MintedToken) -> None:
     interview = devteam_interview()
     per_thread = 5
 
@@ -65,7 +65,7 @@ def test_it_numbers_concurrent_questions_without_gaps_or_duplicates(token: Token
     assert (interview.questions_asked, interview.questions_answered) == (total, THREADS * (per_thread // 2))
 
 
-def test_it_never_iterates_a_loop_run_past_max_iterations(token: Token) -> None:
+def test_it_never_iterates_a_loop_run_past_max_iterations(token: MintedToken) -> None:
     loop_run = LoopRun.objects.create(session=devteam_session(), task="t", max_iterations=5)
     url = reverse("looprun-iterate", args=[loop_run.pk])
     statuses = _in_threads(token, lambda client, _: client.post(url).status_code)
@@ -74,7 +74,7 @@ def test_it_never_iterates_a_loop_run_past_max_iterations(token: Token) -> None:
     assert loop_run.iterations == 5
 
 
-def test_it_counts_every_concurrent_failed_verification(token: Token) -> None:
+def test_it_counts_every_concurrent_failed_verification(token: MintedToken) -> None:
     criterion = AcceptanceCriterion.objects.create(key="AC-001", description="d")
     url = reverse("acceptancecriterion-verify", args=[criterion.pk])
     statuses = _in_threads(token, lambda client, i: client.post(
@@ -84,7 +84,7 @@ def test_it_counts_every_concurrent_failed_verification(token: Token) -> None:
     assert criterion.failure_count == THREADS
 
 
-def test_it_upserts_one_state_entry_under_concurrent_sets(token: Token) -> None:
+def test_it_upserts_one_state_entry_under_concurrent_sets(token: MintedToken) -> None:
     session = devteam_session()
     url = reverse("sessionstateentry-set-value")
     statuses = _in_threads(token, lambda client, i: client.post(

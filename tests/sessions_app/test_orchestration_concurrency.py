@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from ralphsite.tokens import MintedToken
 from sessions_app.models import Signal, Task, TaskAttempt
 from tests.sessions_app.factories import make_session, make_task
 
@@ -17,13 +17,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 WORKERS = 8
 
 
-def run_workers(work: Callable[[APIClient, int], None], token: Token) -> list[BaseException]:
+def run_workers(work: Callable[[APIClient, int], None], token: MintedToken) -> list[BaseException]:
     """Run `work` in WORKERS threads started together; returns what they raised."""
     barrier = threading.Barrier(WORKERS)
     errors: list[BaseException] = []
 
     def worker(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
         try:
             barrier.wait()
             work(client, index)
@@ -40,7 +40,7 @@ def run_workers(work: Callable[[APIClient, int], None], token: Token) -> list[Ba
     return errors
 
 
-def test_eight_agents_claim_fifty_tasks_each_exactly_once(token: Token) -> None:
+def test_eight_agents_claim_fifty_tasks_each_exactly_once(token: MintedToken) -> None:
     session = make_session(key="claims")
     for index in range(50):
         make_task(session, f"task-{index:02}", wave=index % 3)
@@ -65,7 +65,7 @@ def test_eight_agents_claim_fifty_tasks_each_exactly_once(token: Token) -> None:
     assert not Task.objects.exclude(status="in_progress").exists()
 
 
-def test_eight_pollers_drain_a_hundred_signals_each_exactly_once(token: Token) -> None:
+def test_eight_pollers_drain_a_hundred_signals_each_exactly_once(token: MintedToken) -> None:
     session = make_session(key="signals")
     Signal.objects.bulk_create(Signal(session=session, type="info", message=f"m{index}") for index in range(100))
     received: list[str] = []
@@ -86,7 +86,7 @@ def test_eight_pollers_drain_a_hundred_signals_each_exactly_once(token: Token) -
     assert not Signal.objects.filter(is_processed=False).exists()
 
 
-def test_concurrent_reports_get_distinct_attempt_numbers(token: Token) -> None:
+def test_concurrent_reports_get_distinct_attempt_numbers(token: MintedToken) -> None:
     task = make_task(make_session(key="reports"), "task-1")
     statuses: list[int] = []
 
