@@ -29,7 +29,7 @@ def run_for_append(*, run_id: str) -> Run | None:
     this join cost several times its run."""
     global _run_for_append
     if _run_for_append is None:  # compiled inside a transaction: select_for_update requires one
-        _run_for_append = PrecompiledLookup(Run.objects.select_for_update(of=("self",)).filter(
+        _run_for_append = PrecompiledLookup(Run.objects.select_for_update(of=("self",), no_key=True).filter(
             chat__is_deleted=False).only("status", "message_count", "chat_id").order_by())
     return _run_for_append.get(run_id)
 

@@ -145,7 +145,8 @@ def run_create(*, data: dict[str, Any]) -> Run:
         data.setdefault("started_at", timezone.now())
         data["completed_at"] = max(timezone.now(), data["started_at"])
     with transaction.atomic():
-        chat = Chat.objects.select_for_update().filter(pk=chat_id, is_deleted=False).only("run_count").first()
+        chat = (Chat.objects.select_for_update(no_key=True).filter(pk=chat_id, is_deleted=False)
+                .only("run_count").first())
         if chat is None:
             raise missing_parent("chat", chat_id)
         Chat.objects.filter(pk=chat_id).update(run_count=F("run_count") + 1)
@@ -270,7 +271,7 @@ def pattern_record(*, pattern_type: str, description: str, project: str = "",
     fingerprint = pattern_fingerprint(pattern_type, description)
     for _attempt in range(3):
         with transaction.atomic():
-            pattern = GlobalPattern.objects.select_for_update().filter(fingerprint=fingerprint).first()
+            pattern = GlobalPattern.objects.select_for_update(no_key=True).filter(fingerprint=fingerprint).first()
             if pattern is None:
                 try:
                     with transaction.atomic():

@@ -319,7 +319,7 @@ def dead_letter_claim_next(*, operation_type: str = "") -> DeadLetter | None:
         candidates = DeadLetter.objects.filter(_due(now))
         if operation_type:
             candidates = candidates.filter(operation_type=operation_type)
-        for item in candidates.select_for_update(skip_locked=True).order_by("retry_after", "id")[:5]:
+        for item in candidates.select_for_update(skip_locked=True, no_key=True).order_by("retry_after", "id")[:5]:
             if DeadLetter.objects.filter(_due(now), pk=item.pk).update(
                     status=DeadLetterStatus.RETRIED, attempt_count=F("attempt_count") + 1, retried_at=now):
                 item.refresh_from_db()

@@ -273,7 +273,7 @@ def context_budget_record_usage(*, budget_id: str, current_usage: int | None = N
                                 last_action: str | None = None) -> ContextBudget:
     """Set the usage (`current_usage`) or add to it (`tokens_added`); the row is locked meanwhile."""
     with transaction.atomic():
-        budget = ContextBudget.objects.select_for_update().filter(pk=budget_id).first()
+        budget = ContextBudget.objects.select_for_update(no_key=True).filter(pk=budget_id).first()
         if budget is None:
             raise NotFound(f"Context budget {budget_id} does not exist.", details={"id": budget_id})
         usage = current_usage if current_usage is not None else budget.current_usage + tokens_added
@@ -325,7 +325,7 @@ def interview_update(*, interview: Interview, data: dict[str, Any]) -> Interview
 def _interview_lock(interview_id: str) -> None:
     """Serialize question writes of one interview (a row lock on PostgreSQL; SQLite's BEGIN
     IMMEDIATE already serializes writers), so sequence numbers and counters are race-free."""
-    if not Interview.objects.select_for_update().filter(pk=interview_id).exists():
+    if not Interview.objects.select_for_update(no_key=True).filter(pk=interview_id).exists():
         raise NotFound(f"Interview {interview_id} does not exist.", details={"interview": interview_id})
 
 
@@ -428,13 +428,17 @@ def session_touch(*, session_id: str | None) -> None:
 def lock_rows(queryset: QuerySet[M], *, skip_locked: bool = False) -> QuerySet[M]:
     """Row locks for a read-then-write transaction, per backend.
 
-    PostgreSQL: SELECT … FOR UPDATE [SKIP LOCKED], so concurrent claimers lock different rows.
+    PostgreSQL: SELECT … FOR NO KEY UPDATE [SKIP LOCKED], so concurrent claimers lock different rows.
+    NO KEY: no row's key ever changes, and a plain FOR UPDATE also blocks the FOR KEY SHARE lock that
+    every foreign-key check takes at COMMIT (Django's constraints are deferred), so a transaction
+    inserting a row that references a locked task waited on it while holding the session row the
+    locker wanted next: a deadlock, seen under many agents on several hosts (the scale-out benchmark).
     SQLite: unchanged — every transaction starts with BEGIN IMMEDIATE and so already holds the
     database's write lock while it reads.
     """
     if connection.vendor == "postgresql":
         # OF self: only the queried table's rows (joined optional rows cannot be locked).
-        return queryset.select_for_update(skip_locked=skip_locked, of=("self",))
+        return queryset.select_for_update(skip_locked=skip_locked, of=("self",), no_key=True)
     return queryset
 
 

@@ -63,6 +63,12 @@ def args_parse(argv: list[str] | None) -> argparse.Namespace:
                              "e.g. --gunicorn-arg=--worker-class=sync")
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON results here")
     parser.add_argument("--keep", action="store_true", help="keep the throw-away data dir (for debugging)")
+    scale_out = parser.add_argument_group("scale-out (tests/benchmarks/scale_out.py)")
+    scale_out.add_argument("--scale-out", action="store_true",
+                           help="many agents on 1 and N app hosts sharing one PostgreSQL database, then SQLite")
+    scale_out.add_argument("--hosts", type=int, default=2, help="app hosts in the N-host phase (default 2)")
+    scale_out.add_argument("--agents", type=int, default=32, help="concurrent agents (default 32)")
+    scale_out.add_argument("--seconds", type=float, default=30.0, help="length of each phase (default 30)")
     args = parser.parse_args(argv)
     # --quick only changes defaults: an explicit --samples/--warmup/--scale-* still wins.
     if args.samples is None:
@@ -77,6 +83,8 @@ def args_parse(argv: list[str] | None) -> argparse.Namespace:
         args.bulk_batches = max(args.samples // 100, 5)
     if args.samples < 1 or args.warmup < 0:
         parser.error("--samples must be at least 1 and --warmup at least 0")
+    if args.hosts < 1 or args.agents < 1 or args.seconds <= 0:
+        parser.error("--hosts and --agents must be at least 1, --seconds positive")
     return args
 
 
@@ -302,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     args = args_parse(argv)
     signal.signal(signal.SIGTERM, _terminate)
     results_dir = data_dir() / "bench"  # the user's data dir, resolved before we point at the throw-away one
+    if args.scale_out:
+        from tests.benchmarks.scale_out import scale_out_main
+
+        return scale_out_main(args, results_dir)
     results = bench(args)
     results["ratios"] = ratios_derive(results)
     report_print(results, out=sys.stdout)

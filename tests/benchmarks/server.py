@@ -77,6 +77,10 @@ class BenchServer:
     threads: int | None = None
     gunicorn_args: list[str] = field(default_factory=list)
     keep: bool = False
+    # The database to create (a throw-away one next to it), None for SQLite in the data dir.
+    database_url: str | None = field(default_factory=lambda: os.environ.get("DATABASE_URL"))
+    # Another server's database, already migrated: this one is a further app host on it (not dropped here).
+    shared_database: "ThrowAwayDatabase | None" = None
     port: int = 0
     token: str = ""
     temp_dir: Path | None = None
@@ -120,8 +124,12 @@ class BenchServer:
         self.data_dir = self.temp_dir / "data"
         self.data_dir.mkdir()
         self.port = free_port()
-        self.database = ThrowAwayDatabase.create(data_dir=self.data_dir, base_url=os.environ.get("DATABASE_URL"))
         self._log_path = self.temp_dir / "gunicorn.log"
+        if self.shared_database is not None:
+            self.database = self.shared_database
+            _progress(f"bench: data dir {self.data_dir}, shared {self.database.vendor} database, port {self.port}")
+            return
+        self.database = ThrowAwayDatabase.create(data_dir=self.data_dir, base_url=self.database_url)
         _progress(f"bench: data dir {self.data_dir}, database {self.database.vendor}, port {self.port}")
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "--verbosity", "0"],
                        cwd=REPO_DIR, env=self.env(), check=True)
@@ -151,6 +159,11 @@ class BenchServer:
             time.sleep(0.1)
         raise RuntimeError(f"gunicorn did not answer /healthz within {timeout:.0f}s:\n{self.log_tail()}")
 
+    @property
+    def pid(self) -> int | None:
+        """gunicorn's master process (its workers are its children)."""
+        return self._process.pid if self._process is not None else None
+
     def log_tail(self, lines: int = 30) -> str:
         if self._log_path is None or not self._log_path.exists():
             return ""
@@ -169,7 +182,7 @@ class BenchServer:
             except ProcessLookupError:
                 pass
         database, self.database = self.database, None
-        if database is not None:
+        if database is not None and database is not self.shared_database:
             try:
                 database.drop()
             except Exception as exc:  # the report must still print; say what was left behind

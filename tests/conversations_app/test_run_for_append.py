@@ -29,4 +29,4 @@ def test_it_locks_the_run_row_on_postgresql(make_run) -> None:
     run = make_run()
     with transaction.atomic():
         selectors.run_for_append(run_id=run.pk)
-    assert 'FOR UPDATE OF "conversations_app_run"' in selectors._run_for_append.sql
+    assert 'FOR NO KEY UPDATE OF "conversations_app_run"' in selectors._run_for_append.sql

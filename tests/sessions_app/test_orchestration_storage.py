@@ -92,7 +92,7 @@ def test_lock_rows_locks_on_postgresql_and_relies_on_begin_immediate_on_sqlite()
     with transaction.atomic():
         compiled = queryset.query.get_compiler(using=queryset.db).as_sql()[0]
     if connection.vendor == "postgresql":
-        assert "FOR UPDATE OF" in compiled and compiled.endswith("SKIP LOCKED")
+        assert "FOR NO KEY UPDATE OF" in compiled and compiled.endswith("SKIP LOCKED")
     else:
         assert connection.vendor == "sqlite"
         assert "FOR UPDATE" not in compiled

@@ -1,0 +1,103 @@
+"""The scale-out benchmark's database side, run as a subprocess pointed at one phase's database.
+
+    python -m tests.benchmarks.scale_out_check token              # prints a new global API token
+    python -m tests.benchmarks.scale_out_check facts SESSION_ID…  # prints the facts the invariants need (JSON)
+
+The load generator itself never imports Django: one run measures PostgreSQL and SQLite phases, and a
+Django process is bound to one database.
+"""
+
+import io
+import json
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from decimal import Decimal
+from typing import Any
+
+BENCH_USERNAME = "bench-scale"
+
+
+def token_create() -> str:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    user, _ = get_user_model().objects.get_or_create(username=BENCH_USERNAME, defaults={"is_staff": True})
+    return Token.objects.get_or_create(user=user)[0].key
+
+
+def _usage_rows_sum(session_id: str) -> dict[str, str]:
+    """Tokens and cost of the usage-bearing rows of one session, the sources its totals add up."""
+    from django.db.models import Sum
+
+    from ledger_app.models import LedgerEvent, TokenUsage
+    from sessions_app.models import AgentInvocation, TaskAttempt
+
+    totals = [0, 0, Decimal(0)]
+    for model, tokens_in, tokens_out in ((LedgerEvent, "tokens_in", "tokens_out"),
+                                         (TokenUsage, "input_tokens", "output_tokens"),
+                                         (TaskAttempt, "tokens_input", "tokens_output"),
+                                         (AgentInvocation, "tokens_input", "tokens_output")):
+        sums = model.objects.filter(session_id=session_id).aggregate(
+            tokens_in=Sum(tokens_in), tokens_out=Sum(tokens_out), cost=Sum("cost_usd"))
+        totals[0] += sums["tokens_in"] or 0
+        totals[1] += sums["tokens_out"] or 0
+        totals[2] += Decimal(sums["cost"] or 0)
+    return {"tokens_input": str(totals[0]), "tokens_output": str(totals[1]), "cost_usd": str(totals[2])}
+
+
+def _ledger_verify() -> dict[str, Any]:
+    from django.core.management import call_command, get_commands
+
+    if "ledger_verify" not in get_commands():
+        return {"available": False}
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            call_command("ledger_verify")
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    return {"available": True, "exit_code": code, "output": (out.getvalue() + err.getvalue())[-500:]}
+
+
+def facts(session_ids: list[str]) -> dict[str, Any]:
+    from django.db.models import Count
+
+    from ledger_app.models import LedgerEvent
+    from sessions_app.models import Session, Signal, Task
+
+    sessions: dict[str, Any] = {}
+    for session in Session.objects.filter(pk__in=session_ids):
+        sessions[session.pk] = {
+            "totals": {"tokens_input": str(session.total_tokens_input),
+                       "tokens_output": str(session.total_tokens_output),
+                       "cost_usd": str(Decimal(session.total_cost_usd))},
+            "usage_rows": _usage_rows_sum(session.pk),
+            "tasks_by_status": dict(Task.objects.filter(session=session).values_list("status")
+                                    .annotate(n=Count("pk")).values_list("status", "n")),
+            "signals_unprocessed": Signal.objects.filter(session=session, is_processed=False).count(),
+        }
+    return {
+        "sessions": sessions,
+        "x_scale_events": LedgerEvent.objects.filter(session_id__in=session_ids, type="x-scale").count(),
+        "ledger_verify": _ledger_verify(),
+    }
+
+
+def main(argv: list[str]) -> int:
+    import django
+
+    django.setup()
+    command, *rest = argv
+    if command == "token":
+        print(token_create())
+    elif command == "facts":
+        print(json.dumps(facts(rest)))
+    else:
+        print(f"unknown command {command!r}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
