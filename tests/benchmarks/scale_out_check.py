@@ -19,10 +19,12 @@ BENCH_USERNAME = "bench-scale"
 
 def token_create() -> str:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from ralphsite.models import TokenScope
+    from ralphsite.tokens import api_token_create
 
     user, _ = get_user_model().objects.get_or_create(username=BENCH_USERNAME, defaults={"is_staff": True})
-    return Token.objects.get_or_create(user=user)[0].key
+    return api_token_create(user=user, scope=TokenScope.GLOBAL, label="scale-out benchmark").secret
 
 
 def _usage_rows_sum(session_id: str) -> dict[str, str]:
