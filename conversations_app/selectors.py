@@ -24,13 +24,15 @@ _run_for_append: PrecompiledLookup[Run] | None = None
 
 
 def run_for_append(*, run_id: str) -> Run | None:
-    """The live run (its chat not tombstoned) a message append writes to, locked on PostgreSQL; call
-    it inside the append's transaction. Compiled once: on every agent's append the ORM's compile of
-    this join cost several times its run."""
+    """The live run (its chat not tombstoned) a message append writes to, locked on PostgreSQL, with
+    its chat's session id (the append moves that session's activity); call it inside the append's
+    transaction. Compiled once: on every agent's append the ORM's compile of this join cost several
+    times its run."""
     global _run_for_append
     if _run_for_append is None:  # compiled inside a transaction: select_for_update requires one
-        _run_for_append = PrecompiledLookup(Run.objects.select_for_update(of=("self",), no_key=True).filter(
-            chat__is_deleted=False).only("status", "message_count", "chat_id").order_by())
+        _run_for_append = PrecompiledLookup(
+            Run.objects.select_for_update(of=("self",), no_key=True).select_related("chat")
+            .filter(chat__is_deleted=False).only("status", "message_count", "chat_id", "chat__session_id").order_by())
     return _run_for_append.get(run_id)
 
 

@@ -23,6 +23,7 @@ from conversations_app.models import (
     SyncStatus,
 )
 from conversations_app.selectors import SYNC_MODELS
+from ralphsite.activity import sessions_touch
 from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from ralphsite.services import instance_create, instance_update
@@ -75,6 +76,7 @@ def _chat_versioned_update(*, chat: Chat, expected_version: int | None, stale_er
     for name, value in changes.items():
         setattr(chat, name, value)
     chat.version, chat.updated_at = expected + 1, now
+    sessions_touch([chat.session_id])
     return chat
 
 
@@ -219,6 +221,7 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
             _run_message_count_add(run_id=run.pk, count=len(new_items))
         else:
             Run.objects.filter(pk=run_id).update(**run_changes)
+        sessions_touch([run.chat.session_id])
     by_id = {m.id: m for m in created} | existing
     return [by_id[item["id"]] for item in items] if existing else created
 

@@ -212,8 +212,8 @@ def checkpoint_restore(*, checkpoint: Checkpoint, agent: str = "", note: str = "
         if not Checkpoint.objects.filter(pk=checkpoint.pk, can_restore=True).exists():
             raise Conflict(f"Checkpoint {checkpoint.key} cannot be restored (can_restore is false).",
                            code="checkpoint_not_restorable", details={"checkpoint": checkpoint.key})
-        return CheckpointRestore.objects.create(checkpoint=checkpoint, agent=agent, note=note,
-                                                restored_at=restored_at or timezone.now())
+        return instance_create(model=CheckpointRestore, data={
+            "checkpoint": checkpoint, "agent": agent, "note": note, "restored_at": restored_at or timezone.now()})
 
 
 def checkpoint_last(*, session_id: str) -> Checkpoint | None:

@@ -4,7 +4,13 @@ Services are called by the API, the admin and management commands, so they raise
 (never DRF exceptions); the API's exception handler turns them into the one error shape.
 """
 
+from datetime import UTC, datetime
 from typing import Any
+
+
+def detail_time(value: datetime | None) -> str | None:
+    """A time for an error's details, written as the API writes times (ISO 8601 UTC, `Z`)."""
+    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 class DomainError(Exception):

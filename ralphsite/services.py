@@ -2,13 +2,15 @@
 
 Resources with rules (claims, sequence numbers, versions, totals) have their own
 `<entity>_<verb>` services in their app; these cover plain records so that the API and the
-admin still write through one place, one transaction each.
+admin still write through one place, one transaction each. Every write here moves the activity of
+the session the row belongs to (`ralphsite.activity`).
 """
 
 from typing import Any, TypeVar
 
 from django.db import models, transaction
 
+from ralphsite.activity import owner_session_ids, owners_touch, sessions_touch
 from ralphsite.db.precompiled import instances_insert
 
 M = TypeVar("M", bound=models.Model)
@@ -34,6 +36,7 @@ def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
         instances_insert([instance])
         for name, values in many.items():
             getattr(instance, name).set(values)
+        owners_touch([instance])
     return instance
 
 
@@ -49,9 +52,12 @@ def instance_update(*, instance: M, data: dict[str, Any]) -> M:
             instance.save(update_fields=update_fields)
         for name, values in many.items():
             getattr(instance, name).set(values)
+        owners_touch([instance])
     return instance
 
 
 def instance_delete(*, instance: models.Model) -> None:
     with _one_transaction():
+        owners = owner_session_ids([instance])
         instance.delete()
+        sessions_touch(owners)

@@ -3,12 +3,15 @@
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from ralphsite.errors import Conflict
 from sessions_app.graph import kahn_layers
 from sessions_app.models import (
+    DEPENDENCY_BLOCKING_STATUSES,
+    DEPENDENCY_SATISFIED_STATUSES,
+    TASK_ENDED_STATUSES,
     AcceptanceCriterion,
     Bug,
     ContextBudget,
@@ -30,6 +33,7 @@ from sessions_app.models import (
     TaskAttempt,
     TaskDependency,
     TaskStatus,
+    TaskType,
 )
 
 
@@ -90,16 +94,98 @@ def loop_run_list() -> QuerySet[LoopRun]:
 # -- orchestration reads ----------------------------------------------------------------------
 
 def tasks_ready(*, session_id: str, now: datetime) -> QuerySet[Task]:
-    """Tasks an agent may start now, best first: not started (or in progress with an expired
-    lease) and every dependency completed; lowest wave, then sequence, then key."""
-    unfinished_dependency = TaskDependency.objects.filter(task=OuterRef("pk")).exclude(
-        depends_on__status=TaskStatus.COMPLETED)
+    """Tasks whose dependencies allow them to start now, best first: not started (or in progress
+    with an expired lease) and every dependency completed or skipped; lowest wave, then sequence,
+    then key. Whether the session may run one more (max_concurrency, sequential tasks) is the
+    claim's question (services.task_claim_next)."""
+    unsatisfied_dependency = TaskDependency.objects.filter(task=OuterRef("pk")).exclude(
+        depends_on__status__in=DEPENDENCY_SATISFIED_STATUSES)
     return (
         Task.objects.filter(session_id=session_id)
         .filter(Q(status=TaskStatus.NOT_STARTED) | Q(status=TaskStatus.IN_PROGRESS, lease_expires_at__lt=now))
-        .filter(~Exists(unfinished_dependency))
+        .filter(~Exists(unsatisfied_dependency))
         .order_by(F("wave").asc(nulls_last=True), "sequence", "key")
     )
+
+
+def _running(now: datetime) -> Q:
+    """In progress and held: a live lease, or none (set in progress by status/, not by a claim)."""
+    return Q(status=TaskStatus.IN_PROGRESS) & (Q(lease_expires_at__isnull=True) | Q(lease_expires_at__gte=now))
+
+
+def tasks_running(*, session_id: str, now: datetime) -> tuple[int, int]:
+    """How many of the session's tasks count against its max_concurrency, and how many of those are
+    sequential (one aggregate row, however many tasks run)."""
+    counts = Task.objects.filter(_running(now), session_id=session_id).aggregate(
+        running=Count("pk"), sequential=Count("pk", filter=Q(task_type=TaskType.SEQUENTIAL)))
+    return counts["running"], counts["sequential"]
+
+
+def dependency_blockers(statuses: dict[str, str], edges: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """The unfinished tasks held up by a failed, cancelled or blocked task upstream, each with those
+    upstream tasks (found through unfinished dependencies only; skipped counts as satisfied). Tasks
+    on a dependency cycle, which can never start, are held up by the cycle's tasks.
+
+    `statuses` maps every task key of one session to its status; `edges` are (task, depends_on)."""
+    layers, cyclic = kahn_layers(statuses, edges)
+    depends_on: dict[str, list[str]] = {key: [] for key in statuses}
+    for key, dependency in edges:
+        if key in statuses and dependency in statuses:
+            depends_on[key].append(dependency)
+    upstream: dict[str, set[str]] = {key: set(cyclic) - {key} for key in cyclic}
+    for key in (key for layer in layers for key in layer):  # dependencies before their dependents
+        found: set[str] = set()
+        for dependency in depends_on[key]:
+            status = statuses[dependency]
+            if status in DEPENDENCY_BLOCKING_STATUSES:
+                found.add(dependency)
+            if status not in DEPENDENCY_SATISFIED_STATUSES:
+                found |= upstream.get(dependency, set())
+        upstream[key] = found
+    return {key: sorted(found) for key, found in sorted(upstream.items())
+            if found and statuses[key] not in TASK_ENDED_STATUSES}
+
+
+def claim_outlook(*, session_id: str, now: datetime, max_concurrency: int) -> dict[str, Any]:
+    """Why claim-task has nothing to hand out, from the session's tasks and edges (two queries):
+
+    * `all_done`: no task is left unfinished;
+    * `at_capacity`: a task is ready (its dependencies allow it) but may not start now: max_concurrency
+      tasks are in progress, or a sequential task is (it runs alone), or the ready task is sequential
+      and waits until nothing else runs;
+    * `waiting`: no task is ready; work in progress (or in review) will finish and unblock more;
+    * `blocked`: every unfinished task is blocked (DevTeam's status) or waits on a failed, cancelled or
+      blocked task.
+
+    `details` names the tasks behind the reason: `in_progress`, `ready` (ready but not startable
+    now), `blocked` ([{task, because}]) and `unfinished` (how many tasks are left)."""
+    tasks = list(Task.objects.filter(session_id=session_id).values_list("key", "status", "task_type",
+                                                                        "lease_expires_at"))
+    statuses = {key: status for key, status, _type, _lease in tasks}
+    blockers = dependency_blockers(statuses, list(TaskDependency.objects.filter(task__session_id=session_id)
+                                                  .values_list("task__key", "depends_on__key")))
+    running = sorted(key for key, status, _type, lease in tasks
+                     if status == TaskStatus.IN_PROGRESS and (lease is None or lease >= now))
+    sequential_running = [key for key, _status, kind, _lease in tasks
+                          if key in running and kind == TaskType.SEQUENTIAL]
+    ready = list(tasks_ready(session_id=session_id, now=now).values_list("key", flat=True))
+    unfinished = [key for key, status in statuses.items() if status not in TASK_ENDED_STATUSES]
+    blocked = [{"task": key, "because": because} for key, because in blockers.items()]
+    details: dict[str, Any] = {"session": session_id, "max_concurrency": max_concurrency, "in_progress": running,
+                               "ready": ready, "blocked": blocked, "unfinished": len(unfinished)}
+    if not unfinished:
+        reason, message = "all_done", "Every task of the session has ended."
+    elif ready and len(running) >= max_concurrency:
+        reason, message = "at_capacity", f"{len(running)} tasks are in progress (max_concurrency {max_concurrency})."
+    elif ready and sequential_running:
+        reason, message = "at_capacity", f"Sequential task {sequential_running[0]} runs alone."
+    elif ready:
+        reason, message = "at_capacity", f"Sequential task {ready[0]} waits until no other task runs."
+    elif any(key not in blockers and statuses[key] != TaskStatus.BLOCKED for key in unfinished):
+        reason, message = "waiting", "Tasks in progress or in review will unblock more."
+    else:
+        reason, message = "blocked", "Every unfinished task waits on a failed, cancelled or blocked task."
+    return {"reason": reason, "message": message, "details": {"reason": reason, **details}}
 
 
 def _task_detail_prefetches() -> tuple[Prefetch | str, ...]:
@@ -138,7 +224,8 @@ def feedback_attachment_list() -> QuerySet[FeedbackAttachment]:
 
 
 def session_progress(*, session: Session) -> dict[str, Any]:
-    """GetProgress: counts per status and per wave, and the task list, from one query."""
+    """GetProgress: counts per status and per wave, the task list, and the tasks blocked by a failed,
+    cancelled or blocked task upstream (see dependency_blockers), from two queries."""
     tasks = list(Task.objects.filter(session=session).order_by(F("wave").asc(nulls_last=True), "sequence", "key")
                  .values("id", "key", "title", "status", "wave", "assigned_agent"))
     by_status = dict.fromkeys(TaskStatus.values, 0)
@@ -154,6 +241,8 @@ def session_progress(*, session: Session) -> dict[str, Any]:
         "by_wave": [{"wave": wave, "total": sum(counts.values()), "by_status": counts}
                     for wave, counts in by_wave.items()],
         "tasks": tasks,
+        "blocked": [{"task": key, "because": because} for key, because in dependency_blockers(
+            {task["key"]: task["status"] for task in tasks}, _session_edges(session=session)).items()],
     }
 
 

@@ -11,14 +11,16 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
-from ralphsite.errors import Conflict, InvalidInput, NotFound
+from ralphsite.activity import sessions_touch
+from ralphsite.errors import Conflict, InvalidInput, NotFound, detail_time
 from ralphsite.fields import BIGINT_MAX
-from ralphsite.services import instance_create, instance_update
+from ralphsite.services import instance_create, instance_delete, instance_update
 from sessions_app import selectors
 from sessions_app.graph import kahn_layers
 from sessions_app.models import (
     FINISHED_INVOCATION_STATUSES,
     FINISHED_SESSION_STATUSES,
+    TASK_ENDED_STATUSES,
     AcceptanceCriterion,
     AgentInvocation,
     Bug,
@@ -30,6 +32,7 @@ from sessions_app.models import (
     FeedbackAttachment,
     FeedbackBatch,
     FeedbackItem,
+    FindingType,
     Interview,
     InterviewQuestion,
     InterviewStatus,
@@ -39,6 +42,9 @@ from sessions_app.models import (
     PlanSnapshot,
     Question,
     QuestionStatus,
+    ResearchFinding,
+    ResearchSession,
+    ReviewVerdict,
     Session,
     SessionStateEntry,
     SessionStatus,
@@ -48,6 +54,7 @@ from sessions_app.models import (
     TaskDependency,
     TaskFile,
     TaskStatus,
+    TaskType,
 )
 from sessions_app.models.context import validate_context_thresholds
 from sessions_app.signals import orchestration_event, resume_requested, usage_recorded
@@ -62,20 +69,50 @@ USD_MAX = Decimal("999999999999.999999")
 
 
 def session_create(*, data: dict[str, Any]) -> Session:
+    """A new session; its current iteration (1 unless given) exists from the start. A session created
+    finished gets its ended_at (now unless given); a running one has none."""
+    data = dict(data)
+    status = data.get("status", SessionStatus.RUNNING)
+    if status == SessionStatus.RUNNING and data.get("ended_at") is not None:
+        raise InvalidInput("A running session has no ended_at.", details={"ended_at": [_ENDED_AT_RULE]})
+    if status != SessionStatus.RUNNING and data.get("ended_at") is None:
+        data["ended_at"] = timezone.now()
     with transaction.atomic():
-        return instance_create(model=Session, data=data)
+        session = instance_create(model=Session, data=data)
+        _iteration_ensure(session=session)
+    return session
 
 
-def session_update(*, session: Session, data: dict[str, Any]) -> Session:
+_ENDED_AT_RULE = "ended_at changes with status only (finish/, or a status in the same write)."
+
+
+def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -> Session:
+    """A plain update (API PATCH/PUT, admin). `status` and `ended_at` change together: a running
+    session given a final status is finished as by `finish/` (ended_at now unless given, a
+    `session_finished` event); a finished session keeps its status (409 `session_finished`; `resume/`
+    runs it again); ended_at alone is a 400. A new current_iteration gets its iteration row."""
+    data = dict(data)
     with transaction.atomic():
-        old_state = session.state
+        session = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        status = data.pop("status", session.status)
+        ended_at = data.pop("ended_at", session.ended_at)
+        finishing = status != session.status
+        if finishing and session.status in FINISHED_SESSION_STATUSES:
+            raise _already_finished(session)
+        if finishing and status == SessionStatus.RUNNING:
+            raise InvalidInput("A finished session runs again through resume/.", details={"status": [status]})
+        if not finishing and ended_at != session.ended_at:
+            raise InvalidInput(_ENDED_AT_RULE, details={"ended_at": [_ENDED_AT_RULE]})
+        old_state, old_iteration = session.state, session.current_iteration
         session = instance_update(instance=session, data={**data, "last_activity_at": timezone.now()})
-        if "state" in data and data["state"] != old_state:
-            orchestration_event.send(
-                sender=Session, session_id=session.id, event_type="session_state_changed", task_key="",
-                agent="", message=f"state {old_state} → {session.state}",
-                data={"from": old_state, "to": session.state},
-            )
+        if session.current_iteration != old_iteration:
+            _iteration_ensure(session=session)
+        if session.state != old_state:
+            _event(session_id=session.id, event_type="session_state_changed", agent=agent,
+                   message=f"state {old_state} → {session.state}", data={"from": old_state, "to": session.state})
+        if finishing:
+            session = _session_end(session=session, status=status, exit_reason=session.exit_reason,
+                                   ended_at=ended_at, agent=agent)
     return session
 
 
@@ -121,12 +158,14 @@ def _usage_update_params(db: BaseDatabaseWrapper, *, session_id: str, tokens_inp
 
 def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: int = 0,
                       cost_usd: Decimal | int = 0) -> None:
-    """Add one usage-bearing row's tokens and cost to its session's totals.
+    """Add one usage-bearing row's tokens and cost to its session's totals; the same UPDATE moves the
+    session's activity (a write without usage only moves that).
 
     An UPDATE with F() expressions: concurrent writers never lose an increment. Call it inside the
     transaction that writes the row, so the totals always equal the sum of the rows.
     """
     if not (tokens_input or tokens_output or cost_usd):
+        sessions_touch([session_id])  # no usage, still the session's activity
         return
     cost_usd = Decimal(cost_usd)
     # Only a total that fits its column is written (positive deltas are bounded, in the same UPDATE):
@@ -161,6 +200,8 @@ INTERVIEW_COUNTER_FIELDS = ("questions_asked", "questions_answered")
 INTERVIEW_QUESTION_SERVER_FIELDS = ("sequence", "responded_at")
 # Moved by the iterate and finish actions only.
 LOOP_RUN_PROGRESS_FIELDS = ("status", "iterations", "ended_at")
+# Kept equal to the research session's findings by the services.
+RESEARCH_COUNTER_FIELDS = ("findings_count", "recommendations_count", "blockers_found")
 
 
 def _stamp_on_change(data: dict[str, Any], *, previous: Any, field: str, value: Any, stamp: str) -> dict[str, Any]:
@@ -180,7 +221,10 @@ def session_state_set(*, session: Session, key: str, value: Any) -> tuple[Sessio
     catches the unique violation and updates the row the other one made: the last write wins.
     """
     with transaction.atomic():
-        return SessionStateEntry.objects.update_or_create(session=session, key=key, defaults={"value": value})
+        entry, created = SessionStateEntry.objects.update_or_create(session=session, key=key,
+                                                                    defaults={"value": value})
+        sessions_touch([session.pk])
+    return entry, created
 
 
 def bug_create(*, data: dict[str, Any]) -> Bug:
@@ -378,8 +422,55 @@ def interview_question_answer(*, question_id: str, response: str) -> InterviewQu
 def interview_question_delete(*, question: InterviewQuestion) -> None:
     with transaction.atomic():
         _interview_lock(question.interview_id)
-        question.delete()
+        instance_delete(instance=question)
         _interview_recount(question.interview_id)
+
+
+def _research_lock(research_session_id: str) -> None:
+    """Serialize finding writes of one research session (as _interview_lock) so its counters are exact."""
+    if not ResearchSession.objects.select_for_update().filter(pk=research_session_id).exists():
+        raise NotFound(f"Research session {research_session_id} does not exist.",
+                       details={"research_session": research_session_id})
+
+
+def _research_recount(research_session_id: str) -> None:
+    """findings_count, recommendations_count and blockers_found = the research session's findings
+    (all, of type recommendation, of type blocker)."""
+    counts = ResearchFinding.objects.filter(research_session_id=research_session_id).aggregate(
+        findings=Count("pk"), recommendations=Count("pk", filter=Q(finding_type=FindingType.RECOMMENDATION)),
+        blockers=Count("pk", filter=Q(finding_type=FindingType.BLOCKER)))
+    ResearchSession.objects.filter(pk=research_session_id).update(
+        findings_count=counts["findings"], recommendations_count=counts["recommendations"],
+        blockers_found=counts["blockers"], updated_at=timezone.now())
+
+
+def research_finding_create(*, data: dict[str, Any]) -> ResearchFinding:
+    research_session_id = data["research_session"].pk
+    with transaction.atomic():
+        _research_lock(research_session_id)
+        finding = instance_create(model=ResearchFinding, data=data)
+        _research_recount(research_session_id)
+    return finding
+
+
+def research_finding_update(*, finding: ResearchFinding, data: dict[str, Any]) -> ResearchFinding:
+    """A finding moved to another research session is counted there (and no longer in the first)."""
+    with transaction.atomic():
+        old_research_session_id = finding.research_session_id
+        for research_session_id in sorted({old_research_session_id, *(
+                [data["research_session"].pk] if "research_session" in data else [])}):
+            _research_lock(research_session_id)
+        finding = instance_update(instance=finding, data=data)
+        for research_session_id in {old_research_session_id, finding.research_session_id}:
+            _research_recount(research_session_id)
+    return finding
+
+
+def research_finding_delete(*, finding: ResearchFinding) -> None:
+    with transaction.atomic():
+        _research_lock(finding.research_session_id)
+        instance_delete(instance=finding)
+        _research_recount(finding.research_session_id)
 
 
 def _loop_run_transition(*, loop_run_id: str, allowed: Q, changes: dict[str, Any]) -> LoopRun:
@@ -396,6 +487,7 @@ def _loop_run_transition(*, loop_run_id: str, allowed: Q, changes: dict[str, Any
         if not matched:
             raise Conflict(f"Loop run {loop_run_id} has reached max_iterations ({loop_run.max_iterations}).",
                            details={"iterations": loop_run.iterations, "max_iterations": loop_run.max_iterations})
+        sessions_touch([loop_run.session_id])
     return loop_run
 
 
@@ -411,18 +503,14 @@ def loop_run_finish(*, loop_run_id: str, status: str, snapshot_path: str | None 
     if snapshot_path is not None:
         changes["snapshot_path"] = snapshot_path
     return _loop_run_transition(loop_run_id=loop_run_id, allowed=Q(), changes=changes)
+
+
 # -- orchestration: plans, tasks, attempts, questions, feedback, signals, claims, resume --------
 
 def _event(*, session_id: str, event_type: str, message: str, data: dict[str, Any], task_key: str = "",
            agent: str = "") -> None:
     orchestration_event.send(sender=Session, session_id=session_id, event_type=event_type, task_key=task_key,
                              agent=agent, message=message, data=data)
-
-
-def session_touch(*, session_id: str | None) -> None:
-    """Record activity on a session (interrupted-run detection reads last_activity_at)."""
-    if session_id:
-        Session.objects.filter(pk=session_id).update(last_activity_at=timezone.now())
 
 
 def lock_rows(queryset: QuerySet[M], *, skip_locked: bool = False) -> QuerySet[M]:
@@ -461,7 +549,6 @@ UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
 def _usage_row_create(*, model: type[UsageRow], data: dict[str, Any]) -> UsageRow:
     row = instance_create(model=model, data=data)
     _usage_change(session_id=row.session_id, new=_usage_of(row))
-    session_touch(session_id=row.session_id)
     return row
 
 
@@ -470,13 +557,12 @@ def _usage_row_update(*, row: UsageRow, data: dict[str, Any]) -> UsageRow:
     row = instance_update(instance=row, data=data)
     _usage_change(session_id=old_session, old=old_usage)
     _usage_change(session_id=row.session_id, new=_usage_of(row))
-    session_touch(session_id=row.session_id)
     return row
 
 
 def _usage_row_delete(*, row: TaskAttempt | AgentInvocation) -> None:
     _usage_change(session_id=row.session_id, old=_usage_of(row))
-    row.delete()
+    instance_delete(instance=row)
 
 
 def plan_update(*, session: Session, content: str, agent: str = "") -> Session:
@@ -494,13 +580,54 @@ def plan_update(*, session: Session, content: str, agent: str = "") -> Session:
     return session
 
 
+def _iteration_ensure(*, session: Session) -> None:
+    """The session's current iteration has its row (iteration 1 from the session's creation on)."""
+    Iteration.objects.get_or_create(session=session, number=session.current_iteration)
+
+
+def iteration_create(*, data: dict[str, Any]) -> Iteration:
+    with transaction.atomic():
+        return instance_create(model=Iteration, data=_stamp_on_change(
+            data, previous=False, field="planning_complete", value=True, stamp="planning_completed_at"))
+
+
+def iteration_update(*, iteration: Iteration, data: dict[str, Any]) -> Iteration:
+    """planning_completed_at is set when planning_complete becomes true (and cleared if it is undone)."""
+    with transaction.atomic():
+        return instance_update(instance=iteration, data=_stamp_on_change(
+            data, previous=iteration.planning_complete, field="planning_complete", value=True,
+            stamp="planning_completed_at"))
+
+
+def session_waves_store(*, session: Session) -> list[dict[str, Any]]:
+    """Compute the session's waves (selectors.session_waves) and write each task's `wave` to its
+    number: one UPDATE per wave."""
+    with transaction.atomic():
+        waves = selectors.session_waves(session=session)
+        for wave in waves:
+            Task.objects.filter(session=session, key__in=wave["tasks"]).exclude(wave=wave["wave"]).update(
+                wave=wave["wave"], updated_at=timezone.now())
+        sessions_touch([session.pk])
+    return waves
+
+
+def question_create(*, data: dict[str, Any]) -> Question:
+    """CreateQuestion: asked in the session's current iteration unless the caller says otherwise."""
+    data = dict(data)
+    with transaction.atomic():
+        if "iteration_number" not in data:
+            data["iteration_number"] = (Session.objects.filter(pk=data["session"].pk)
+                                        .values_list("current_iteration", flat=True).get())
+        return instance_create(model=Question, data=data)
+
+
 def session_transition(*, session: Session, data: dict[str, Any], agent: str = "", message: str = "") -> Session:
     """The orchestrator's state change (and the iteration/wave/phase it moves to)."""
     with transaction.atomic():
         old_state = session.state
         session = instance_update(instance=session, data={**data, "last_activity_at": timezone.now()})
         if "current_iteration" in data:
-            Iteration.objects.get_or_create(session=session, number=session.current_iteration)
+            _iteration_ensure(session=session)
         _event(session_id=session.id, event_type="session_state_changed", agent=agent,
                message=message or f"state {old_state} → {session.state}",
                data={"from": old_state, "to": session.state, **{k: v for k, v in data.items() if k != "state"}})
@@ -573,7 +700,6 @@ def task_create(*, data: dict[str, Any]) -> Task:
         if depends_on:
             _dependencies_set(task=task, keys=depends_on)
         _files_set(task=task, files=files)
-        session_touch(session_id=task.session_id)
     return task
 
 
@@ -595,15 +721,18 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
             _files_set(task=task, files=files)
         if task.status != old_status:
             _task_status_event(task=task, old_status=old_status, agent=agent)
-        session_touch(session_id=task.session_id)
     return task
 
 
 def task_delete(*, task: Task) -> None:
+    """Delete a task with its attempts, files and own dependency edges. A task other tasks depend on
+    is kept (seed 000's Restrict): 409 `has_dependents` naming them; delete or re-plan them first."""
     with transaction.atomic():
-        session_id = task.session_id
-        task.delete()
-        session_touch(session_id=session_id)
+        dependents = sorted(TaskDependency.objects.filter(depends_on=task).values_list("task__key", flat=True))
+        if dependents:
+            raise Conflict(f"{task.key} cannot be deleted: {', '.join(dependents)} depend on it.",
+                           code="has_dependents", details={"task": task.key, "dependents": dependents})
+        instance_delete(instance=task)
 
 
 def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:
@@ -614,7 +743,6 @@ def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:
                      "annotation": task.status_annotation})
 
 
-_TASK_ENDED = {TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.SKIPPED}
 
 
 def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str = "") -> Task:
@@ -623,49 +751,63 @@ def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str
         task = lock_rows(Task.objects.filter(pk=task.pk).select_related("session")).get()
         old_status = task.status
         now = timezone.now()
-        task.status = status
-        task.status_annotation = annotation
+        changes: dict[str, Any] = {"status": status, "status_annotation": annotation}
         if task.session is not None:
-            task.iteration_updated = task.session.current_iteration
+            changes["iteration_updated"] = task.session.current_iteration
         if status == TaskStatus.IN_PROGRESS and task.started_at is None:
-            task.started_at = now
-        if status in _TASK_ENDED:
-            task.completed_at = now
-            task.claimed_by, task.lease_expires_at = "", None
-        task.save(update_fields=["status", "status_annotation", "iteration_updated", "started_at",
-                                 "completed_at", "claimed_by", "lease_expires_at", "updated_at"])
+            changes["started_at"] = now
+        if status in TASK_ENDED_STATUSES:
+            changes |= {"completed_at": now, "claimed_by": "", "lease_expires_at": None}
+        task = instance_update(instance=task, data=changes)
         _task_status_event(task=task, old_status=old_status, agent=agent)
-        session_touch(session_id=task.session_id)
     return task
 
 
-def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task | None:
-    """Atomically give `agent` the next ready task (see selectors.tasks_ready), or None.
+class NothingToClaim(Conflict):
+    """claim-task has no task for the caller: `details.reason` says why, machine-readably
+    (`all_done`, `waiting`, `blocked`, `at_capacity`, `session_finished`; see selectors.claim_outlook)."""
 
-    A finished session (any status but running) hands out no more work: 409 `session_finished`.
-    The status is read inside the claim's transaction, not taken from the caller's copy.
+    code = "nothing_to_claim"
+
+
+def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task:
+    """Atomically give `agent` the next task the plan lets start, or raise NothingToClaim saying why.
+
+    The plan: the dependencies are completed or skipped (selectors.tasks_ready); at most the
+    session's `max_concurrency` tasks are in progress; a `sequential` task (seed 000 TaskItemType)
+    never runs beside another task of the session, so while one runs nothing is handed out and
+    while others run only parallelizable tasks are. A finished session hands out nothing
+    (`session_finished`). The session row is locked first: two claimers count the same tasks in
+    progress, and the status is the one at claim time, not the caller's copy.
     """
     with transaction.atomic():
-        status = Session.objects.filter(pk=session.pk).values_list("status", flat=True).first()
-        if status in FINISHED_SESSION_STATUSES:
-            raise Conflict(f"Session {session.pk} is {status}: it hands out no more tasks.",
-                           code="session_finished", details={"session": session.pk, "status": status})
+        limits = lock_rows(Session.objects.filter(pk=session.pk)).values("status", "max_concurrency").first()
+        if limits is None:
+            raise NotFound(f"Session {session.pk} does not exist.", details={"session": session.pk})
+        if limits["status"] in FINISHED_SESSION_STATUSES:
+            raise NothingToClaim(f"Session {session.pk} is {limits['status']}: it hands out no more tasks.",
+                                 details={"reason": "session_finished", "session": session.pk,
+                                          "status": limits["status"]})
         now = timezone.now()
-        task = lock_rows(selectors.tasks_ready(session_id=session.pk, now=now), skip_locked=True).first()
+        running, sequential_running = selectors.tasks_running(session_id=session.pk, now=now)
+        task = None
+        if running < limits["max_concurrency"] and not sequential_running:
+            candidates = selectors.tasks_ready(session_id=session.pk, now=now)
+            if running:
+                candidates = candidates.filter(task_type=TaskType.PARALLELIZABLE)
+            task = lock_rows(candidates, skip_locked=True).first()
         if task is None:
-            return None
+            outlook = selectors.claim_outlook(session_id=session.pk, now=now,
+                                              max_concurrency=limits["max_concurrency"])
+            raise NothingToClaim(outlook["message"], details=outlook["details"])
         old_status = task.status
-        task.status = TaskStatus.IN_PROGRESS
-        task.claimed_by = task.assigned_agent = agent
-        task.lease_expires_at = now + timedelta(seconds=lease_seconds)
-        task.started_at = task.started_at or now
-        task.iteration_count += 1
-        task.save(update_fields=["status", "claimed_by", "assigned_agent", "lease_expires_at", "started_at",
-                                 "iteration_count", "updated_at"])
+        task = instance_update(instance=task, data={
+            "status": TaskStatus.IN_PROGRESS, "claimed_by": agent, "assigned_agent": agent,
+            "lease_expires_at": now + timedelta(seconds=lease_seconds), "started_at": task.started_at or now,
+            "iteration_count": task.iteration_count + 1})
         _event(session_id=session.pk, event_type="task_claimed", task_key=task.key, agent=agent,
                message=f"{agent} claimed {task.key}",
                data={"task": task.id, "from": old_status, "lease_expires_at": task.lease_expires_at.isoformat()})
-        session_touch(session_id=session.pk)
     return task
 
 
@@ -681,14 +823,12 @@ def task_heartbeat(*, task: Task, agent: str, lease_seconds: int) -> Task:
     """Extend the lease of a claimed task; only its holder may."""
     with transaction.atomic():
         task = _held_task(task=task, agent=agent)
-        task.lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds)
-        task.save(update_fields=["lease_expires_at", "updated_at"])
-        session_touch(session_id=task.session_id)
-    return task
+        lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds)
+        return instance_update(instance=task, data={"lease_expires_at": lease_expires_at})
 
 
 def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = False) -> Task:
-    """Give a claimed task back: not started again, claimable by anyone.
+    """Give a claimed task back: not started again, assigned to nobody, claimable by anyone.
 
     Only the claim's holder may, unless `operator` (a person in the console, named by `agent`) takes
     the claim back from an agent that is stuck or gone: then any in-progress claim is released and
@@ -702,15 +842,13 @@ def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = F
         else:
             task = _held_task(task=task, agent=agent)
         holder = task.claimed_by
-        task.status = TaskStatus.NOT_STARTED
-        task.claimed_by, task.lease_expires_at = "", None
-        task.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
+        task = instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
+                                                    "assigned_agent": "", "lease_expires_at": None})
         if task.session_id:
             taken = f" (claimed by {holder})" if operator else ""
             _event(session_id=task.session_id, event_type="task_released", task_key=task.key, agent=agent,
                    message=f"{agent} released {task.key}{taken}" + (f": {reason}" if reason else ""),
                    data={"task": task.id, "reason": reason, **({"claimed_by": holder} if operator else {})})
-        session_touch(session_id=task.session_id)
     return task
 
 
@@ -741,16 +879,20 @@ def task_attempt_delete(*, attempt: TaskAttempt) -> None:
         _usage_row_delete(row=attempt)
 
 
-def task_review_submit(*, task: Task, review_report: str, verdict: str, agent: str = "") -> TaskAttempt:
-    """SubmitReview: the review and verdict go on the task's latest attempt."""
+def task_review_submit(*, task: Task, review_report: str, verdict: str, agent: str = "",
+                       complete: bool = False) -> TaskAttempt:
+    """SubmitReview: the review and verdict go on the task's latest attempt. With `complete`, a
+    `qualified` verdict also completes the task in the same transaction (as task_status_set does); a
+    `failed` verdict leaves the task's status to the orchestrator."""
     with transaction.atomic():
         attempt = lock_rows(TaskAttempt.objects.filter(task=task).order_by("-attempt_number")).first()
         if attempt is None:
             raise Conflict(f"{task.key} has no report to review.", code="no_report", details={"task": task.pk})
-        attempt.review_report, attempt.review_verdict = review_report, verdict
-        attempt.reviewed_at = timezone.now()
-        attempt.save(update_fields=["review_report", "review_verdict", "reviewed_at", "updated_at"])
-        session_touch(session_id=task.session_id)
+        attempt = instance_update(instance=attempt, data={"review_report": review_report, "review_verdict": verdict,
+                                                          "reviewed_at": timezone.now()})
+        if complete and verdict == ReviewVerdict.QUALIFIED:
+            task_status_set(task=task, status=TaskStatus.COMPLETED, agent=agent,
+                            annotation=f"qualified at attempt {attempt.attempt_number}")
     return attempt
 
 
@@ -761,7 +903,6 @@ def question_answer(*, question: Question, data: dict[str, Any], agent: str = ""
             **data, "status": QuestionStatus.ANSWERED, "answered_at": timezone.now()})
         _event(session_id=question.session_id, event_type="question_answered", agent=agent,
                message=f"{question.key} answered", data={"question": question.id, "key": question.key})
-        session_touch(session_id=question.session_id)
     return question
 
 
@@ -776,7 +917,6 @@ def feedback_batch_create(*, data: dict[str, Any]) -> FeedbackBatch:
         FeedbackItem.objects.bulk_create(FeedbackItem(batch=batch, **item) for item in items)
         for attachment in attachments:
             feedback_attachment_create(data={**attachment, "batch": batch})
-        session_touch(session_id=batch.session_id)
     return batch
 
 
@@ -786,9 +926,7 @@ def feedback_batch_update(*, batch: FeedbackBatch, data: dict[str, Any]) -> Feed
     with transaction.atomic():
         if "iteration" in data:
             data["session"] = data["iteration"].session
-        batch = instance_update(instance=batch, data=data)
-        session_touch(session_id=batch.session_id)
-    return batch
+        return instance_update(instance=batch, data=data)
 
 
 def feedback_attachment_create(*, data: dict[str, Any]) -> FeedbackAttachment:
@@ -807,7 +945,6 @@ def feedback_item_resolve(*, item: FeedbackItem) -> FeedbackItem:
     with transaction.atomic():
         if not item.is_resolved:
             item = instance_update(instance=item, data={"is_resolved": True, "resolved_at": timezone.now()})
-        session_touch(session_id=item.batch.session_id)
     return item
 
 
@@ -819,7 +956,6 @@ def signal_create(*, data: dict[str, Any], agent: str = "") -> Signal:
         _event(session_id=signal.session_id, event_type="signal_sent", agent=agent,
                message=f"{signal.type} signal sent" + (f": {signal.message[:200]}" if signal.message else ""),
                data={"signal": signal.id, "type": signal.type})
-        session_touch(session_id=signal.session_id)
     return signal
 
 
@@ -836,21 +972,24 @@ def signal_poll(*, session: Session, agent: str = "") -> Signal | None:
                            skip_locked=True).first()
         if signal is None:
             return None
-        signal.is_processed, signal.processed_at, signal.processed_by = True, timezone.now(), agent
-        signal.save(update_fields=["is_processed", "processed_at", "processed_by", "updated_at"])
+        signal = instance_update(instance=signal, data={"is_processed": True, "processed_at": timezone.now(),
+                                                        "processed_by": agent})
+        # The poll is the loop's activity (a signal's own writes are not: see Signal).
         _event(session_id=session.pk, event_type="signal_processed", agent=agent,
                message=f"{signal.type} signal processed", data={"signal": signal.id, "type": signal.type})
-        session_touch(session_id=session.pk)
     return signal
 
 
-def session_resume(*, session: Session, agent: str = "") -> dict[str, Any]:
+def session_resume(*, session: Session, agent: str = "", force: bool = False,
+                   idle_seconds: int = selectors.DEFAULT_IDLE_SECONDS) -> dict[str, Any]:
     """Where an interrupted session stopped; the session is marked running again.
 
     Seed 001 resumes *interrupted* runs ("resume or start fresh"): a session still `running` that
     went quiet, or one that ended `failed`, `stopped` or `aborted` with work left. A `completed`
     session finished successfully; there is nothing to resume (start a new session): 409
-    `session_completed`.
+    `session_completed`. A running session written to within `idle_seconds` is not interrupted:
+    someone is driving it (or has just resumed it), so a second orchestrator gets 409
+    `session_active` unless it insists with `force`.
     Receivers of `resume_requested` (the ledger: last checkpoint) add their dicts to the answer.
     """
     with transaction.atomic():
@@ -858,12 +997,19 @@ def session_resume(*, session: Session, agent: str = "") -> dict[str, Any]:
         if session.status == SessionStatus.COMPLETED:
             raise Conflict(f"Session {session.pk} completed successfully; start a new session instead.",
                            code="session_completed", details={"session": session.pk, "status": session.status})
+        quiet_since = timezone.now() - timedelta(seconds=idle_seconds)
+        if session.status == SessionStatus.RUNNING and session.last_activity_at >= quiet_since and not force:
+            raise Conflict(f"Session {session.pk} was active at {session.last_activity_at.isoformat()}, within "
+                           f"{idle_seconds} s: it is not interrupted (force: true resumes it anyway).",
+                           code="session_active",
+                           details={"session": session.pk, "last_activity_at": detail_time(session.last_activity_at),
+                                    "idle_seconds": idle_seconds})
         current = (Task.objects.filter(session=session, status=TaskStatus.IN_PROGRESS)
                    .order_by(F("started_at").desc(nulls_last=True)).first())
         following = selectors.tasks_ready(session_id=session.pk, now=timezone.now()).first()
         old_status = session.status
-        session.status, session.ended_at, session.last_activity_at = SessionStatus.RUNNING, None, timezone.now()
-        session.save(update_fields=["status", "ended_at", "last_activity_at", "updated_at"])
+        session = instance_update(instance=session, data={"status": SessionStatus.RUNNING, "ended_at": None,
+                                                          "last_activity_at": timezone.now()})
         point: dict[str, Any] = {
             "session": session.pk, "iteration": session.current_iteration, "state": session.state,
             "wave": session.current_wave, "current_task": current.key if current else None,
@@ -880,18 +1026,34 @@ def session_resume(*, session: Session, agent: str = "") -> dict[str, Any]:
 
 def session_finish(*, session: Session, status: str, exit_reason: str = "", summary: str | None = None,
                    agent: str = "") -> Session:
-    """Record a session's outcome: its final status, why it ended, and when."""
+    """Record a session's outcome: its final status, why it ended, and when. Once: a finished
+    session is a 409 `session_finished` (resume/ runs it again)."""
     if status == SessionStatus.RUNNING:
         raise InvalidInput("A finished session cannot be running.", details={"status": ["running"]})
     with transaction.atomic():
-        data: dict[str, Any] = {"status": status, "exit_reason": exit_reason, "ended_at": timezone.now(),
-                                "last_activity_at": timezone.now()}
+        session = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        if session.status in FINISHED_SESSION_STATUSES:
+            raise _already_finished(session)
         if summary is not None:
-            data["summary"] = summary
-        session = instance_update(instance=session, data=data)
-        _event(session_id=session.pk, event_type="session_finished", agent=agent,
-               message=f"finished: {status}" + (f" ({exit_reason})" if exit_reason else ""),
-               data={"status": status, "exit_reason": exit_reason})
+            session = instance_update(instance=session, data={"summary": summary})
+        return _session_end(session=session, status=status, exit_reason=exit_reason, ended_at=None, agent=agent)
+
+
+def _already_finished(session: Session) -> Conflict:
+    return Conflict(f"Session {session.pk} already finished ({session.status}); resume/ runs it again.",
+                    code="session_finished",
+                    details={"session": session.pk, "status": session.status,
+                             "ended_at": detail_time(session.ended_at)})
+
+
+def _session_end(*, session: Session, status: str, exit_reason: str, ended_at: Any, agent: str) -> Session:
+    """A running session's final status, with its ended_at (now unless given) and its ledger event."""
+    now = timezone.now()
+    session = instance_update(instance=session, data={"status": status, "exit_reason": exit_reason,
+                                                      "ended_at": ended_at or now, "last_activity_at": now})
+    _event(session_id=session.pk, event_type="session_finished", agent=agent,
+           message=f"finished: {status}" + (f" ({exit_reason})" if exit_reason else ""),
+           data={"status": status, "exit_reason": exit_reason})
     return session
 
 

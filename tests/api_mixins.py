@@ -12,12 +12,17 @@ and implement:
     create_payload()      a POST body that creates a valid row
 """
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
+
+from ralphsite.activity import owner_session_ids, session_path
+from sessions_app.models import Session
 
 pytestmark = pytest.mark.django_db
 
@@ -99,6 +104,35 @@ class APIResourceTests:
         response = api.delete(self.detail_url(instance))
         assert response.status_code == 204, response.content
         assert not type(instance).objects.filter(pk=instance.pk).exists()
+
+    def test_its_writes_move_the_activity_of_their_session(self, api: APIClient) -> None:
+        """Every write of a row that belongs to a session moves the session's last_activity_at
+        (ralphsite.activity): create, update and delete through the API."""
+        if session_path(self.model) is None:
+            return  # rows of no session: nothing to move
+        long_ago = timezone.now() - timedelta(days=1)
+
+        def write_moves_activity(write: Any, instance: models.Model | None = None) -> None:
+            owners = owner_session_ids([instance]) if instance is not None else set()
+            Session.objects.update(last_activity_at=long_ago)
+            response = write()
+            assert response.status_code in (200, 201, 204), response.content
+            if instance is None:
+                created = response.json()
+                owners = owner_session_ids([self.model.objects.get(pk=created["id"])])
+            assert owners, "the row belongs to no session"
+            moved = Session.objects.filter(pk__in=owners, last_activity_at__gt=long_ago).count()
+            assert moved == len(owners), (write, owners)
+
+        payload = self.create_payload()  # before the clock is set back: it may write parents of its own
+        write_moves_activity(lambda: api.post(self.list_url(), payload, format="json"))
+        if self.updatable:
+            instance = self.make_instance(1)
+            write_moves_activity(lambda: api.patch(self.detail_url(instance), self.update_payload, format="json"),
+                                 instance)
+        if self.deletable:
+            instance = self.make_instance(2)
+            write_moves_activity(lambda: api.delete(self.detail_url(instance)), instance)
 
     def test_it_requires_auth(self, anon_api: APIClient) -> None:
         instance = self.make_instance(0)

@@ -53,6 +53,7 @@ from sessions_app.models import (
     TaskStatus,
     VerificationMethod,
 )
+from sessions_app.selectors import DEFAULT_IDLE_SECONDS
 from sessions_app.services import (
     CONTEXT_BUDGET_DERIVED_FIELDS,
     CRITERION_VERIFICATION_FIELDS,
@@ -60,6 +61,7 @@ from sessions_app.services import (
     INTERVIEW_COUNTER_FIELDS,
     INTERVIEW_QUESTION_SERVER_FIELDS,
     LOOP_RUN_PROGRESS_FIELDS,
+    RESEARCH_COUNTER_FIELDS,
     SESSION_TOTAL_FIELDS,
 )
 
@@ -262,6 +264,7 @@ class ResearchSessionSerializer(RalphModelSerializer):
     class Meta:
         model = ResearchSession
         fields = _model_fields(ResearchSession)
+        read_only_fields = RESEARCH_COUNTER_FIELDS
 
 
 class ResearchFindingSerializer(RalphModelSerializer):
@@ -490,6 +493,8 @@ class TaskReportInputSerializer(RalphModelSerializer):
 class TaskReviewInputSerializer(AgentInputSerializer):
     review_report = serializers.CharField()
     verdict = ChoiceFieldNamingAllowed(choices=ReviewVerdict.choices)
+    complete = serializers.BooleanField(required=False, default=False,
+                                        help_text="A qualified verdict also completes the task.")
 
 
 class LeaseInputSerializer(RalphInputSerializer):
@@ -517,6 +522,14 @@ class TransitionInputSerializer(AgentInputSerializer):
     message = serializers.CharField(required=False, allow_blank=True, default="")
 
 
+class ResumeInputSerializer(AgentInputSerializer):
+    force = serializers.BooleanField(required=False, default=False,
+                                     help_text="Resume a running session even if it was active within idle_seconds.")
+    idle_seconds = serializers.IntegerField(
+        required=False, min_value=0, max_value=100 * 365 * 24 * 3600, default=DEFAULT_IDLE_SECONDS,
+        help_text="A running session written to this recently is active, not interrupted.")
+
+
 class FinishInputSerializer(AgentInputSerializer):
     status = ChoiceFieldNamingAllowed(choices=SessionStatus.choices)  # the service refuses `running`
     exit_reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
@@ -531,12 +544,19 @@ class InvocationCompleteInputSerializer(RalphModelSerializer):
         extra_kwargs = {"status": {"required": True}}
 
 
+class BlockedTaskSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    because = serializers.ListField(child=serializers.CharField(),
+                                    help_text="The failed, cancelled or blocked tasks upstream of it.")
+
+
 class ProgressSerializer(serializers.Serializer):
     session = serializers.CharField()
     total = serializers.IntegerField()
     by_status = serializers.DictField(child=serializers.IntegerField())
     by_wave = serializers.ListField(child=serializers.DictField())
     tasks = serializers.ListField(child=serializers.DictField())
+    blocked = BlockedTaskSerializer(many=True)
 
 
 class WaveSerializer(serializers.Serializer):

@@ -59,9 +59,14 @@ class SessionOrchestrationActions:
     def progress(self, request: Request, pk: str | None = None) -> Response:
         return Response(selectors.session_progress(session=self.get_object()))
 
-    @extend_schema(responses=api.WaveSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @extend_schema(responses=api.WaveSerializer(many=True), methods=["GET"],
+                   description="The waves of the dependency graph (Kahn layering); a cycle is a 409 naming it.")
+    @extend_schema(request=None, responses=api.WaveSerializer(many=True), methods=["POST"],
+                   description="The same waves, also written to each task's `wave`.")
+    @action(detail=True, methods=["get", "post"])
     def waves(self, request: Request, pk: str | None = None) -> Response:
+        if request.method == "POST":
+            return Response(services.session_waves_store(session=self.get_object()))
         return Response(selectors.session_waves(session=self.get_object()))
 
     @extend_schema(responses=api.FeedbackBatchSerializer(many=True), parameters=[
@@ -94,16 +99,17 @@ class SessionOrchestrationActions:
         session = services.session_transition(session=self.get_object(), data=body, agent=agent, message=message)
         return Response(SessionSerializer(session).data)
 
-    @extend_schema(request=api.LeaseInputSerializer, responses={200: api.TaskSerializer, 204: None})
+    @extend_schema(request=api.LeaseInputSerializer, responses={200: api.TaskSerializer})
     @action(detail=True, methods=["post"], url_path="claim-task")
     def claim_task(self, request: Request, pk: str | None = None) -> Response:
-        """The next ready task, in progress and leased to the agent, or 204 when none is ready; 409
-        `session_finished` when the session is no longer running."""
+        """The next task the plan lets start, in progress and leased to the agent (200). When there is
+        none: 409 `nothing_to_claim` whose `details.reason` says why: `all_done`, `waiting` (work in
+        progress will unblock more), `blocked` (a failed, cancelled or blocked dependency),
+        `at_capacity` (max_concurrency reached, or a sequential task runs or waits to run alone) or
+        `session_finished`; `details` names the tasks behind it."""
         body = validated(api.LeaseInputSerializer, request)
         task = services.task_claim_next(session=self.get_object(), agent=body["agent"],
                                         lease_seconds=body["lease_seconds"])
-        if task is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
         # The claim saved every changed column of `task`: only its relations need loading.
         return Response(api.TaskSerializer(selectors.task_details_load(task=task)).data)
 
@@ -118,17 +124,20 @@ class SessionOrchestrationActions:
         page = self.paginate_queryset(sessions)
         return self.get_paginated_response(SessionSerializer(page, many=True).data)
 
-    @extend_schema(request=api.AgentInputSerializer, responses=api.ResumePointSerializer)
+    @extend_schema(request=api.ResumeInputSerializer, responses=api.ResumePointSerializer)
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk: str | None = None) -> Response:
         """The resume point of an interrupted (or failed, stopped, aborted) session, which runs again;
-        409 `session_completed` for a session that completed."""
-        body = validated(api.AgentInputSerializer, request)
-        return Response(services.session_resume(session=self.get_object(), agent=body["agent"]))
+        409 `session_completed` for a session that completed, 409 `session_active` for a running
+        session written to in the last `idle_seconds` (unless `force`)."""
+        body = validated(api.ResumeInputSerializer, request)
+        return Response(services.session_resume(session=self.get_object(), **body))
 
     @extend_schema(request=api.FinishInputSerializer, responses=SessionSerializer)
     @action(detail=True, methods=["post"])
     def finish(self, request: Request, pk: str | None = None) -> Response:
+        """The session's outcome (a status other than running), once: 409 `session_finished` when it
+        has already finished."""
         body = validated(api.FinishInputSerializer, request)
         session = services.session_finish(session=self.get_object(), **body)
         return Response(SessionSerializer(session).data)

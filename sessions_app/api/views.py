@@ -263,6 +263,12 @@ class IterationViewSet(RalphModelViewSet):
     filterset_class = filters.IterationFilterSet
     ordering_fields = ["number", "started_at", "created_at"]
 
+    def create_instance(self, data: dict[str, Any]) -> Iteration:
+        return services.iteration_create(data=data)
+
+    def update_instance(self, instance: Iteration, data: dict[str, Any]) -> Iteration:
+        return services.iteration_update(iteration=instance, data=data)
+
 
 class PlanViewSet(RalphModelViewSet):
     queryset = Plan.objects.all()
@@ -297,6 +303,15 @@ class ResearchFindingViewSet(RalphModelViewSet):
     serializer_class = api.ResearchFindingSerializer
     filterset_class = filters.ResearchFindingFilterSet
     ordering_fields = ["recorded_at", "priority"]
+
+    def create_instance(self, data: dict[str, Any]) -> ResearchFinding:
+        return services.research_finding_create(data=data)
+
+    def update_instance(self, instance: ResearchFinding, data: dict[str, Any]) -> ResearchFinding:
+        return services.research_finding_update(finding=instance, data=data)
+
+    def delete_instance(self, instance: ResearchFinding) -> None:
+        services.research_finding_delete(finding=instance)
 
 
 class TaskViewSet(RalphModelViewSet):
@@ -381,6 +396,9 @@ class QuestionViewSet(RalphModelViewSet):
     serializer_class = api.QuestionSerializer
     filterset_class = filters.QuestionFilterSet
     ordering_fields = ["key", "category", "priority", "created_at"]
+
+    def create_instance(self, data: dict[str, Any]) -> Question:
+        return services.question_create(data=data)
 
     @extend_schema(request=api.QuestionAnswerInputSerializer, responses=api.QuestionSerializer)
     @action(detail=True, methods=["post"])

@@ -33,6 +33,9 @@ from sessions_app.models.sessions import (
 )
 from sessions_app.models.steering import Signal, SignalType
 from sessions_app.models.tasks import (
+    DEPENDENCY_BLOCKING_STATUSES,
+    DEPENDENCY_SATISFIED_STATUSES,
+    TASK_ENDED_STATUSES,
     AttemptStatus,
     EstimatedEffort,
     FileAccess,
@@ -49,8 +52,11 @@ from sessions_app.models.tasks import (
 
 __all__ = [
     "ATTACHMENT_MAX_BYTES",
+    "DEPENDENCY_BLOCKING_STATUSES",
+    "DEPENDENCY_SATISFIED_STATUSES",
     "FINISHED_INVOCATION_STATUSES",
     "FINISHED_SESSION_STATUSES",
+    "TASK_ENDED_STATUSES",
     "AgentInvocation",
     "AgentRole",
     "AttemptStatus",

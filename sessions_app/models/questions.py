@@ -1,3 +1,4 @@
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from ralphsite.models import ULIDModel
@@ -41,7 +42,9 @@ class Question(ULIDModel):
                                 db_index=False)
     key = models.CharField(max_length=100)
     category = models.CharField(max_length=16, choices=QuestionCategory.choices)
-    iteration_number = models.PositiveIntegerField(default=1)
+    iteration_number = models.PositiveIntegerField(
+        default=1, validators=[MinValueValidator(1)],
+        help_text="The session's current iteration when the question is created without one.")
     cycle_number = models.PositiveIntegerField(default=1)
     text = models.TextField()
     priority = models.CharField(max_length=16, choices=Level.choices, default=Level.MEDIUM)

@@ -1,3 +1,4 @@
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -92,13 +93,14 @@ class Session(ULIDModel):
     state = models.CharField(max_length=32, choices=OrchestratorState.choices,
                              default=OrchestratorState.INITIALIZING)
     status = models.CharField(max_length=16, choices=SessionStatus.choices, default=SessionStatus.RUNNING)
-    current_iteration = models.PositiveIntegerField(default=1)
+    current_iteration = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
     current_wave = models.PositiveIntegerField(null=True, blank=True)
     current_plan_content = models.TextField(blank=True, default="")
     plan_iteration = models.PositiveIntegerField(
         null=True, blank=True, help_text="The iteration in which current_plan_content was last written.")
     default_model = models.CharField(max_length=100, default="gpt-5")
-    max_concurrency = models.PositiveIntegerField(default=2)
+    max_concurrency = models.PositiveIntegerField(
+        default=2, help_text="At most this many of the session's tasks in progress at once (claim-task).")
     started_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
     last_activity_at = models.DateTimeField(default=timezone.now)
@@ -133,6 +135,7 @@ class Session(ULIDModel):
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(fields=["key"], condition=~Q(key=""), name="session_key_unique"),
+            models.CheckConstraint(condition=Q(current_iteration__gte=1), name="session_iteration_from_1"),
         ]
         indexes = [
             models.Index(fields=["status", "-started_at"], name="session_status_started"),

@@ -22,6 +22,14 @@ class TaskStatus(models.TextChoices):
     SKIPPED = "skipped"
 
 
+# A task in one of these has ended: it holds no claim and nothing more is claimable in it.
+TASK_ENDED_STATUSES = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.SKIPPED})
+# A dependency in one of these lets its dependents start (skipped counts as satisfied) …
+DEPENDENCY_SATISFIED_STATUSES = frozenset({TaskStatus.COMPLETED, TaskStatus.SKIPPED})
+# … and one in these blocks them until someone retries it (DevTeam's `blocked` is set by hand).
+DEPENDENCY_BLOCKING_STATUSES = frozenset({TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.BLOCKED})
+
+
 class TaskType(models.TextChoices):
     """Ralph V2 `TaskItemType`: how the task may be scheduled within its wave."""
 
@@ -135,14 +143,17 @@ class Task(ULIDModel):
 class TaskDependency(models.Model):
     """Ralph V2 `TaskDependencies` (TaskItemId → task, DependsOnTaskItemId → depends_on) and
     DevTeam's `depends_on` / `blocks` JSON arrays, as rows. Both tasks belong to one session (the
-    service checks it); no self-loop and no duplicate (database constraints). Deleting either task
-    deletes the edge (Ralph's Restrict would make a task undeletable once depended on).
+    service checks it); no self-loop and no duplicate (database constraints).
+
+    Deletes follow seed 000's Restrict: a task that another task depends on cannot be deleted (the
+    task service answers 409 `has_dependents` naming them) unless its dependents go in the same
+    delete; a task's own edges go with it.
     """
 
     scope_path = "task__session"
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependencies", db_index=False)
-    depends_on = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependents")
+    depends_on = models.ForeignKey(Task, on_delete=models.RESTRICT, related_name="dependents")
 
     class Meta:
         verbose_name_plural = "task dependencies"

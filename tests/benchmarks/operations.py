@@ -69,7 +69,8 @@ def message_body(i: int) -> dict[str, Any]:
 
 
 def task_body(session_id: str, key: str) -> dict[str, Any]:
-    return {"session": session_id, "key": key, "title": f"benchmark {key}",
+    # Parallelizable: a claim must never wait for the tasks claimed before it (a sequential task runs alone).
+    return {"session": session_id, "key": key, "title": f"benchmark {key}", "task_type": "parallelizable",
             "objective": "measure the claim path"}
 
 
@@ -118,8 +119,9 @@ def setup_task(client: BenchClient, state: State, n: int) -> None:
 
 
 def setup_claimable_tasks(client: BenchClient, state: State, n: int) -> None:
-    # A session of its own, with one ready task per claim the operation will make.
-    session_id = api_create(client, f"{API}/sessions/", session_body("claim"))["id"]
+    # A session of its own, with one ready task per claim the operation will make, and room for all of
+    # them in progress at once (claims are never completed here).
+    session_id = api_create(client, f"{API}/sessions/", {**session_body("claim"), "max_concurrency": n})["id"]
     state.ids["claim_session"] = session_id
     for i in range(n):
         api_create(client, f"{API}/tasks/", task_body(session_id, f"task-{i + 1}"))

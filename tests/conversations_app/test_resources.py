@@ -19,7 +19,7 @@ def _session() -> Session:
 
 
 def _chat(index: int = 0) -> Chat:
-    return services.chat_create(data={"title": f"chat {index}", "tags": ["t", f"t{index}"]})
+    return services.chat_create(data={"title": f"chat {index}", "tags": ["t", f"t{index}"], "session": _session()})
 
 
 class TestChatResource(APIResourceTests):
@@ -32,7 +32,7 @@ class TestChatResource(APIResourceTests):
         return _chat(index)
 
     def create_payload(self) -> dict[str, Any]:
-        return {"title": "new chat", "tags": ["bench"], "worktree_id": "wt-1"}
+        return {"title": "new chat", "tags": ["bench"], "worktree_id": "wt-1", "session": _session().pk}
 
     def test_it_deletes(self, api: APIClient) -> None:
         """Chats are soft-deleted: the row stays as a tombstone, hidden from the API."""

@@ -10,11 +10,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 V1 = "/api/v1"
 
-# t1 ← t2, t1 ← t3, (t2, t3) ← t4: three waves.
+# t1 ← t2, t1 ← t3, (t2, t3) ← t4: three waves; task-2 and task-3 may run side by side.
 TASKS = [
     {"key": "task-1", "title": "Schema", "depends_on": []},
-    {"key": "task-2", "title": "API", "depends_on": ["task-1"]},
-    {"key": "task-3", "title": "Admin", "depends_on": ["task-1"]},
+    {"key": "task-2", "title": "API", "depends_on": ["task-1"], "task_type": "parallelizable"},
+    {"key": "task-3", "title": "Admin", "depends_on": ["task-1"], "task_type": "parallelizable"},
     {"key": "task-4", "title": "Docs", "depends_on": ["task-2", "task-3"]},
 ]
 # What each executor reports: (tokens_input, tokens_output, cost_usd).
@@ -22,11 +22,11 @@ USAGE = {"task-1": (1000, 200, "0.012345"), "task-2": (2000, 300, "0.020000"),
          "task-3": (1500, 250, "0.007655"), "task-4": (500, 50, "0.000001")}
 
 
-def claim(agent: Agent, session_id: str, who: str) -> str | None:
+def claim(agent: Agent, session_id: str, who: str) -> str:
+    """The claimed task's key, or why nothing was claimed (`all_done`, `waiting`, `at_capacity`…)."""
     reply = agent.post(f"{V1}/sessions/{session_id}/claim-task/", {"agent": who, "lease_seconds": 120})
-    if reply.status == 204:
-        assert reply.body == b""
-        return None
+    if reply.status == 409 and reply.json()["code"] == "nothing_to_claim":
+        return reply.json()["details"]["reason"]
     assert reply.status == 200, reply.body
     task = reply.json()
     assert task["status"] == "in_progress"
@@ -98,13 +98,13 @@ def test_it_runs_a_whole_orchestration_loop_and_keeps_its_audit_trail(agent: Age
     # -- claims respect dependencies -------------------------------------------------------------
     claimed_order: list[str] = []
     assert claim(agent, sid, "exec-a") == "task-1"
-    assert claim(agent, sid, "exec-b") is None  # task-2/3 wait for task-1
+    assert claim(agent, sid, "exec-b") == "waiting"  # task-2/3 wait for task-1
     execute(agent, ids["task-1"], "task-1", "exec-a")
     claimed_order.append("task-1")
 
     second = [claim(agent, sid, "exec-a"), claim(agent, sid, "exec-b")]
     assert sorted(second) == ["task-2", "task-3"]
-    assert claim(agent, sid, "exec-c") is None  # task-4 waits for both
+    assert claim(agent, sid, "exec-c") == "waiting"  # task-4 waits for both
     # Only the holder may heartbeat; another agent gets a 409.
     stranger = agent.post(f"{V1}/tasks/{ids[second[0]]}/heartbeat/", {"agent": "exec-z", "lease_seconds": 60})
     assert stranger.status == 409 and stranger.json()["code"] == "not_claim_holder"
@@ -115,7 +115,7 @@ def test_it_runs_a_whole_orchestration_loop_and_keeps_its_audit_trail(agent: Age
     assert claim(agent, sid, "exec-a") == "task-4"
     execute(agent, ids["task-4"], "task-4", "exec-a")
     claimed_order.append("task-4")
-    assert claim(agent, sid, "exec-a") is None
+    assert claim(agent, sid, "exec-a") == "all_done"
 
     # -- steering: a signal, polled once ---------------------------------------------------------
     signal = agent.ok("POST", f"{V1}/signals/", {"session": sid, "type": "steer", "message": "Prefer small PRs"},

@@ -37,7 +37,11 @@ def test_it_finds_an_interrupted_run_and_resumes_it_where_it_stopped(agent: Agen
     bad = agent.get(f"{V1}/sessions/interrupted/", idle_seconds=-1)
     assert bad.status == 400 and bad.json()["code"] == "validation_error"
 
-    point = agent.ok("POST", f"{V1}/sessions/{sid}/resume/", {"agent": "orchestrator-2"})
+    # Written to within the idle window, it is not interrupted for resume/ either …
+    active = agent.post(f"{V1}/sessions/{sid}/resume/", {"agent": "orchestrator-2"})
+    assert active.status == 409 and active.json()["code"] == "session_active"
+    # … unless the caller uses the threshold that found it interrupted.
+    point = agent.ok("POST", f"{V1}/sessions/{sid}/resume/", {"agent": "orchestrator-2", "idle_seconds": 0})
     assert point["session"] == sid and point["iteration"] == 2 and point["wave"] == 1
     assert point["state"] == "executing_batch"
     assert point["current_task"] == "task-1" and point["next_task"] == "task-2"
@@ -47,8 +51,10 @@ def test_it_finds_an_interrupted_run_and_resumes_it_where_it_stopped(agent: Agen
     events = agent.all_pages(f"{V1}/events/", session=sid, type="session_resumed")
     assert len(events) == 1 and events[0]["agent"] == "orchestrator-2"
     assert events[0]["data"] == {"from": "running", "current_task": "task-1", "next_task": "task-2"}
-    # Resuming is activity: the session is no longer idle.
+    # Resuming is activity: the session is no longer idle, and a second orchestrator cannot take it over.
     assert agent.ok("GET", f"{V1}/sessions/interrupted/", project_path=project)["count"] == 0
+    second = agent.post(f"{V1}/sessions/{sid}/resume/", {"agent": "orchestrator-3"})
+    assert second.status == 409 and second.json()["code"] == "session_active"
 
 
 THREADS = 6
@@ -56,10 +62,10 @@ TASK_COUNT = 30
 
 
 def test_it_hands_each_task_to_exactly_one_of_several_concurrent_agents(new_agent, agent: Agent) -> None:
-    sid = agent.ok("POST", f"{V1}/sessions/", {"key": "e2e-claims"}, expect=201)["id"]
+    sid = agent.ok("POST", f"{V1}/sessions/", {"key": "e2e-claims", "max_concurrency": 100}, expect=201)["id"]
     for index in range(TASK_COUNT):
         agent.ok("POST", f"{V1}/tasks/", {"session": sid, "key": f"task-{index:02}", "title": f"t{index}",
-                                          "wave": index % 3}, expect=201)
+                                          "wave": index % 3, "task_type": "parallelizable"}, expect=201)
     # A task whose dependency is blocked (never completed) must never be handed out.
     gate = agent.ok("POST", f"{V1}/tasks/", {"session": sid, "key": "gate", "title": "gate"}, expect=201)
     agent.ok("POST", f"{V1}/tasks/{gate['id']}/status/", {"status": "blocked"})
@@ -83,7 +89,7 @@ def test_it_hands_each_task_to_exactly_one_of_several_concurrent_agents(new_agen
                 with lock:
                     statuses[reply.status] += 1
                 if reply.status != 200:
-                    assert reply.status == 204, reply.body
+                    assert reply.status == 409 and reply.json()["details"]["reason"] == "waiting", reply.body
                     return
                 task = reply.json()
                 assert task["claimed_by"] == name and task["status"] == "in_progress"
@@ -98,7 +104,7 @@ def test_it_hands_each_task_to_exactly_one_of_several_concurrent_agents(new_agen
     for thread in threads:
         thread.join(timeout=60)
     assert errors == []
-    assert statuses[200] == TASK_COUNT and statuses[204] == THREADS and set(statuses) == {200, 204}
+    assert statuses[200] == TASK_COUNT and statuses[409] == THREADS and set(statuses) == {200, 409}
     keys = [key for key, _ in claims]
     assert len(keys) == len(set(keys)) == TASK_COUNT
     assert set(keys) == {f"task-{i:02}" for i in range(TASK_COUNT)}
@@ -113,3 +119,4 @@ def test_it_hands_each_task_to_exactly_one_of_several_concurrent_agents(new_agen
     progress = agent.ok("GET", f"{V1}/sessions/{sid}/progress/")
     assert progress["by_status"]["in_progress"] == TASK_COUNT
     assert progress["by_status"]["blocked"] == 1 and progress["by_status"]["not_started"] == 1
+    assert progress["blocked"] == [{"task": "zz-waits", "because": ["gate"]}]

@@ -57,10 +57,12 @@ class TestCheckpointRestoreResource(APIResourceTests):
     updatable = deletable = False
 
     def make_instance(self, index: int) -> CheckpointRestore:
-        return CheckpointRestore.objects.create(checkpoint=Checkpoint.objects.create(key=f"chkpt-r{index}"))
+        return CheckpointRestore.objects.create(checkpoint=Checkpoint.objects.create(key=f"chkpt-r{index}",
+                                                                                     session=make_session()))
 
     def create_payload(self) -> dict[str, Any]:
-        return {"checkpoint": Checkpoint.objects.create(key="chkpt-new").id, "agent": "orchestrator"}
+        return {"checkpoint": Checkpoint.objects.create(key="chkpt-new", session=make_session()).id,
+                "agent": "orchestrator"}
 
 
 class TestRollbackResource(APIResourceTests):
@@ -68,11 +70,11 @@ class TestRollbackResource(APIResourceTests):
     update_payload = {"reason": "tests regressed"}
 
     def make_instance(self, index: int) -> Rollback:
-        return Rollback.objects.create(rollback_type="auto", target_commit=f"abc{index}")
+        return Rollback.objects.create(rollback_type="auto", target_commit=f"abc{index}", session=make_session())
 
     def create_payload(self) -> dict[str, Any]:
         return {"rollback_type": "smart", "target_commit": "deadbeef", "trigger_type": "regression",
-                "check_type": "test"}
+                "check_type": "test", "session": make_session().id}
 
 
 class TestBaselineResource(APIResourceTests):
@@ -127,7 +129,8 @@ class TestErrorLogResource(APIResourceTests):
     update_payload = {"recovery_success": True}
 
     def make_instance(self, index: int) -> ErrorLog:
-        return ErrorLog.objects.create(error_type="transient", error_message=f"timeout {index}")
+        return ErrorLog.objects.create(error_type="transient", error_message=f"timeout {index}",
+                                       session=make_session())
 
     def create_payload(self) -> dict[str, Any]:
         return {"session": make_session().id, "error_type": "permanent", "error_message": "boom",
@@ -139,8 +142,8 @@ class TestDeadLetterResource(APIResourceTests):
     update_payload = {"status": "failed"}
 
     def make_instance(self, index: int) -> DeadLetter:
-        return DeadLetter.objects.create(operation_type=f"op{index}")
+        return DeadLetter.objects.create(operation_type=f"op{index}", session=make_session())
 
     def create_payload(self) -> dict[str, Any]:
-        return {"operation_type": "git_push", "operation_params": {"branch": "main"},
+        return {"operation_type": "git_push", "operation_params": {"branch": "main"}, "session": make_session().id,
                 "retry_after": (timezone.now() + timedelta(minutes=5)).isoformat()}

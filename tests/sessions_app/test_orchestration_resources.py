@@ -93,7 +93,7 @@ class TestReplanningDeltaResource(SessionScoped):
 class TestResearchSessionResource(SessionScoped):
     model = ResearchSession
     basename = "researchsession"
-    update_payload = {"status": "completed", "findings_count": 3}
+    update_payload = {"status": "completed"}
 
     def make_instance(self, index: int) -> ResearchSession:
         return ResearchSession.objects.create(session=self.session)

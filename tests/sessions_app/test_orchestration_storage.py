@@ -2,6 +2,7 @@
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.db.models import RestrictedError
 
 from sessions_app.graph import kahn_layers
 from sessions_app.models import (
@@ -54,10 +55,10 @@ def test_deleting_a_session_cascades_and_sets_null_as_seed_003_says() -> None:
         assert not model.objects.exists(), model
 
 
-def test_deleting_a_task_cascades_to_attempts_files_and_edges_and_unlinks_invocations() -> None:
+def test_deleting_a_task_cascades_to_attempts_files_and_own_edges_and_unlinks_invocations() -> None:
     session = make_session()
-    first = make_task(session, "task-1")
-    second = make_task(session, "task-2", depends_on=(first,))
+    base = make_task(session, "task-0")
+    first = make_task(session, "task-1", depends_on=(base,))
     TaskAttempt.objects.create(task=first, attempt_number=1)
     TaskFile.objects.create(task=first, path="a.py")
     invocation = AgentInvocation.objects.create(session=session, task=first, task_key="task-1")
@@ -68,7 +69,17 @@ def test_deleting_a_task_cascades_to_attempts_files_and_edges_and_unlinks_invoca
     invocation.refresh_from_db()
     child.refresh_from_db()
     assert invocation.task_id is None and invocation.task_key == "task-1"
-    assert child.parent_id is None and Task.objects.filter(pk=second.pk).exists()
+    assert child.parent_id is None and Task.objects.filter(pk=base.pk).exists()
+
+
+def test_a_task_depended_on_is_restricted_unless_its_dependents_go_in_the_same_delete() -> None:
+    session = make_session()
+    first = make_task(session, "task-1")
+    second = make_task(session, "task-2", depends_on=(first,))
+    with pytest.raises(RestrictedError), transaction.atomic():
+        first.delete()
+    Task.objects.filter(pk__in=[first.pk, second.pk]).delete()
+    assert not Task.objects.exists() and not TaskDependency.objects.exists()
 
 
 @pytest.mark.parametrize("make_bad_edge", [

@@ -1,9 +1,11 @@
 """What a finished session still does: no more task claims, signals still delivered, resume only when
 the run did not complete (seed 001: resume *interrupted* runs)."""
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from sessions_app.models import FINISHED_SESSION_STATUSES, Session, SessionStatus, Signal, Task
@@ -33,9 +35,9 @@ def test_it_refuses_to_hand_out_a_task_of_a_finished_session(api: APIClient, sta
                                                              events: list[dict[str, Any]]) -> None:
     session = make_session(status=status)
     task = make_task(session, "task-1")
-    body = assert_error_shape(claim(api, session), 409, "session_finished")
+    body = assert_error_shape(claim(api, session), 409, "nothing_to_claim")
     assert status in body["message"]
-    assert body["details"] == {"session": session.pk, "status": status}
+    assert body["details"] == {"reason": "session_finished", "session": session.pk, "status": status}
     task.refresh_from_db()
     assert (task.status, task.claimed_by, task.iteration_count) == ("not_started", "", 0)
     assert events == []
@@ -47,7 +49,7 @@ def test_it_reads_the_status_at_claim_time_not_from_a_stale_copy(api: APIClient)
     make_task(session, "task-2")
     assert claim(api, session).json()["key"] == "task-1"
     api.post(url(session, "finish"), {"status": "stopped"}, format="json")
-    assert_error_shape(claim(api, session), 409, "session_finished")
+    assert assert_error_shape(claim(api, session), 409, "nothing_to_claim")["details"]["reason"] == "session_finished"
     assert Task.objects.get(key="task-2").status == "not_started"
 
 
@@ -63,7 +65,7 @@ def test_it_still_delivers_the_pending_signals_of_a_finished_session(api: APICli
 
 
 def test_it_refuses_to_resume_a_completed_session(api: APIClient, events: list[dict[str, Any]]) -> None:
-    session = make_session(status="completed")
+    session = make_session()
     api.post(url(session, "finish"), {"status": "completed", "exit_reason": "all done"}, format="json")
     events.clear()
     body = assert_error_shape(api.post(url(session, "resume"), {"agent": "cli"}, format="json"), 409,
@@ -76,7 +78,7 @@ def test_it_refuses_to_resume_a_completed_session(api: APIClient, events: list[d
 
 @pytest.mark.parametrize("status", sorted(set(SessionStatus) - {SessionStatus.COMPLETED}))
 def test_it_resumes_a_session_that_did_not_complete(api: APIClient, status: str) -> None:
-    session = make_session(status=status)
+    session = make_session(status=status, last_activity_at=timezone.now() - timedelta(hours=1))
     make_task(session, "task-1")
     response = api.post(url(session, "resume"), {"agent": "cli"}, format="json")
     assert response.status_code == 200, response.content

@@ -199,14 +199,18 @@ def claim(api: APIClient, session: Session, agent: str = "executor-1", lease: in
 
 def test_it_claims_the_next_ready_task_by_wave_sequence_and_key(api: APIClient, session: Session,
                                                                 events: list[dict[str, Any]]) -> None:
-    first = make_task(session, "task-b", wave=1)
-    make_task(session, "task-a", wave=1)
-    make_task(session, "task-0", wave=2)
-    make_task(session, "task-blocked", wave=1, depends_on=(first,))
+    session.max_concurrency = 10
+    session.save()
+    parallel = {"task_type": "parallelizable"}
+    first = make_task(session, "task-b", wave=1, **parallel)
+    make_task(session, "task-a", wave=1, **parallel)
+    make_task(session, "task-0", wave=2, **parallel)
+    make_task(session, "task-blocked", wave=1, depends_on=(first,), **parallel)
     make_task(session, "task-seq", wave=1, sequence=-1, status="completed")
     claimed = [claim(api, session).json()["key"] for _ in range(3)]
     assert claimed == ["task-a", "task-b", "task-0"]
-    assert claim(api, session).status_code == 204
+    body = assert_error_shape(claim(api, session), 409, "nothing_to_claim")
+    assert body["details"]["reason"] == "waiting" and body["details"]["in_progress"] == ["task-0", "task-a", "task-b"]
     task = Task.objects.get(key="task-a")
     assert (task.status, task.claimed_by, task.assigned_agent) == ("in_progress", "executor-1", "executor-1")
     assert task.lease_expires_at > timezone.now() + timedelta(seconds=590)
@@ -220,13 +224,13 @@ def test_a_completed_dependency_makes_a_task_ready(api: APIClient, session: Sess
 
 
 def test_an_expired_lease_makes_a_task_claimable_again(api: APIClient, session: Session) -> None:
-    make_task(session, "task-1", status="in_progress", claimed_by="gone",
+    make_task(session, "task-1", status="in_progress", claimed_by="gone", task_type="parallelizable",
               lease_expires_at=timezone.now() - timedelta(seconds=1))
-    make_task(session, "task-2", status="in_progress", claimed_by="alive",
+    make_task(session, "task-2", status="in_progress", claimed_by="alive", task_type="parallelizable",
               lease_expires_at=timezone.now() + timedelta(hours=1))
     body = claim(api, session, agent="executor-2").json()
     assert (body["key"], body["claimed_by"]) == ("task-1", "executor-2")
-    assert claim(api, session).status_code == 204
+    assert assert_error_shape(claim(api, session), 409, "nothing_to_claim")["details"]["reason"] == "waiting"
 
 
 def test_only_the_holder_heartbeats_and_releases(api: APIClient, session: Session,
@@ -264,7 +268,7 @@ def test_it_reports_progress_per_status_and_wave_in_constant_queries(api: APICli
     make_task(session, "task-1", wave=1, status="completed")
     make_task(session, "task-2", wave=1)
     make_task(session, "task-3", wave=2, status="failed")
-    with django_assert_num_queries(3):  # token auth, session, tasks
+    with django_assert_num_queries(4):  # token auth, session, tasks, dependencies
         body = api.get(f"/api/v1/sessions/{session.pk}/progress/").json()
     assert body["total"] == 3
     assert body["by_status"]["completed"] == body["by_status"]["not_started"] == body["by_status"]["failed"] == 1
@@ -272,7 +276,7 @@ def test_it_reports_progress_per_status_and_wave_in_constant_queries(api: APICli
     assert [t["key"] for t in body["tasks"]] == ["task-1", "task-2", "task-3"]
     for index in range(4, 30):
         make_task(session, f"task-{index}", wave=3)
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         assert api.get(f"/api/v1/sessions/{session.pk}/progress/").json()["total"] == 29
 
 
