@@ -20,7 +20,7 @@ from django.contrib.admin.utils import unquote
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db import models
+from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path, reverse
@@ -175,6 +175,35 @@ class ServiceModelAdmin(RalphModelAdmin):
             opts = self.model._meta
             back = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
         return HttpResponseRedirect(back)
+
+    # A service refusing a save or a delete (a 409 or 400 in the API) is the same refusal here: the
+    # transaction Django opened for the page is rolled back, and the person reads the reason.
+
+    def changeform_view(self, request: HttpRequest, object_id: str | None = None, form_url: str = "",
+                        extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except DomainError as error:
+            self.message_user(request, f"Not saved: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def delete_view(self, request: HttpRequest, object_id: str,
+                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except DomainError as error:
+            self.message_user(request, f"Not deleted: {error.message}", messages.ERROR)
+            opts = self.model._meta
+            return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_change",
+                                                args=[unquote(object_id)]))
+
+    def response_action(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        try:
+            with transaction.atomic():  # a bulk action is all or nothing, as one API call is
+                return super().response_action(request, queryset)
+        except DomainError as error:
+            self.message_user(request, f"Nothing done: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
     def service_create(self, data: dict[str, Any]) -> models.Model:
         return instance_create(model=self.model, data=data)

@@ -57,7 +57,18 @@ def instance_update(*, instance: M, data: dict[str, Any]) -> M:
 
 
 def instance_delete(*, instance: models.Model) -> None:
+    instances_delete(instances=[instance])
+
+
+def instances_delete(*, instances: list[M]) -> None:
+    """Delete rows of one model in one statement (with what cascades from them): rows that restrict
+    each other's deletion (task dependencies) may go together."""
+    if not instances:
+        return
     with _one_transaction():
-        owners = owner_session_ids([instance])
-        instance.delete()
+        owners = owner_session_ids(instances)
+        if len(instances) == 1:
+            instances[0].delete()
+        else:
+            type(instances[0])._default_manager.filter(pk__in=[instance.pk for instance in instances]).delete()
         sessions_touch(owners)

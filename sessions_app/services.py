@@ -14,7 +14,7 @@ from django.utils import timezone
 from ralphsite.activity import sessions_touch
 from ralphsite.errors import Conflict, InvalidInput, NotFound, detail_time
 from ralphsite.fields import BIGINT_MAX
-from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.services import instance_create, instance_delete, instance_update, instances_delete
 from sessions_app import selectors
 from sessions_app.graph import kahn_layers
 from sessions_app.models import (
@@ -727,12 +727,26 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
 def task_delete(*, task: Task) -> None:
     """Delete a task with its attempts, files and own dependency edges. A task other tasks depend on
     is kept (seed 000's Restrict): 409 `has_dependents` naming them; delete or re-plan them first."""
+    tasks_delete(tasks=[task])
+
+
+def tasks_delete(*, tasks: list[Task]) -> None:
+    """Delete these tasks together (the admin's bulk delete): only dependents outside the set keep
+    them (409 `has_dependents` naming each task and its dependents)."""
+    ids = [task.pk for task in tasks]
     with transaction.atomic():
-        dependents = sorted(TaskDependency.objects.filter(depends_on=task).values_list("task__key", flat=True))
+        edges = (TaskDependency.objects.filter(depends_on_id__in=ids).exclude(task_id__in=ids)
+                 .order_by("depends_on__key", "task__key").values_list("depends_on__key", "task__key"))
+        dependents: dict[str, list[str]] = {}
+        for key, dependent in edges:
+            dependents.setdefault(key, []).append(dependent)
         if dependents:
-            raise Conflict(f"{task.key} cannot be deleted: {', '.join(dependents)} depend on it.",
-                           code="has_dependents", details={"task": task.key, "dependents": dependents})
-        instance_delete(instance=task)
+            named = "; ".join(f"{', '.join(keys)} depend on {key}" for key, keys in dependents.items())
+            first = next(iter(dependents))
+            raise Conflict(f"Not deleted: {named}.", code="has_dependents",
+                           details={"task": first, "dependents": dependents[first]} if len(dependents) == 1
+                           else {"dependents": dependents})
+        instances_delete(instances=tasks)
 
 
 def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:

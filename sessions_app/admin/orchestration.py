@@ -76,6 +76,13 @@ class IterationAdmin(SessionScopedAdmin):
     list_filter = ["planning_complete"]
     search_fields = ["id", "session__id", "session__key"]
     date_hierarchy = "started_at"
+    readonly_fields = ["planning_completed_at"]
+
+    def service_create(self, data: dict[str, Any]) -> Iteration:
+        return services.iteration_create(data=data)
+
+    def service_update(self, instance: Iteration, data: dict[str, Any]) -> Iteration:
+        return services.iteration_update(iteration=instance, data=data)
 
 
 @admin.register(PlanSnapshot)
@@ -104,11 +111,11 @@ class ReplanningDeltaAdmin(ServiceModelAdmin):
     raw_id_fields = ["iteration"]
 
 
-class ResearchFindingInline(admin.TabularInline):
+class ResearchFindingInline(ReadOnlyInline):
+    """Findings are written on their own page, through the services that keep the counters."""
+
     model = ResearchFinding
-    extra = 0
     fields = ["finding_type", "title", "source", "priority", "file_path"]
-    show_change_link = True
 
 
 @admin.register(ResearchSession)
@@ -118,6 +125,7 @@ class ResearchSessionAdmin(SessionScopedAdmin):
     search_fields = ["id", "session__id", "session__key"]
     date_hierarchy = "started_at"
     inlines = [ResearchFindingInline]
+    readonly_fields = list(services.RESEARCH_COUNTER_FIELDS)
 
 
 @admin.register(ResearchFinding)
@@ -127,6 +135,15 @@ class ResearchFindingAdmin(ServiceModelAdmin):
     search_fields = ["title", "description", "file_path"]
     date_hierarchy = "recorded_at"
     raw_id_fields = ["research_session"]
+
+    def service_create(self, data: dict[str, Any]) -> ResearchFinding:
+        return services.research_finding_create(data=data)
+
+    def service_update(self, instance: ResearchFinding, data: dict[str, Any]) -> ResearchFinding:
+        return services.research_finding_update(finding=instance, data=data)
+
+    def service_delete(self, instance: ResearchFinding) -> None:
+        services.research_finding_delete(finding=instance)
 
 
 class TaskDependencyInline(admin.TabularInline):
@@ -225,6 +242,9 @@ class TaskAdmin(ServiceModelAdmin):
 
     def service_delete(self, instance: Task) -> None:
         services.task_delete(task=instance)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
+        services.tasks_delete(tasks=list(queryset))  # one set: dependents deleted with it are no obstacle
 
 
 @admin.register(TaskAttempt)
