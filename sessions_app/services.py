@@ -428,7 +428,7 @@ def interview_question_delete(*, question: InterviewQuestion) -> None:
 
 def _research_lock(research_session_id: str) -> None:
     """Serialize finding writes of one research session (as _interview_lock) so its counters are exact."""
-    if not ResearchSession.objects.select_for_update().filter(pk=research_session_id).exists():
+    if not ResearchSession.objects.select_for_update(no_key=True).filter(pk=research_session_id).exists():
         raise NotFound(f"Research session {research_session_id} does not exist.",
                        details={"research_session": research_session_id})
 
