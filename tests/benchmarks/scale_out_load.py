@@ -73,6 +73,10 @@ class Recorder:
             totals[1] += tokens_out
             totals[2] += cost_usd
 
+    def idle(self, reason: str) -> None:
+        with self._lock:
+            self.idle_claims[reason] += 1
+
     def add(self, name: str, value: Any) -> None:
         with self._lock:
             getattr(self, name).append(value)
@@ -130,26 +134,26 @@ class Agent(Actor):
 
     def step(self) -> None:
         claimed = self.call("claim", "POST", f"{API}/sessions/{self.session_id}/claim-task/",
-                            {"agent": self.agent, "lease_seconds": LEASE_SECONDS}, expect=(200, 204))
-        body = claimed.json() if claimed.body else None
-        task = body.get("task", body) if isinstance(body, dict) else None
-        if claimed.status == 204 or not task or "id" not in task:
-            reason = body.get("reason", "none") if isinstance(body, dict) else "none"
-            with self.recorder._lock:
-                self.recorder.idle_claims[reason] += 1
+                            {"agent": self.agent, "lease_seconds": LEASE_SECONDS}, expect=(200, 409))
+        body = claimed.json()
+        if claimed.status == 409:  # nothing to claim now, and why (all_done, waiting, at_capacity, …)
+            if body.get("code") != "nothing_to_claim":
+                self.recorder.error("claim", claimed.excerpt(200))
+                raise UnexpectedResponse("claim")
+            self.recorder.idle(body["details"].get("reason", "unknown"))
             time.sleep(IDLE_SLEEP_SECONDS)
             return
-        task_id, claim = task["id"], task.get("claim", body.get("claim"))
+        task_id, claim = body["id"], body.get("claim")
         self.recorder.add("claims", (task_id, claim, self.agent))
         fence = {"agent": self.agent} | ({"claim": claim} if claim is not None else {})
         self.call("heartbeat", "POST", f"{API}/tasks/{task_id}/heartbeat/", {**fence, "lease_seconds": LEASE_SECONDS})
-        self._append_events(task["key"])
+        self._append_events(body["key"])
         if self.loops % ISSUE_EVERY_LOOPS == 0:
             self.call("record_issue", "POST", f"{API}/issues/record/",
                       {"session": self.session_id, "kind": "lint", "signature": f"scale-{random.randrange(20)}",
-                       "message": "a recurring lint warning", "task_key": task["key"]})
+                       "message": "a recurring lint warning", "task_key": body["key"]})
         self.call("report", "POST", f"{API}/tasks/{task_id}/report/",
-                  {**fence, "implementation_report": f"{self.agent} did {task['key']}", "model": "gpt-5",
+                  {**fence, "implementation_report": f"{self.agent} did {body['key']}", "model": "gpt-5",
                    "tokens_input": ATTEMPT_TOKENS_IN, "tokens_output": ATTEMPT_TOKENS_OUT,
                    "cost_usd": str(ATTEMPT_COST_USD)})
         self.recorder.usage(self.session_id, ATTEMPT_TOKENS_IN, ATTEMPT_TOKENS_OUT, ATTEMPT_COST_USD)
@@ -222,11 +226,9 @@ class Poller(Actor):
 
     def poll_once(self) -> bool:
         resp = self.call("poll_signal", "POST", f"{API}/sessions/{self.session_id}/poll-signal/", expect=(200, 204))
-        body = resp.json() if resp.body else None
-        signal = body.get("signal", body) if isinstance(body, dict) else None
-        if resp.status == 204 or not signal or "id" not in signal:
+        if resp.status == 204:
             return False
-        self.recorder.add("signals_delivered", signal["id"])
+        self.recorder.add("signals_delivered", resp.json()["id"])
         return True
 
     def drain(self) -> None:
