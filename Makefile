@@ -5,21 +5,24 @@ BIN := $(VENV)/bin
 RALPH_HOST ?= 127.0.0.1
 RALPH_PORT ?= 8000
 RALPH_WORKERS ?= 2
+# A pip constraints file pinning the versions to install (CI: .ci/constraints-oldest.txt, -newest.txt).
+CONSTRAINTS ?=
+PIP_INSTALL := $(BIN)/python -m pip install --quiet $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS))
 export RALPH_HOST RALPH_PORT
 
 .PHONY: run test lint bench install-run install-dev
 
-# The stamp files re-install only when pyproject.toml changes, so a second run starts at once.
+# The stamp files re-install only when pyproject.toml (or the constraints) change, so a second run starts at once.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[postgres]'
+$(VENV)/.installed-run: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
+	$(PIP_INSTALL) -e '.[postgres]'
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
+	$(PIP_INSTALL) -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
 
 install-run: $(VENV)/.installed-run

@@ -21,6 +21,7 @@ from conversations_app.services import MAX_BULK_MESSAGES
 from ralphsite.api.fields import (
     Base64BinaryField,
     ChoiceFieldNamingAllowed,
+    FiniteFloatField,
     ReferenceIdField,
     StorableJSONField,
     ULIDSerializerField,
@@ -93,7 +94,7 @@ class MessageSerializer(MessageAppendSerializer):
 
 class ObservationSerializer(RalphModelSerializer):
     embedding = Base64BinaryField(required=False, allow_null=True, max_bytes=MAX_EMBEDDING_BYTES)
-    importance = serializers.FloatField(min_value=0, max_value=1, required=False)
+    importance = FiniteFloatField(min_value=0, max_value=1, required=False)
 
     class Meta:
         model = Observation

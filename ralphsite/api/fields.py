@@ -2,6 +2,7 @@
 
 import base64
 import binascii
+import math
 from typing import Any
 
 from django.apps import apps
@@ -95,6 +96,17 @@ class ActingAgentField(serializers.CharField):
         if agent and value != agent:
             raise Conflict(f"This token acts as agent {agent!r}, not {value!r}.", code="agent_mismatch",
                            details={"agent": [f"This token acts as {agent!r}."]})
+        return value
+
+
+class FiniteFloatField(serializers.FloatField):
+    """A float that is a number: `NaN` and `Infinity` are a 400 on every DRF version (DRF accepts them
+    before 3.18, and JSON cannot carry them back)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            self.fail("invalid")
         return value
 
 

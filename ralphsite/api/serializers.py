@@ -10,6 +10,7 @@ from rest_framework import serializers
 from ralphsite.api.fields import (
     ActingAgentField,
     ChoiceFieldNamingAllowed,
+    FiniteFloatField,
     ScopedPrimaryKeyRelatedField,
     StorableJSONField,
     ULIDSerializerField,
@@ -87,6 +88,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         **serializers.ModelSerializer.serializer_field_mapping,
         ULIDField: ULIDSerializerField,
         models.JSONField: StorableJSONField,
+        models.FloatField: FiniteFloatField,
     }
     _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
     _validator_templates: ClassVar[dict[tuple[type, bool], list[Any]]] = {}

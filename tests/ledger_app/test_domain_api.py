@@ -203,6 +203,13 @@ def test_it_refuses_a_line_number_the_database_cannot_store(api: APIClient) -> N
     assert not Issue.objects.exists()
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_it_refuses_a_float_that_is_not_a_number(api: APIClient, number: str) -> None:
+    body = {"session": make_session().id, "gate": "tests", "iteration": 1, "passed": True, "coverage_percent": number}
+    response = api.post("/api/v1/gate-results/", body, format="json")
+    assert "coverage_percent" in assert_error_shape(response, 400, "validation_error")["details"]
+
+
 @pytest.mark.parametrize(("url", "body", "field"), [
     ("/api/v1/gate-results/", {"gate": "tests", "iteration": 1, "passed": True, "details": {"log": "\u0000"}},
      "details"),
