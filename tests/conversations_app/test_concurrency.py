@@ -1,9 +1,5 @@
 """Real threads, real connections: sequence numbers, versions and pattern counts stay exact."""
 
-import threading
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from django.db import connection
 from rest_framework.test import APIClient
@@ -11,30 +7,11 @@ from rest_framework.test import APIClient
 from conversations_app import services
 from conversations_app.models import Chat, GlobalPattern, Message, Run
 from ralphsite.tokens import MintedToken
+from tests.concurrency import api_in_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 THREADS = 6
-
-
-def _in_threads(work: Callable[[APIClient, int], Any], token: MintedToken) -> list[Any]:
-    results: list[Any] = [None] * THREADS
-    barrier = threading.Barrier(THREADS)
-
-    def run(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
-        barrier.wait()
-        try:
-            results[index] = work(client, index)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 def test_it_numbers_concurrent_appends_uniquely_and_consecutively(token: MintedToken) -> None:
@@ -50,7 +27,7 @@ def test_it_numbers_concurrent_appends_uniquely_and_consecutively(token: MintedT
             numbers += [m["sequence_number"] for m in response.json()]
         return numbers
 
-    results = _in_threads(append, token)
+    results = api_in_threads(THREADS, token, append)
     numbers = sorted(n for result in results for n in result)
     assert numbers == list(range(1, THREADS * 15 + 1))
     for result in results:  # each bulk append got a consecutive block
@@ -63,9 +40,9 @@ def test_it_numbers_concurrent_appends_uniquely_and_consecutively(token: MintedT
 
 def test_it_numbers_concurrent_runs_of_one_chat_uniquely(token: MintedToken) -> None:
     chat = services.chat_create(data={"title": "many runs"})
-    results = _in_threads(
-        lambda client, _: client.post("/api/v1/runs/", {"chat": chat.pk}, format="json").json()["sequence_number"],
-        token)
+    results = api_in_threads(
+        THREADS, token,
+        lambda client, _: client.post("/api/v1/runs/", {"chat": chat.pk}, format="json").json()["sequence_number"])
     assert sorted(results) == list(range(1, THREADS + 1))
 
 
@@ -76,7 +53,7 @@ def test_it_lets_exactly_one_of_concurrent_same_version_updates_win(token: Minte
         return client.patch(f"/api/v1/chats/{chat.pk}/", {"title": f"writer {index}", "version": 1},
                             format="json").status_code
 
-    statuses = _in_threads(update, token)
+    statuses = api_in_threads(THREADS, token, update)
     assert sorted(statuses) == [200] + [409] * (THREADS - 1)
     chat = Chat.objects.get(pk=chat.pk)
     assert chat.version == 2 and chat.title == f"writer {statuses.index(200)}"
@@ -87,7 +64,7 @@ def test_it_counts_concurrent_recordings_of_one_pattern(token: MintedToken) -> N
         body = {"pattern_type": "error_fix", "description": "database is locked → retry", "project": f"p{index % 3}"}
         return client.post("/api/v1/patterns/record/", body, format="json").status_code
 
-    statuses = _in_threads(record, token)
+    statuses = api_in_threads(THREADS, token, record)
     assert sorted(statuses) == [200] * (THREADS - 1) + [201]
     pattern = GlobalPattern.objects.get()
     assert pattern.frequency == THREADS
@@ -108,7 +85,7 @@ def test_concurrent_searches_and_appends_index_every_row_once(token: MintedToken
             counts.append(response.json()["count"])
         return counts
 
-    results = _in_threads(append_then_search, token)
+    results = api_in_threads(THREADS, token, append_then_search)
     # Each searcher sees its own committed rows, whoever indexed them (SQLite's queue is shared).
     assert results == [[1, 2, 3, 4]] * THREADS
     if connection.vendor == "sqlite":

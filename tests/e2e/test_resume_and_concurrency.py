@@ -5,6 +5,7 @@ from collections import Counter
 
 import pytest
 
+from tests.concurrency import in_threads
 from tests.e2e.client import Agent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,37 +74,26 @@ def test_it_hands_each_task_to_exactly_one_of_several_concurrent_agents(new_agen
              expect=201)
 
     agents = [new_agent() for _ in range(THREADS)]
-    barrier = threading.Barrier(THREADS)
     claims: list[tuple[str, str]] = []
     statuses: Counter[int] = Counter()
-    errors: list[BaseException] = []
     lock = threading.Lock()
 
     def work(index: int) -> None:
         me = agents[index]
         name = f"agent-{index}"
-        try:
-            barrier.wait()
-            while True:
-                reply = me.post(f"{V1}/sessions/{sid}/claim-task/", {"agent": name, "lease_seconds": 600})
-                with lock:
-                    statuses[reply.status] += 1
-                if reply.status != 200:
-                    assert reply.status == 409 and reply.json()["details"]["reason"] == "waiting", reply.body
-                    return
-                task = reply.json()
-                assert task["claimed_by"] == name and task["status"] == "in_progress"
-                with lock:
-                    claims.append((task["key"], name))
-        except BaseException as error:  # reported to the test thread
-            errors.append(error)
+        while True:
+            reply = me.post(f"{V1}/sessions/{sid}/claim-task/", {"agent": name, "lease_seconds": 600})
+            with lock:
+                statuses[reply.status] += 1
+            if reply.status != 200:
+                assert reply.status == 409 and reply.json()["details"]["reason"] == "waiting", reply.body
+                return
+            task = reply.json()
+            assert task["claimed_by"] == name and task["status"] == "in_progress"
+            with lock:
+                claims.append((task["key"], name))
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert errors == []
+    in_threads(THREADS, work)
     assert statuses[200] == TASK_COUNT and statuses[409] == THREADS and set(statuses) == {200, 409}
     keys = [key for key, _ in claims]
     assert len(keys) == len(set(keys)) == TASK_COUNT

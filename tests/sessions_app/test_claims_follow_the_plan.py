@@ -8,13 +8,13 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ralphsite.tokens import MintedToken
 from sessions_app.models import Session, Task, TaskAttempt
 from tests.api_mixins import assert_error_shape
+from tests.concurrency import api_in_threads
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db
@@ -212,24 +212,14 @@ def test_concurrent_claimers_never_exceed_max_concurrency(token: MintedToken) ->
         make_task(session, f"task-{index:02}", **PARALLEL)
     statuses: Counter[str] = Counter()
     lock = threading.Lock()
-    barrier = threading.Barrier(8)
 
-    def work(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
-        try:
-            barrier.wait()
-            for _ in range(3):
-                response = claim(client, session, f"agent-{index}")
-                outcome = "claimed" if response.status_code == 200 else response.json()["details"]["reason"]
-                with lock:
-                    statuses[outcome] += 1
-        finally:
-            connection.close()
+    def work(client: APIClient, index: int) -> None:
+        for _ in range(3):
+            response = claim(client, session, f"agent-{index}")
+            outcome = "claimed" if response.status_code == 200 else response.json()["details"]["reason"]
+            with lock:
+                statuses[outcome] += 1
 
-    threads = [threading.Thread(target=work, args=(index,)) for index in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    api_in_threads(8, token, work)
     assert statuses == {"claimed": 3, "at_capacity": 21}
     assert Task.objects.filter(status="in_progress").count() == 3

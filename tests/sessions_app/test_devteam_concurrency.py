@@ -1,46 +1,17 @@
 """Real threads against the real database: sequences, counters, iteration limits and upserts stay exact."""
 
-import threading
-from collections.abc import Callable
-from typing import Any
-
 import pytest
-from django.db import connection
 from django.urls import reverse
 from rest_framework.test import APIClient
 
 from ralphsite.tokens import MintedToken
 from sessions_app.models import AcceptanceCriterion, InterviewQuestion, LoopRun, SessionStateEntry
+from tests.concurrency import api_in_threads
 from tests.sessions_app.devteam_factories import devteam_interview, devteam_session
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 THREADS = 8
-
-
-def _in_threads(token: MintedToken, call: Callable[[APIClient, int], Any]) -> list[Any]:
-    """Run `call(client, index)` in THREADS threads started together; return what each returned."""
-    results: list[Any] = [None] * THREADS
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(THREADS)
-
-    def run(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
-        barrier.wait()
-        try:
-            results[index] = call(client, index)
-        except BaseException as error:  # reported after join: an assertion in a thread is otherwise lost
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
-    return results
 
 
 def test_it_numbers_concurrent_questions_without_gaps_or_duplicates(token: MintedToken) -> None:
@@ -56,7 +27,7 @@ def test_it_numbers_concurrent_questions_without_gaps_or_duplicates(token: Minte
             statuses.append(response.status_code)
         return statuses
 
-    statuses = _in_threads(token, ask)
+    statuses = api_in_threads(THREADS, token, ask)
     assert all(status == 201 for thread in statuses for status in thread), statuses
     total = THREADS * per_thread
     sequences = sorted(InterviewQuestion.objects.filter(interview=interview).values_list("sequence", flat=True))
@@ -68,7 +39,7 @@ def test_it_numbers_concurrent_questions_without_gaps_or_duplicates(token: Minte
 def test_it_never_iterates_a_loop_run_past_max_iterations(token: MintedToken) -> None:
     loop_run = LoopRun.objects.create(session=devteam_session(), task="t", max_iterations=5)
     url = reverse("looprun-iterate", args=[loop_run.pk])
-    statuses = _in_threads(token, lambda client, _: client.post(url).status_code)
+    statuses = api_in_threads(THREADS, token, lambda client, _: client.post(url).status_code)
     assert sorted(statuses) == [200] * 5 + [409] * (THREADS - 5)
     loop_run.refresh_from_db()
     assert loop_run.iterations == 5
@@ -77,7 +48,7 @@ def test_it_never_iterates_a_loop_run_past_max_iterations(token: MintedToken) ->
 def test_it_counts_every_concurrent_failed_verification(token: MintedToken) -> None:
     criterion = AcceptanceCriterion.objects.create(key="AC-001", description="d")
     url = reverse("acceptancecriterion-verify", args=[criterion.pk])
-    statuses = _in_threads(token, lambda client, i: client.post(
+    statuses = api_in_threads(THREADS, token, lambda client, i: client.post(
         url, {"passes": False, "failure_reason": f"run {i}"}, format="json").status_code)
     assert statuses == [200] * THREADS
     criterion.refresh_from_db()
@@ -87,7 +58,7 @@ def test_it_counts_every_concurrent_failed_verification(token: MintedToken) -> N
 def test_it_upserts_one_state_entry_under_concurrent_sets(token: MintedToken) -> None:
     session = devteam_session()
     url = reverse("sessionstateentry-set-value")
-    statuses = _in_threads(token, lambda client, i: client.post(
+    statuses = api_in_threads(THREADS, token, lambda client, i: client.post(
         url, {"session": session.pk, "key": "current_phase", "value": i}, format="json").status_code)
     assert sorted(statuses) == [200] * (THREADS - 1) + [201]
     assert SessionStateEntry.objects.filter(session=session).count() == 1

@@ -1,43 +1,18 @@
 """Claims, signal polls and report numbering under real concurrent threads on the real database."""
 
-import threading
 from collections import Counter
-from collections.abc import Callable
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from ralphsite.tokens import MintedToken
 from sessions_app.models import Signal, Task, TaskAttempt
+from tests.concurrency import api_in_threads
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 WORKERS = 8
-
-
-def run_workers(work: Callable[[APIClient, int], None], token: MintedToken) -> list[BaseException]:
-    """Run `work` in WORKERS threads started together; returns what they raised."""
-    barrier = threading.Barrier(WORKERS)
-    errors: list[BaseException] = []
-
-    def worker(index: int) -> None:
-        client = APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}")
-        try:
-            barrier.wait()
-            work(client, index)
-        except BaseException as error:  # reported to the test thread
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(WORKERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
 
 
 def test_eight_agents_claim_fifty_tasks_each_exactly_once(token: MintedToken) -> None:
@@ -56,7 +31,7 @@ def test_eight_agents_claim_fifty_tasks_each_exactly_once(token: MintedToken) ->
                 return
             claims.append((response.json()["key"], agent))
 
-    assert run_workers(claim_until_empty, token) == []
+    api_in_threads(WORKERS, token, claim_until_empty)
     assert set(statuses) == {200, 409}, statuses
     keys = [key for key, _ in claims]
     assert len(keys) == 50 and len(set(keys)) == 50
@@ -80,7 +55,7 @@ def test_eight_pollers_drain_a_hundred_signals_each_exactly_once(token: MintedTo
                 return
             received.append(response.json()["id"])
 
-    assert run_workers(poll_until_empty, token) == []
+    api_in_threads(WORKERS, token, poll_until_empty)
     assert set(statuses) == {200, 204}, statuses
     assert len(received) == 100 and len(set(received)) == 100
     assert not Signal.objects.filter(is_processed=False).exists()
@@ -96,7 +71,7 @@ def test_concurrent_reports_get_distinct_attempt_numbers(token: MintedToken) -> 
                                                                         "tokens_input": 1}, format="json")
             statuses.append(response.status_code)
 
-    assert run_workers(report, token) == []
+    api_in_threads(WORKERS, token, report)
     assert statuses == [201] * (WORKERS * 3)
     numbers = sorted(TaskAttempt.objects.filter(task=task).values_list("attempt_number", flat=True))
     assert numbers == list(range(1, WORKERS * 3 + 1))
