@@ -2,10 +2,13 @@
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.contrib.messages.middleware import MessageMiddleware
 from django.http import HttpRequest, HttpResponse
 
 from ralphsite.access import scope_unbound_during
+from ralphsite.api.errors import payload_too_large_response
+from ralphsite.views import answers_json
 
 API_PREFIX = "/api/"
 
@@ -33,4 +36,24 @@ class ApiScopeMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if request.path_info.startswith(API_PREFIX):
             return scope_unbound_during(self.get_response, request)
+        return self.get_response(request)
+
+
+class RequestBodyLimitMiddleware:
+    """A body longer than the limit (RALPH_MAX_BODY_BYTES) is a 413 before anything reads it.
+
+    Django checks the limit only where it reads the body itself (`request.body`, forms), where it
+    raised a 500 through DRF; DRF's parsers read the stream with no limit at all. A chunked body
+    arrives here with its length already known (`ralphsite.server.chunked_body`).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        length = request.META.get("CONTENT_LENGTH")
+        if length and length.isdigit() and int(length) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            if answers_json(request):
+                return payload_too_large_response()
+            return HttpResponse("Request body too large.", status=413, content_type="text/plain")
         return self.get_response(request)

@@ -33,6 +33,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "ralphsite.middleware.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -89,7 +90,8 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# Large bulk appends (1,000 messages or events) arrive in one JSON body.
+# Large bulk appends (1,000 messages or events) arrive in one JSON body. A longer body is a 413
+# (ralphsite.middleware.RequestBodyLimitMiddleware), chunked bodies included.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("RALPH_MAX_BODY_BYTES", 32 * 1024 * 1024, minimum=1024)
 
 REST_FRAMEWORK = {
@@ -102,7 +104,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "ralphsite.api.pagination.StandardPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "ralphsite.api.filters.RalphFilterBackend",
         "ralphsite.api.ordering.StrictOrderingFilter",
     ],
     "DEFAULT_RENDERER_CLASSES": ["ralphsite.api.renderers.RalphJSONRenderer"],
@@ -143,6 +145,7 @@ SPECTACULAR_SETTINGS = {
         "FeedbackSeverityEnum": "sessions_app.models.FeedbackSeverity",
         "AgentRoleEnum": "sessions_app.models.AgentRole",
         "MessageRoleEnum": "conversations_app.models.MessageRole",
+        "ObservationTypeEnum": "conversations_app.models.ObservationType",
     },
 }
 

@@ -16,5 +16,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
 
+handler400 = "ralphsite.views.bad_request"
 handler404 = "ralphsite.views.not_found"
 handler500 = "ralphsite.views.internal_error"

@@ -1,9 +1,13 @@
 """Project-level views: health check and JSON error pages for API paths."""
 
+from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
+from django.views.defaults import bad_request as django_bad_request
 from django.views.defaults import page_not_found, server_error
+
+from ralphsite.api.errors import payload_too_large_response, plain_error_response
 
 
 @require_GET
@@ -18,18 +22,31 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok", "database": connection.vendor})
 
 
-def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/")
+def answers_json(request: HttpRequest) -> bool:
+    """Whether the path is one agents call (the API, the health check): errors there are JSON."""
+    return request.path.startswith("/api/") or request.path == "/healthz"
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's answer to a request it refuses before any view (a Host not in ALLOWED_HOSTS, a body
+    past the limit read as a form)."""
+    if not answers_json(request):
+        return django_bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        return payload_too_large_response()
+    if isinstance(exception, DisallowedHost):
+        return plain_error_response(status_code=400, code="invalid_host",
+                                    message="The Host header names a host this server does not answer for.")
+    return plain_error_response(status_code=400, code="bad_request", message="The request is malformed.")
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    if _is_api(request):
-        return JsonResponse({"code": "not_found", "message": "Not found.", "details": {}}, status=404)
+    if answers_json(request):
+        return plain_error_response(status_code=404, code="not_found", message="Not found.")
     return page_not_found(request, exception)
 
 
 def internal_error(request: HttpRequest) -> HttpResponse:
-    if _is_api(request):
-        return JsonResponse({"code": "server_error", "message": "Internal server error.", "details": {}},
-                            status=500)
+    if answers_json(request):
+        return plain_error_response(status_code=500, code="server_error", message="Internal server error.")
     return server_error(request)

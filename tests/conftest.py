@@ -6,6 +6,8 @@ from rest_framework.test import APIClient
 from ralphsite.models import ApiToken, TokenScope
 from ralphsite.tokens import MintedToken, api_token_create
 
+pytest_plugins = ["tests.live_gunicorn"]
+
 _DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences", "django_db_serialized_rollback"}
 
 

@@ -4,7 +4,6 @@ from typing import Any
 
 from django.db import models
 from django.http import Http404
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import status, viewsets
@@ -22,6 +21,7 @@ from conversations_app.errors import RUN_NOT_FOUND, not_found
 from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
 from conversations_app.search.backends import SearchFilters, search_page
 from conversations_app.search.terms import parse_terms
+from ralphsite.api.filters import RalphFilterBackend
 from ralphsite.api.viewsets import RalphModelViewSet
 from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
 
@@ -185,7 +185,7 @@ class MessageViewSet(ConversationViewSet):
     serializer_class = s.MessageSerializer
     filterset_class = filters.MessageFilterSet
     pagination_class = MessageCursorPagination
-    filter_backends = [DjangoFilterBackend]  # the cursor fixes the order
+    filter_backends = [RalphFilterBackend]  # the cursor fixes the order
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
 
     def is_tombstoned(self, instance: Message) -> bool:
@@ -265,7 +265,16 @@ class SearchViewSet(viewsets.ViewSet):
 
     @extend_schema(parameters=[s.SearchParamsSerializer], responses=s.SearchPageSerializer)
     def list(self, request: Request) -> Response:
-        params = s.SearchParamsSerializer(data=request.query_params)
+        return self._search(request, request.query_params, links=True)
+
+    @extend_schema(request=s.SearchParamsSerializer, responses=s.SearchPageSerializer)
+    def create(self, request: Request) -> Response:
+        """The same search with its parameters in a JSON body, for queries too long for a URL. The page's
+        `next` and `previous` are null: ask for another page with `page` in the body."""
+        return self._search(request, request.data, links=False)
+
+    def _search(self, request: Request, data: Any, *, links: bool) -> Response:
+        params = s.SearchParamsSerializer(data=data)
         params.is_valid(raise_exception=True)
         p = params.validated_data
         search_filters = SearchFilters(
@@ -279,7 +288,7 @@ class SearchViewSet(viewsets.ViewSet):
         url = request.build_absolute_uri()
         return Response({
             "count": total,
-            "next": replace_query_param(url, "page", page + 1) if page * size < total else None,
-            "previous": replace_query_param(url, "page", page - 1) if page > 1 else None,
+            "next": replace_query_param(url, "page", page + 1) if links and page * size < total else None,
+            "previous": replace_query_param(url, "page", page - 1) if links and page > 1 else None,
             "results": s.SearchHitSerializer(hits, many=True).data,
         })

@@ -2,7 +2,6 @@ from typing import Any
 
 from django.db import models
 from django.http import Http404
-from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -15,6 +14,7 @@ from ledger_app.api import filters
 from ledger_app.api import serializers as s
 from ledger_app.models import Checkpoint, CheckpointRestore, LedgerEvent
 from ledger_app.stats import STATS, StatFilters
+from ralphsite.api.filters import RalphFilterBackend
 from ralphsite.api.pagination import IdCursorPagination
 from ralphsite.api.viewsets import RalphModelViewSet
 from ralphsite.errors import InvalidInput, NotFound
@@ -55,7 +55,7 @@ class CursorListMixin(IntegerIdMixin):
     """High-volume integer-id tables: keyset pages on id, no COUNT(*), no OFFSET, no reordering."""
 
     pagination_class = IdCursorPagination
-    filter_backends = [DjangoFilterBackend]
+    filter_backends = [RalphFilterBackend]
 
 
 class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):

@@ -4,11 +4,12 @@ import logging
 import re
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, DataError, IntegrityError, OperationalError
 from django.db.models import ProtectedError, RestrictedError
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -34,10 +35,25 @@ _SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: (?P<columns>.+)")
 _SQLITE_CHECK = re.compile(r"CHECK constraint failed: (?P<name>\S+)")
 
 
+def error_body(*, code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {"code": code, "message": message, "details": details if details is not None else {}}
+
+
 def error_response(*, status_code: int, code: str, message: str, details: Any = None,
                    headers: dict[str, str] | None = None) -> Response:
-    body = {"code": code, "message": message, "details": details if details is not None else {}}
-    return Response(body, status=status_code, headers=headers)
+    return Response(error_body(code=code, message=message, details=details), status=status_code, headers=headers)
+
+
+def plain_error_response(*, status_code: int, code: str, message: str, details: Any = None) -> JsonResponse:
+    """The error shape where DRF does not answer: middleware and Django's error handlers."""
+    return JsonResponse(error_body(code=code, message=message, details=details), status=status_code)
+
+
+def payload_too_large_response() -> JsonResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return plain_error_response(status_code=413, code="payload_too_large",
+                                message=f"The request body is larger than the limit of {limit} bytes.",
+                                details={"limit_bytes": limit})
 
 
 def integrity_error_details(exc: IntegrityError) -> dict[str, Any]:

@@ -2,9 +2,11 @@
 
 import base64
 import binascii
+import json
 import math
 from typing import Any
 
+import orjson
 from django.apps import apps
 from django.db import models
 from drf_spectacular.types import OpenApiTypes
@@ -15,6 +17,13 @@ from rest_framework.fields import empty
 from ralphsite.access import current_scope, scope_path_of
 from ralphsite.errors import Conflict
 from ralphsite.ulid import ulid_normalize
+
+# Size limits of what a request may store (README, "API conventions"); a longer value is a 400 naming
+# its field. Without them one request could store megabytes in a field no one can ever delete
+# (ledger events are append-only).
+TEXT_MAX_CHARS = 1_000_000  # any text field that declares no max_length of its own
+JSON_MAX_BYTES = 1_000_000  # any JSON field, measured as compact UTF-8 JSON
+JSON_MAX_DEPTH = 64  # nesting of a whole request body (ralphsite.api.parsers)
 
 
 class ULIDSerializerField(serializers.CharField):
@@ -127,17 +136,64 @@ def json_has_nul(value: Any) -> bool:
     return False
 
 
-class StorableJSONField(serializers.JSONField):
-    """JSON both databases can store: PostgreSQL's jsonb refuses the NUL character (U+0000), which
-    would otherwise surface as a database error instead of a 400 naming the field."""
+def json_nesting_exceeds(value: Any, limit: int) -> bool:
+    """Whether a JSON value nests arrays and objects more than `limit` deep (level by level, no recursion)."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        inner: list[Any] = []
+        for item in level:
+            inner.extend(item.values() if isinstance(item, dict) else item)
+        level = [item for item in inner if isinstance(item, (dict, list))]
+    return False
 
-    default_error_messages = {"nul": "JSON text may not contain the NUL character (U+0000)."}
+
+def json_size(value: Any) -> int:
+    """The value's length as compact UTF-8 JSON."""
+    try:
+        return len(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    except orjson.JSONEncodeError:  # an integer past 64 bits: the standard library writes any
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+class StorableJSONField(serializers.JSONField):
+    """JSON both databases can store, and of bounded size (`JSON_MAX_BYTES`): PostgreSQL's jsonb refuses
+    the NUL character (U+0000), which would otherwise surface as a database error instead of a 400
+    naming the field."""
+
+    default_error_messages = {
+        "nul": "JSON text may not contain the NUL character (U+0000).",
+        "too_large": "This JSON value is {size} bytes long as JSON; the limit is {limit} bytes.",
+    }
 
     def to_internal_value(self, data: Any) -> Any:
         value = super().to_internal_value(data)
         if json_has_nul(value):
             self.fail("nul")
+        if (size := json_size(value)) > JSON_MAX_BYTES:
+            self.fail("too_large", size=size, limit=JSON_MAX_BYTES)
         return value
+
+
+def text_bounded(field: serializers.Field) -> serializers.Field:
+    """The field, or a copy of it bounded by `TEXT_MAX_CHARS` when it is a writable text field without
+    a max_length of its own (a list's text items too). A ULID field is bounded by its format.
+
+    A copy, built from the field's own arguments: a serializer deep-copies its declared fields from
+    those arguments for each instance, so a change made to the field object would be lost.
+    """
+    if field.read_only:
+        return field
+    if isinstance(field, serializers.ListField):
+        child = text_bounded(field.child)
+        return field if child is field.child else type(field)(*field._args, **{**field._kwargs, "child": child})
+    if not isinstance(field, serializers.CharField) or field.max_length is not None \
+            or isinstance(field, ULIDSerializerField):
+        return field
+    return type(field)(*field._args, **{**field._kwargs, "max_length": TEXT_MAX_CHARS})
 
 
 class ChoiceFieldNamingAllowed(serializers.ChoiceField):

@@ -9,6 +9,9 @@ from django import forms
 from django.db.models import QuerySet
 from django_filters.constants import EMPTY_VALUES
 from django_filters.filters import Filter, FilterMethod
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework.exceptions import ErrorDetail, ValidationError
+from rest_framework.request import Request
 
 from ralphsite.access import current_scope
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
@@ -111,3 +114,23 @@ class RalphFilterSet(django_filters.FilterSet):
             form_class.base_fields = _ClassFormFields(form_class.base_fields)
             RalphFilterSet._form_classes[type(self)] = form_class
         return form_class
+
+
+class RalphFilterBackend(DjangoFilterBackend):
+    """django-filter's backend, its errors worded as Django words them.
+
+    django-filter %-formats every error message, with or without parameters, so a message quoting the
+    request's value (`'%s' is not a valid ULID`) failed with a 500. Django formats a message only
+    when it has parameters (`ValidationError.messages`): so does this.
+    """
+
+    def filter_queryset(self, request: Request, queryset: QuerySet, view: Any) -> QuerySet:
+        filterset = self.get_filterset(request, queryset, view)
+        if filterset is None:
+            return queryset
+        if not filterset.is_valid() and self.raise_exception:
+            raise ValidationError({
+                name: [ErrorDetail(message, code=error.code) for error in errors for message in error.messages]
+                for name, errors in filterset.errors.as_data().items()
+            })
+        return filterset.qs

@@ -8,12 +8,14 @@ from django.db import models
 from rest_framework import serializers
 
 from ralphsite.api.fields import (
+    TEXT_MAX_CHARS,
     ActingAgentField,
     ChoiceFieldNamingAllowed,
     FiniteFloatField,
     ScopedPrimaryKeyRelatedField,
     StorableJSONField,
     ULIDSerializerField,
+    text_bounded,
 )
 from ralphsite.api.representation import Step, reads_columns_only, represent, representation_plan
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN, INTEGER_MAX, INTEGER_MIN, ULIDField
@@ -47,10 +49,17 @@ class StrictKeysMixin:
     """Unknown body keys are a 400 naming them (an agent's typo must not be silently dropped); so are
     the server-assigned fields a serializer lists in `refused_fields` (e.g. sequence numbers).
 
-    Read-only fields are known keys: a client may send back the body it read.
+    Read-only fields are known keys: a client may send back the body it read. Every declared text
+    field without a max_length of its own is bounded (`text_bounded`), once per class.
     """
 
     refused_fields: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = getattr(cls, "_declared_fields", None)  # what each instance deep-copies its fields from
+        if declared:
+            cls._declared_fields = {name: text_bounded(field) for name, field in declared.items()}
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
@@ -140,6 +149,9 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         field_class, kwargs = super().build_standard_field(field_name, model_field)
         if field_name == ACTING_AGENT_FIELD and field_class is serializers.CharField:
             field_class = ActingAgentField
+        if issubclass(field_class, serializers.CharField) and kwargs.get("max_length") is None \
+                and not issubclass(field_class, ULIDSerializerField):
+            kwargs["max_length"] = TEXT_MAX_CHARS  # a TextField: the limit of every text field
         bounds = _INTEGER_RANGES.get(model_field.get_internal_type())
         if bounds is not None and "choices" not in kwargs:
             low, high = bounds

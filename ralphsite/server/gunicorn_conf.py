@@ -14,6 +14,9 @@ worker_class = "gthread"
 threads = env_int("RALPH_THREADS", 4, minimum=1)
 keepalive = 30
 timeout = 60
+# The longest request line gunicorn allows (default 4094): query strings up to ~8 KiB. A longer one is
+# a JSON 414 (ralphsite/server/http_errors.py); long searches go in a POST body.
+limit_request_line = 8190
 accesslog = env_str("RALPH_ACCESS_LOG", "") or None
 # gunicorn 25+ opens a control socket in ~/.gunicorn by default; keep it in the data dir so that
 # several servers (a second checkout, the benchmark) never share one.
@@ -21,10 +24,13 @@ control_socket = str(data_dir() / "gunicorn.ctl")
 
 
 def post_worker_init(worker: Any) -> None:
-    """Each worker runs its upkeep (SQLite checkpoints, apps' jobs) in a thread, never inside a request."""
+    """Each worker runs its upkeep (SQLite checkpoints, apps' jobs) in a thread, never inside a request,
+    and answers the requests gunicorn itself refuses in the API's JSON error shape."""
+    from ralphsite.server.http_errors import json_errors_install
     from ralphsite.server.upkeep import upkeep_start
 
     upkeep_start()
+    json_errors_install()
 
 
 def pre_request(worker: Any, req: Any) -> None:

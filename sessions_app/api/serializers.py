@@ -9,6 +9,7 @@ from ralphsite.api.fields import (
     Base64BinaryField,
     ChoiceFieldNamingAllowed,
     ScopedPrimaryKeyRelatedField,
+    StorableJSONField,
 )
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import BIGINT_MAX, INTEGER_MAX
@@ -189,7 +190,7 @@ class LoopRunSerializer(RalphModelSerializer):
 class SessionStateSetSerializer(RalphInputSerializer):
     session = ScopedPrimaryKeyRelatedField(queryset=Session.objects.all())
     key = serializers.CharField(max_length=SessionStateEntry._meta.get_field("key").max_length)
-    value = serializers.JSONField()
+    value = StorableJSONField()
 
 
 class CriterionVerifySerializer(RalphInputSerializer):

@@ -71,7 +71,11 @@ class ThrowAwayDatabase:
 
 @dataclass
 class BenchServer:
-    """gunicorn on a throw-away data dir; use as a context manager so it is always stopped."""
+    """gunicorn on a throw-away data dir; use as a context manager so it is always stopped.
+
+    The benchmark serves `bench_wsgi` (the project plus an HTTP floor); tests serve the project's
+    own `ralphsite.wsgi` with `app=` and may set environment variables with `env_extra=`.
+    """
 
     workers: int | None = None
     threads: int | None = None
@@ -81,6 +85,8 @@ class BenchServer:
     database_url: str | None = field(default_factory=lambda: os.environ.get("DATABASE_URL"))
     # Another server's database, already migrated: this one is a further app host on it (not dropped here).
     shared_database: "ThrowAwayDatabase | None" = None
+    app: str = "ralphsite.server.bench_wsgi:application"
+    env_extra: dict[str, str] = field(default_factory=dict)
     port: int = 0
     token: str = ""
     temp_dir: Path | None = None
@@ -105,6 +111,7 @@ class BenchServer:
             env["RALPH_WORKERS"] = str(self.workers)
         if self.threads:
             env["RALPH_THREADS"] = str(self.threads)
+        env.update(self.env_extra)
         return env
 
     def __enter__(self) -> "BenchServer":
@@ -135,7 +142,7 @@ class BenchServer:
                        cwd=REPO_DIR, env=self.env(), check=True)
 
     def _start(self) -> None:
-        command = [str(BIN_DIR / "gunicorn"), "ralphsite.server.bench_wsgi:application",
+        command = [str(BIN_DIR / "gunicorn"), self.app,
                    "--config", "python:ralphsite.server.gunicorn_conf", *self.gunicorn_args]
         with open(self._log_path, "wb") as log:  # type: ignore[arg-type]
             # Own process group: stop() kills gunicorn and every worker with one signal.
@@ -163,6 +170,14 @@ class BenchServer:
     def pid(self) -> int | None:
         """gunicorn's master process (its workers are its children)."""
         return self._process.pid if self._process is not None else None
+
+    def admin_token(self) -> str:
+        """The API token of the admin user, created the way `make run` does (`admin_bootstrap`)."""
+        code = ("import django; django.setup(); from ralphsite.credentials import admin_bootstrap; "
+                "print(admin_bootstrap().token)")
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, env=self.env(), check=True,
+                              capture_output=True, text=True)
+        return done.stdout.strip().splitlines()[-1]
 
     def log_tail(self, lines: int = 30) -> str:
         if self._log_path is None or not self._log_path.exists():

@@ -94,6 +94,21 @@ def test_it_filters_by_kind_session_chat_role_type_and_date(api: APIClient, corp
     assert len(_ids(api, q="parser", created_before="2999-01-01T00:00:00Z")) == 2
 
 
+def test_it_takes_the_same_search_as_a_json_body(api: APIClient, corpus) -> None:
+    """POST: queries too long for a URL (a Korean query of 1,000 characters is 9 KB percent-encoded)."""
+    korean = corpus["messages"][1].pk
+    response = api.post(SEARCH, {"q": "세션을 " + "없는말 " * 2000, "kind": "message", "page_size": 5}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["count"] == 0  # every term must match
+    page = api.post(SEARCH, {"q": "세션", "kind": "message", "page_size": 1}, format="json").json()
+    assert [hit["id"] for hit in page["results"]] == [korean]
+    assert page["count"] == 1 and page["next"] is None and page["previous"] is None
+    bad = api.post(SEARCH, {"q": "x", "kind": "chat"}, format="json")
+    assert "kind" in assert_error_shape(bad, 400, "validation_error")["details"]
+    assert "sesion" in assert_error_shape(api.post(SEARCH, {"q": "x", "sesion": "s"}, format="json"), 400,
+                                          "validation_error")["details"]
+
+
 def test_it_rejects_bad_filters_with_a_400(api: APIClient) -> None:
     body = assert_error_shape(api.get(SEARCH, {"q": "x", "kind": "chat"}), 400, "validation_error")
     assert "observation" in body["details"]["kind"][0]
