@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from conversations_app.models import (
     Chat,
@@ -17,6 +18,7 @@ from conversations_app.models import (
     SyncEntity,
     ToolCallStatus,
 )
+from conversations_app.search.terms import MAX_QUERY_CHARS, QueryTooLong, SearchQuery, parse_query
 from conversations_app.services import MAX_BULK_MESSAGES
 from ralphsite.api.fields import (
     Base64BinaryField,
@@ -169,16 +171,26 @@ class SyncPendingParamsSerializer(RalphInputSerializer):
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=100)
 
 
-class SearchTextField(serializers.CharField):
-    """Any text at all: search answers odd input with results or an empty list, never a 400."""
+class SearchQueryField(serializers.CharField):
+    """Any text at all is a query (terms.py: quoted phrases, OR, prefix*; everything else literal),
+    answered with results or an empty page; only its length is a 400."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(allow_blank=True, trim_whitespace=False, **kwargs)
+        super().__init__(allow_blank=True, trim_whitespace=False, max_length=MAX_QUERY_CHARS, **kwargs)
         self.validators = [v for v in self.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+
+    def run_validation(self, data: Any = empty) -> SearchQuery:
+        text = super().run_validation(data)
+        try:
+            return parse_query(text)
+        except QueryTooLong as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 class SearchParamsSerializer(RalphInputSerializer):
-    q = SearchTextField(default="")
+    q = SearchQueryField(required=False, help_text=(
+        "Words (English stems, any case; all must match), \"quoted phrases\", prefix* and OR between "
+        "alternatives; Korean, Chinese and Japanese text matches as a substring. Anything else is literal text."))
     kind = ChoiceFieldNamingAllowed(choices=[("message", "message"), ("observation", "observation")],
                                     required=False)
     session = ULIDSerializerField(required=False)
@@ -200,7 +212,9 @@ class SearchHitSerializer(serializers.Serializer):
     subtype = serializers.CharField(help_text="The message's role or the observation's type.")
     created_at = serializers.DateTimeField()
     rank = serializers.FloatField(help_text="Lower is better.")
-    snippet = serializers.CharField(help_text="Matched text with <mark>…</mark> around the matches.")
+    snippet = serializers.CharField(help_text=(
+        "HTML safe to insert into a page: the matched text escaped, <mark>…</mark> around the matches, "
+        "no other markup."))
 
 
 class SearchPageSerializer(serializers.Serializer):

@@ -20,7 +20,7 @@ from conversations_app.api import serializers as s
 from conversations_app.errors import RUN_NOT_FOUND, not_found
 from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
 from conversations_app.search.backends import SearchFilters, search_page
-from conversations_app.search.terms import parse_terms
+from conversations_app.search.terms import NO_QUERY
 from ralphsite.api.filters import RalphFilterBackend
 from ralphsite.api.viewsets import RalphModelViewSet
 from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
@@ -283,7 +283,7 @@ class SearchViewSet(viewsets.ViewSet):
             roles=(p["role"],) if "role" in p else (), types=(p["type"],) if "type" in p else (),
             created_after=p.get("created_after"), created_before=p.get("created_before"))
         page, size = p["page"], p["page_size"]
-        total, hits = search_page(terms=parse_terms(p["q"]), filters=search_filters, limit=size,
+        total, hits = search_page(query=p.get("q", NO_QUERY), filters=search_filters, limit=size,
                                   offset=(page - 1) * size)
         url = request.build_absolute_uri()
         return Response({

@@ -5,7 +5,7 @@ of `SearchHit` (rank ascending = best first) and its parameters; `search_page` c
 in two queries whatever the page size. Tombstoned chats hide their messages.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +14,18 @@ from django.utils.dateparse import parse_datetime
 
 from conversations_app.search.indexing import search_index_pending
 from conversations_app.search.schema import SOURCES, SearchSource
-from conversations_app.search.terms import MARK_END, MARK_START, SearchTerms, fts5_phrase, like_pattern, mark_terms
+from conversations_app.search.terms import (
+    MATCH_END,
+    MATCH_START,
+    STOP_WORDS,
+    TAG_STAND_INS,
+    Group,
+    SearchQuery,
+    Term,
+    fts5_string,
+    like_pattern,
+    snippet_html,
+)
 
 SNIPPET_WORDS = 16
 SNIPPET_CHARS = 160
@@ -105,14 +116,16 @@ def _kinds(filters: SearchFilters) -> list[SearchSource]:
 
 @dataclass
 class Match:
-    """How one backend matches the terms: extra FROM, WHERE conditions, rank and snippet SQL."""
+    """How one backend matches the query: FROM, WHERE conditions, rank and snippet SQL, and the
+    parameters of each (in the order they appear: select, from, where)."""
 
     from_sql: str
     where: list[str]
-    params: list[Any]
     rank: str
     snippet: str
-    select_params: list[Any]  # parameters of rank and snippet, in that order
+    select_params: list[Any] = field(default_factory=list)
+    from_params: list[Any] = field(default_factory=list)
+    where_params: list[Any] = field(default_factory=list)
 
 
 def _select(source: SearchSource, match: Match, filters: SearchFilters) -> tuple[str, list[Any]]:
@@ -122,73 +135,133 @@ def _select(source: SearchSource, match: Match, filters: SearchFilters) -> tuple
            f"{k.session} AS session, {k.subtype} AS subtype, {k.alias}.created_at AS created_at, "
            f"{match.rank} AS rank, {match.snippet} AS snippet FROM {match.from_sql}{k.parents} "
            f"WHERE {' AND '.join([*match.where, *where])}")
-    return sql, [*match.select_params, *match.params, *params]
+    return sql, [*match.select_params, *match.from_params, *match.where_params, *params]
 
 
-def _sqlite_select(source: SearchSource, terms: SearchTerms, filters: SearchFilters) -> tuple[str, list[Any]]:
-    """FTS5: porter words drive (bm25 + snippet); CJK terms of 3+ characters match the trigram table,
-    shorter ones (below the trigram tokenizer's reach) by instr() on the row itself (a scan)."""
+def _any_of(conditions: list[tuple[str, list[Any]]]) -> tuple[str, list[Any]]:
+    """OR over the groups' conditions (each an AND of its terms); TRUE when nothing is left to check."""
+    parts = [sql for sql, _ in conditions]
+    if not parts or any(part == "" for part in parts):
+        return "1 = 1", []
+    sql = parts[0] if len(parts) == 1 else " OR ".join(f"({part})" for part in parts)
+    return f"({sql})", [p for _, params in conditions for p in params]
+
+
+def _fts5_words(group: Group) -> str:
+    """The group's word terms as one FTS5 expression (implicit AND), each term quoted."""
+    return " ".join(fts5_string(t.text) + ("*" if t.kind == "prefix" else "") for t in group if t.kind != "substring")
+
+
+def _long(term: Term) -> bool:
+    return term.kind == "substring" and len(term.text) >= 3  # the trigram tokenizer's reach
+
+
+def _sqlite_select(source: SearchSource, query: SearchQuery, filters: SearchFilters) -> tuple[str, list[Any]]:
+    """FTS5. Words, phrases and prefixes match the porter table, substrings of 3+ characters the
+    trigram table, shorter ones (below the trigram tokenizer's reach) instr() on the row itself.
+
+    One table drives the query when every group has terms in it (bm25 ranks and `snippet` cuts
+    with it); each group's other terms are checked per row. Without a driver the rows are scanned."""
     k = _KIND_SQL[source.kind]
-    body = source.body(k.alias)
-    long_cjk = [t for t in terms.substrings if len(t) >= 3]
-    short_cjk = [t for t in terms.substrings if len(t) < 3]
-    driver = "conv_search_words" if terms.words else "conv_search_grams" if long_cjk else None
-    if driver:
-        driver_terms = terms.words or long_cjk
-        match = Match(
-            from_sql=(f"{driver} JOIN conv_search_doc d ON d.id = {driver}.rowid AND d.kind = '{source.kind}' "
-                      f"JOIN {k.row} ON {k.alias}.id = d.ref_id"),
-            where=[f"{driver} MATCH %s"], params=[" ".join(fts5_phrase(t) for t in driver_terms)],
+    body = f"lower({source.body(k.alias)})"
+    words = [_fts5_words(group) for group in query.groups]
+    grams = [" ".join(fts5_string(t.text) for t in group if _long(t)) for group in query.groups]
+    driver = "conv_search_words" if all(words) else "conv_search_grams" if all(grams) else None
+    driven = words if driver == "conv_search_words" else grams if driver else None
+    single = len(query.groups) == 1
+
+    conditions = []
+    for index, group in enumerate(query.groups):
+        sql: list[str] = []
+        params: list[Any] = []
+        for table, expression in (("conv_search_words", words[index]), ("conv_search_grams", grams[index])):
+            if expression and not (single and table == driver):  # the driver's MATCH checks it already
+                sql.append(f"d.id IN (SELECT rowid FROM {table} WHERE {table} MATCH %s)")
+                params.append(expression)
+        for term in group:
+            if term.kind == "substring" and not _long(term):
+                sql.append(f"instr({body}, lower(%s)) > 0")
+                params.append(term.text)
+        conditions.append((" AND ".join(sql), params))
+    condition, condition_params = _any_of(conditions)
+
+    doc = f"conv_search_doc d ON d.kind = '{source.kind}'"
+    if driver and driven:
+        return _select(source, Match(
+            from_sql=f"{driver} JOIN {doc} AND d.id = {driver}.rowid JOIN {k.row} ON {k.alias}.id = d.ref_id",
+            where=[f"{driver} MATCH %s", condition],
+            where_params=[" OR ".join(f"({expression})" for expression in driven), *condition_params],
             rank=f"bm25({driver})", snippet=f"snippet({driver}, 0, %s, %s, '…', {SNIPPET_WORDS})",
-            select_params=[MARK_START, MARK_END])
-        if terms.words and long_cjk:
-            match.where.append("d.id IN (SELECT rowid FROM conv_search_grams WHERE conv_search_grams MATCH %s)")
-            match.params.append(" ".join(fts5_phrase(t) for t in long_cjk))
-    else:
-        match = Match(from_sql=k.row, where=[], params=[], rank="0.0",
-                      snippet=f"substr({body}, max(instr({body}, %s) - 60, 1), {SNIPPET_CHARS})",
-                      select_params=[short_cjk[0]])
-    for term in short_cjk:
-        match.where.append(f"instr({body}, %s) > 0")
-        match.params.append(term)
-    return _select(source, match, filters)
+            select_params=[MATCH_START, MATCH_END]), filters)
+    first = next(t.text for group in query.groups for t in group)
+    return _select(source, Match(
+        from_sql=f"{k.row} JOIN {doc} AND d.ref_id = {k.alias}.id", where=[condition],
+        where_params=condition_params, rank="0.0",
+        snippet=f"substr({source.body(k.alias)}, max(instr({body}, lower(%s)) - 60, 1), {SNIPPET_CHARS})",
+        select_params=[first]), filters)
 
 
-def _postgresql_select(source: SearchSource, terms: SearchTerms, filters: SearchFilters) -> tuple[str, list[Any]]:
-    """tsvector with the 'english' configuration (GIN expression index) for words; pg_trgm-indexed
-    ILIKE for CJK substrings."""
+def _tsquery(term: Term) -> tuple[str, str]:
+    """One term as a tsquery (SQL, parameter), stemmed by the 'english' configuration. A prefix is
+    stemmed too, as FTS5's porter tokenizer stems it (`running*` is `run*`), but for a stop word,
+    which 'english' would drop and FTS5 keeps."""
+    if term.kind == "prefix":
+        config = "simple" if term.text in STOP_WORDS else "english"
+        return f"to_tsquery('{config}', %s)", f"'{term.text}':*"  # letters and digits only (terms.py)
+    if term.kind == "phrase":
+        return "phraseto_tsquery('english', %s)", term.text
+    return "plainto_tsquery('english', %s)", term.text
+
+
+def _postgresql_select(source: SearchSource, query: SearchQuery, filters: SearchFilters) -> tuple[str, list[Any]]:
+    """tsvector with the 'english' configuration (GIN expression index) for words, phrases and
+    prefixes; pg_trgm-indexed ILIKE for substrings."""
     k = _KIND_SQL[source.kind]
-    body = source.body(k.alias)
-    vector = f"to_tsvector('english', {body})"
-    if terms.words:
-        query_text = " ".join(terms.words)
-        match = Match(
-            from_sql=k.row, where=[f"{vector} @@ plainto_tsquery('english', %s)"], params=[query_text],
-            rank=f"-ts_rank_cd({vector}, plainto_tsquery('english', %s))",
-            snippet=(f"ts_headline('english', {body}, plainto_tsquery('english', %s), "
-                     f"'StartSel=<mark>, StopSel=</mark>, MaxWords={SNIPPET_WORDS + 8}, MinWords=6')"),
-            select_params=[query_text, query_text])
-    else:
-        match = Match(from_sql=k.row, where=[], params=[], rank="0.0",
-                      snippet=f"substr({body}, greatest(strpos({body}, %s) - 60, 1), {SNIPPET_CHARS})",
-                      select_params=[terms.substrings[0]])
-    for term in terms.substrings:
-        match.where.append(f"{body} ILIKE %s")
-        match.params.append(like_pattern(term))
+    text = source.body(k.alias)
+    vector = f"to_tsvector('english', {text})"
+    conditions = []
+    tsqueries: list[tuple[str, list[Any]]] = []  # each group's words, for rank and headline
+    for group in query.groups:
+        parts = [_tsquery(term) for term in group if term.kind != "substring"]
+        sql: list[str] = []
+        params: list[Any] = []
+        if parts:
+            tsquery = " && ".join(sql_part for sql_part, _ in parts)
+            tsqueries.append((f"({tsquery})", [param for _, param in parts]))
+            sql.append(f"{vector} @@ ({tsquery})")
+            params += [param for _, param in parts]
+        for term in group:
+            if term.kind == "substring":
+                sql.append(f"{text} ILIKE %s")
+                params.append(like_pattern(term.text))
+        conditions.append((" AND ".join(sql), params))
+    condition, condition_params = _any_of(conditions)
+    match = Match(from_sql=k.row, where=[condition], where_params=condition_params, rank="0.0",
+                  snippet=f"substr({text}, greatest(strpos(lower({text}), lower(%s)) - 60, 1), {SNIPPET_CHARS})",
+                  select_params=[next(t.text for group in query.groups for t in group)])
+    if tsqueries:
+        any_words = " || ".join(sql for sql, _ in tsqueries)
+        any_params = [p for _, params in tsqueries for p in params]
+        match.rank = f"-ts_rank_cd({vector}, {any_words})"
+        # ts_headline drops what its parser reads as HTML tags: it is given the text with < and >
+        # stood in for (snippet_html puts them back, escaped).
+        match.snippet = (f"ts_headline('english', replace(replace({text}, '<', %s), '>', %s), {any_words}, "
+                         f"'StartSel={MATCH_START}, StopSel={MATCH_END}, MaxWords={SNIPPET_WORDS + 8}, MinWords=6')")
+        match.select_params = [*any_params, *TAG_STAND_INS, *any_params]
     return _select(source, match, filters)
 
 
 _BACKENDS = {"sqlite": _sqlite_select, "postgresql": _postgresql_select}
 
 
-def search_page(*, terms: SearchTerms, filters: SearchFilters, limit: int, offset: int) -> tuple[int, list[SearchHit]]:
-    """(total hits, one page of hits best first). Two queries; no terms → no query at all."""
+def search_page(*, query: SearchQuery, filters: SearchFilters, limit: int, offset: int) -> tuple[int, list[SearchHit]]:
+    """(total hits, one page of hits best first). Two queries; an empty query → no query at all."""
     sources = _kinds(filters)
-    if not terms or not sources:
+    if not query or not sources:
         return 0, []
     search_index_pending()  # rows inserted since the last indexing (SQLite's deferred index)
     select = _BACKENDS[connection.vendor]
-    parts = [select(source, terms, filters) for source in sources]
+    parts = [select(source, query, filters) for source in sources]
     union = " UNION ALL ".join(f"SELECT * FROM ({sql}) AS hits_{i}" for i, (sql, _) in enumerate(parts))
     params = [p for _, part_params in parts for p in part_params]
     with connection.cursor() as cursor:
@@ -205,5 +278,5 @@ def search_page(*, terms: SearchTerms, filters: SearchFilters, limit: int, offse
             created_at = parse_datetime(created_at).replace(tzinfo=UTC)
         hits.append(SearchHit(kind=kind, id=ref_id, chat=chat, run=run, session=session, subtype=subtype,
                               created_at=created_at, rank=float(rank),
-                              snippet=mark_terms(snippet or "", terms.substrings)))
+                              snippet=snippet_html(snippet or "", query.substrings)))
     return total, hits

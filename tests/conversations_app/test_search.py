@@ -15,8 +15,10 @@ pytestmark = pytest.mark.django_db
 SEARCH = "/api/v1/search/"
 HOSTILE = ['"', '""', "'", 'foo"bar', "AND", "OR", "NOT", "NEAR", "NEAR(a b)", "a AND", "OR b", "*", "pars*",
            "-", "-parser", ":", "content:parser", "(", ")", "((parser", "parser)", "^parser", "{}", "[]", "\\",
-           "%", "_", "%_%", "🙂", "🙂🙂 parser", "", "   ", "\x00", "a" * 5000, "'; DROP TABLE x; --",
-           "세", "ㅎ", "!@#$%^&*()"]
+           "%", "_", "%_%", "🙂", "🙂🙂 parser", "", "   ", "\x00", "a" * 1000, "'; DROP TABLE x; --",
+           "세", "ㅎ", "!@#$%^&*()", "OR", "OR OR", "a OR", "OR b", '"a" OR "', '"', '" "', '"*"', "a**", "*a",
+           "세*", '"세션 OR"', "pars* OR", "the", "the OR a", '"the"', "under_score", "\ue000x\ue001",
+           "a:* & b", "' OR 1=1 --"]
 
 
 @pytest.fixture
@@ -64,9 +66,61 @@ def test_it_never_fails_on_hostile_input(api: APIClient, corpus, q: str) -> None
     assert isinstance(response.json()["results"], list)
 
 
-def test_it_treats_operators_as_words(api: APIClient, corpus) -> None:
-    assert _ids(api, q='"parser" OR lunch') == []  # OR is a word that no message contains
-    assert _ids(api, q="parser*") == [corpus["messages"][0].pk]
+def test_it_refuses_a_query_past_its_limits_with_a_400(api: APIClient) -> None:
+    for q in ("a" * 1001, " ".join(f"w{i}" for i in range(33))):
+        assert "q" in assert_error_shape(api.get(SEARCH, {"q": q}), 400, "validation_error")["details"]
+
+
+def test_it_matches_quoted_phrases_in_order(api: APIClient, corpus) -> None:
+    first = corpus["messages"][0].pk
+    assert _ids(api, q='"parser was running"') == [first]
+    assert _ids(api, q='"refactored the parsers"') == [first]  # stemmed, a stop word in the middle
+    assert _ids(api, q='"running parser"') == []
+    assert _ids(api, q='"세션을 다시"') == [corpus["messages"][1].pk]  # with Korean: the literal text
+    assert _ids(api, q='"세션을  시작"') == []
+
+
+def test_it_matches_either_side_of_or(api: APIClient, corpus) -> None:
+    parser, korean, lunch, japanese = (m.pk for m in corpus["messages"])
+    observation = corpus["observation"].pk
+    assert set(_ids(api, q="lunch OR parser")) == {parser, lunch}
+    assert _ids(api, q="parser lunch OR refactoring") == [parser]  # (parser lunch) OR refactoring
+    assert set(_ids(api, q="lunch OR 세션")) == {lunch, korean, observation}
+    assert set(_ids(api, q='"unrelated text" OR テキスト OR 시작했')) == {lunch, japanese, korean}
+    assert _ids(api, q="lunch or parser") == []  # lower-case `or` is a (stop) word: both words must match
+    assert set(_ids(api, q="OR lunch OR OR parser OR")) == {parser, lunch}
+
+
+def test_it_matches_prefixes_of_words(api: APIClient, corpus) -> None:
+    parser, _, lunch, _ = (m.pk for m in corpus["messages"])
+    assert _ids(api, q="refact*") == [parser]
+    assert _ids(api, q="pars* slow*") == [parser]
+    assert set(_ids(api, q="lun* OR refactor*")) == {parser, lunch}
+    assert _ids(api, q="parserz*") == []
+    assert set(_ids(api, q="세*", kind="message")) == {corpus["messages"][1].pk}
+
+
+def test_it_reads_other_operators_as_text(api: APIClient, corpus) -> None:
+    parser = corpus["messages"][0].pk
+    assert _ids(api, q="parser AND slowly") == [parser]  # AND is the stop word `and`
+    assert _ids(api, q="-parser:") == [parser] and _ids(api, q="content:parser") == []  # content and parser
+    assert _ids(api, q="NEAR(parser running)") == []  # near is a word no message contains
+    assert _ids(api, q="the") == []  # only stop words: nothing to match, on both backends
+
+
+def test_it_escapes_the_snippet_and_marks_only_the_matches(api: APIClient, make_run, append) -> None:
+    run = make_run()
+    append(run, 'parser <script>alert("x")</script> & <b>bold</b> \ue001 stray marker',
+           "세션 <img src=x onerror=alert(1)>")
+    hit = api.get(SEARCH, {"q": "parser"}).json()["results"][0]
+    assert hit["snippet"].startswith(
+        "<mark>parser</mark> &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold")
+    korean = api.get(SEARCH, {"q": "세션"}).json()["results"][0]
+    assert korean["snippet"] == "<mark>세션</mark> &lt;img src=x onerror=alert(1)&gt;"
+    for snippet in (hit["snippet"], korean["snippet"]):
+        without_marks = snippet.replace("<mark>", "").replace("</mark>", "")
+        assert "<" not in without_marks and ">" not in without_marks
+        assert snippet.count("<mark>") == snippet.count("</mark>")
 
 
 def test_it_highlights_and_links_each_hit(api: APIClient, corpus, session) -> None:
@@ -97,7 +151,7 @@ def test_it_filters_by_kind_session_chat_role_type_and_date(api: APIClient, corp
 def test_it_takes_the_same_search_as_a_json_body(api: APIClient, corpus) -> None:
     """POST: queries too long for a URL (a Korean query of 1,000 characters is 9 KB percent-encoded)."""
     korean = corpus["messages"][1].pk
-    response = api.post(SEARCH, {"q": "세션을 " + "없는말 " * 2000, "kind": "message", "page_size": 5}, format="json")
+    response = api.post(SEARCH, {"q": "세션을 " + "다" * 996, "kind": "message", "page_size": 5}, format="json")
     assert response.status_code == 200, response.content
     assert response.json()["count"] == 0  # every term must match
     page = api.post(SEARCH, {"q": "세션", "kind": "message", "page_size": 1}, format="json").json()
