@@ -10,7 +10,7 @@ CONSTRAINTS ?=
 PIP_INSTALL := $(BIN)/python -m pip install --quiet $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS))
 export RALPH_HOST RALPH_PORT
 
-.PHONY: run test lint bench install-run install-dev
+.PHONY: run test lint bench demo install-run install-dev
 
 # The stamp files re-install only when pyproject.toml (or the constraints) change, so a second run starts at once.
 $(BIN)/python:
@@ -33,6 +33,10 @@ run: install-run
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py bootstrap
 	$(BIN)/gunicorn ralphsite.wsgi:application --config python:ralphsite.server.gunicorn_conf
+
+# A simulated Ralph loop driven over the API of the server `make run` started (its printed token).
+demo: install-run
+	$(BIN)/python -m ralphsite.demo --url http://$(RALPH_HOST):$(RALPH_PORT) --token "$(DEMO_TOKEN)"
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -5,6 +5,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from conversations_app import services
@@ -18,6 +19,8 @@ from ralphsite.service_admin import (
     column_status,
     column_text,
 )
+from sessions_app.admin.console import ConsolePanel, register_console_panel
+from sessions_app.models import Session
 
 
 class TagListFilter(admin.SimpleListFilter):
@@ -277,3 +280,21 @@ class SyncMappingAdmin(RalphModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: SyncMapping | None = None) -> bool:
         return False
+
+
+# -- the session console: the session's conversations ------------------------------------------
+
+CHATS_SHOWN = 10
+
+
+def _chats_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None:
+    if not request.user.has_perm("conversations_app.view_chat"):
+        return None
+    chats = list(Chat.objects.filter(session=session, is_deleted=False).order_by("-updated_at")[:CHATS_SHOWN])
+    return {"chats": [{"chat": chat, "url": reverse("admin:conversations_app_chat_change", args=[chat.pk])}
+                      for chat in chats],
+            "all_url": reverse("admin:conversations_app_chat_changelist") + f"?session={session.pk}"}
+
+
+register_console_panel(ConsolePanel("conversations", "admin/conversations_app/console_chats.html", _chats_panel,
+                                    column="side", order=50))

@@ -2,11 +2,16 @@ import contextlib
 import json
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.timesince import timesince
 
 from ledger_app import selectors, services
 from ledger_app.models import (
@@ -35,13 +40,16 @@ from ralphsite.service_admin import (
     column_session,
     column_status,
     column_text,
+    session_label,
 )
 from ralphsite.ulid import ulid_normalize
-from sessions_app.models import Session
+from sessions_app.admin.base import HISTORY_URLS
+from sessions_app.admin.console import ConsolePanel, register_console_panel, session_header
+from sessions_app.models import Session, Task
 
 
 def pretty_json(value: Any) -> str:
-    return format_html("<pre style='white-space: pre-wrap'>{}</pre>",
+    return format_html('<pre class="rl-json">{}</pre>',
                        json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
 
 
@@ -119,6 +127,34 @@ class LedgerEventAdmin(ReadOnlyAdmin):
     @admin.display(description="meta")
     def meta_pretty(self, obj: LedgerEvent) -> str:
         return pretty_json(obj.meta)
+
+    def get_urls(self) -> list:
+        feed = self.admin_site.admin_view(self.feed_view)
+        return [path("feed/", feed, name="ledger_app_ledgerevent_feed"), *super().get_urls()]
+
+    def feed_view(self, request: HttpRequest) -> JsonResponse:
+        """The live activity feed of one session: its events after `after` (oldest first, at most
+        FEED_LIMIT), and the session's header as it is now. One index range read on (session, id)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        session = Session.objects.filter(pk=request.GET.get("session", "")).first()
+        after = request.GET.get("after", "0")
+        if session is None or not after.isdigit() or int(after) > BIGINT_MAX:
+            return JsonResponse({"code": "validation_error", "message": "session (an id) and after (an event id) "
+                                 "are required.", "details": {}}, status=400)
+        events = list(LedgerEvent.objects.filter(session=session, id__gt=int(after)).order_by("id")[:FEED_LIMIT])
+        return JsonResponse({"events": [feed_row(event) for event in events],
+                             "last_id": events[-1].id if events else int(after),
+                             "more": len(events) == FEED_LIMIT, "session": feed_header(session)})
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        """Filtered to one session (its History), the page says whose events these are."""
+        session = Session.objects.filter(pk=request.GET.get("session", "")).values("pk", "key").first()
+        if session:
+            task = request.GET.get("task_key")
+            whose = f"session {session_label(session['pk'], session['key'])}" + (f", task {task}" if task else "")
+            extra_context = {"title": f"History of {whose}: its ledger events, newest first", **(extra_context or {})}
+        return super().changelist_view(request, extra_context)
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet,
                            search_term: str) -> tuple[QuerySet, bool]:
@@ -340,3 +376,63 @@ class RetentionRunAdmin(ReadOnlyAdmin):
     @admin.display(description="rows removed")
     def rows_pretty(self, obj: RetentionRun) -> str:
         return pretty_json(obj.rows_removed)
+
+
+# -- the session console: the live activity feed, costs, History -------------------------------
+
+FEED_LIMIT = 100
+FEED_INITIAL = 40
+# Event types drawn as failures in the feed.
+FAILURE_TYPES = frozenset({"task_failed", "agent_failed", "gate_failed", "error_occurred", "abandonment_detected"})
+
+
+def feed_row(event: LedgerEvent) -> dict[str, Any]:
+    failed = event.type in FAILURE_TYPES or (event.type == "task_status_changed" and event.data.get("to") == "failed")
+    return {"id": event.id, "at": event.timestamp.isoformat(), "type": event.type, "category": event.category,
+            "task_key": event.task_key, "agent": event.agent, "model": event.model, "message": event.message[:500],
+            "tokens": event.tokens_total, "cost_usd": str(event.cost_usd) if event.cost_usd else "",
+            "failed": failed, "url": reverse("admin:ledger_app_ledgerevent_change", args=[event.id])}
+
+
+def feed_header(session: Session) -> dict[str, Any]:
+    """What the console's header shows, for the feed's script to redraw it."""
+    header = session_header(session)
+    return {"status": session.status, "status_label": session.get_status_display(), "state": session.state,
+            "state_label": session.get_state_display(),
+            "iteration": f"{session.current_iteration} / {session.max_iterations}",
+            "wave": session.current_wave or "—", "task": session.current_task_key or "—",
+            "agent": (session.current_agent or "—") + (f" · {session.current_model}" if session.current_model else ""),
+            "tokens": header["tokens"], "cost": str(session.total_cost_usd),
+            "activity": f"{timesince(session.last_activity_at, timezone.now()).split(',')[0]} ago",
+            "interrupted": header["interrupted"]}
+
+
+def _feed_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None:
+    if not request.user.has_perm("ledger_app.view_ledgerevent"):
+        return None
+    events = list(LedgerEvent.objects.filter(session=session).order_by("-id")[:FEED_INITIAL])
+    return {"events": [feed_row(event) for event in events], "last_id": events[0].id if events else 0,
+            "feed_url": reverse("admin:ledger_app_ledgerevent_feed") + f"?session={session.pk}",
+            "all_url": reverse("admin:ledger_app_ledgerevent_changelist") + f"?session={session.pk}"}
+
+
+def _cost_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None:
+    if not request.user.has_perm("ledger_app.view_tokenusage"):
+        return None
+    usage = selectors.token_usage_list().filter(session=session)
+    return {"by_model": selectors.token_usage_by_model(usage=usage),
+            "usage_url": reverse("admin:ledger_app_tokenusage_changelist") + f"?session={session.pk}"}
+
+
+register_console_panel(ConsolePanel("feed", "admin/ledger_app/console_feed.html", _feed_panel, column="main",
+                                    order=10))
+register_console_panel(ConsolePanel("cost", "admin/ledger_app/console_cost.html", _cost_panel, column="side",
+                                    order=40))
+
+
+def _events_url(**filters: str) -> str:
+    return f"{reverse('admin:ledger_app_ledgerevent_changelist')}?{urlencode(filters)}"
+
+
+HISTORY_URLS[Session] = lambda session: _events_url(session=session.pk)
+HISTORY_URLS[Task] = lambda task: _events_url(session=task.session_id or "", task_key=task.key)

@@ -113,14 +113,15 @@ class OperatorAction:
 
     `run(request, obj, inputs)` calls the service and returns the message shown after it (a
     DomainError is shown as an error instead); `shown(obj)` says whether the button applies to the
-    record as it is; `inputs` are the text fields sent with it, as (name, label) pairs."""
+    record as it is; `inputs` are the fields sent with it: (name, label) for text, (name, label,
+    choices) for a choice among (value, label) pairs."""
 
     name: str
     label: str
     run: Callable[[HttpRequest, Any, dict[str, str]], str]
     shown: Callable[[Any], bool] = lambda obj: True
     style: str = ""  # "danger" or "primary": how loud the button is
-    inputs: tuple[tuple[str, str], ...] = ()
+    inputs: tuple[tuple[Any, ...], ...] = ()
     help: str = ""
 
 
@@ -146,8 +147,9 @@ class ServiceModelAdmin(RalphModelAdmin):
         if obj is None or not self.has_change_permission(request, obj):
             return []
         opts = self.model._meta
-        return [{"name": action.name, "label": action.label, "style": action.style, "inputs": action.inputs,
-                 "help": action.help,
+        return [{"name": action.name, "label": action.label, "style": action.style, "help": action.help,
+                 "inputs": [{"name": field, "label": label, "choices": choices[0] if choices else None}
+                            for field, label, *choices in action.inputs],
                  "url": reverse(f"admin:{opts.app_label}_{opts.model_name}_act", args=[obj.pk, action.name])}
                 for action in self.operator_actions if action.shown(obj)]
 
@@ -164,7 +166,7 @@ class ServiceModelAdmin(RalphModelAdmin):
             raise Http404(f"No {self.model._meta.verbose_name} {object_id} or no action {name!r}.")
         if not self.has_change_permission(request, obj):
             raise PermissionDenied
-        inputs = {field: request.POST.get(field, "").strip() for field, _label in action.inputs}
+        inputs = {field: request.POST.get(field, "").strip() for field, *_label in action.inputs}
         try:
             self.message_user(request, action.run(request, obj, inputs), messages.SUCCESS)
         except DomainError as error:

@@ -3,7 +3,19 @@
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+    When,
+    prefetch_related_objects,
+)
 from django.utils import timezone
 
 from ralphsite.errors import Conflict
@@ -13,6 +25,8 @@ from sessions_app.models import (
     DEPENDENCY_SATISFIED_STATUSES,
     TASK_ENDED_STATUSES,
     AcceptanceCriterion,
+    AgentInvocation,
+    AttemptStatus,
     Bug,
     ContextBudget,
     ContextSnapshot,
@@ -23,12 +37,16 @@ from sessions_app.models import (
     FeedbackItem,
     Interview,
     InterviewQuestion,
+    InvocationStatus,
     LoopRun,
     ProgressSummary,
+    Question,
+    ReviewVerdict,
     Session,
     SessionPhase,
     SessionStateEntry,
     SessionStatus,
+    Signal,
     Task,
     TaskAttempt,
     TaskDependency,
@@ -290,3 +308,48 @@ def sessions_interrupted(*, idle_seconds: int, project_path: str | None = None) 
     if project_path:
         sessions = sessions.filter(project_path=project_path)
     return sessions.order_by("-last_activity_at")
+
+
+# -- the session console (the admin) ------------------------------------------------------------
+
+OPEN_QUESTION_STATUSES = ("unanswered", "research_needed")
+
+
+def session_open_questions(*, session_id: str, limit: int = 20) -> list[Question]:
+    """Questions the agents wait on, the most urgent first (high priority, then the oldest)."""
+    urgency = Case(When(priority="high", then=Value(0)), When(priority="medium", then=Value(1)), default=Value(2))
+    return list(Question.objects.filter(session_id=session_id, status__in=OPEN_QUESTION_STATUSES)
+                .order_by(urgency, "created_at")[:limit])
+
+
+def session_pending_signals(*, session_id: str) -> list[Signal]:
+    """Signals sent and not yet polled by the orchestrator, oldest first (the order it polls them)."""
+    return list(Signal.objects.filter(session_id=session_id, is_processed=False).order_by("sent_at", "id"))
+
+
+def session_recent_failures(*, session_id: str, limit: int = 10) -> list[dict[str, Any]]:
+    """What went wrong lately, newest first, each with its reason: failed tasks (their status note or
+    error), failed attempts and failed reviews (the error, the review) and failed agent invocations
+    (their errors). Three queries."""
+    failures: list[dict[str, Any]] = []
+    for task in (Task.objects.filter(session_id=session_id, status=TaskStatus.FAILED)
+                 .order_by(F("completed_at").desc(nulls_last=True))[:limit]):
+        failures.append({"kind": "task", "at": task.completed_at or task.updated_at, "task_key": task.key,
+                         "who": task.assigned_agent, "reason": task.status_annotation or task.error_message,
+                         "object": task})
+    failed_attempts = Q(status=AttemptStatus.FAILED) | Q(review_verdict=ReviewVerdict.FAILED)
+    for attempt in (TaskAttempt.objects.filter(failed_attempts, session_id=session_id)
+                    .select_related("task").order_by("-created_at")[:limit]):
+        review_failed = attempt.review_verdict == ReviewVerdict.FAILED
+        failures.append({"kind": "review" if review_failed else "attempt",
+                         "at": (attempt.reviewed_at if review_failed else attempt.ended_at) or attempt.created_at,
+                         "task_key": attempt.task.key, "who": attempt.agent,
+                         "reason": (attempt.review_report if review_failed else "")
+                         or attempt.error_message or attempt.error_type, "object": attempt})
+    for invocation in (AgentInvocation.objects.filter(session_id=session_id, status=InvocationStatus.FAILED)
+                       .order_by("-started_at")[:limit]):
+        failures.append({"kind": "invocation", "at": invocation.completed_at or invocation.started_at,
+                         "task_key": invocation.task_key, "who": invocation.agent,
+                         "reason": invocation.error_message or invocation.error_type, "object": invocation})
+    failures.sort(key=lambda failure: failure["at"], reverse=True)
+    return failures[:limit]

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ralphsite.errors import DomainError
+from ralphsite.errors import DomainError, InvalidInput
 from ralphsite.service_admin import (
     OperatorAction,
     ServiceModelAdmin,
@@ -25,7 +25,7 @@ from ralphsite.service_admin import (
     operator_name,
 )
 from sessions_app import services
-from sessions_app.admin.base import ReadOnlyInline, SessionScopedAdmin
+from sessions_app.admin.base import LedgerHistoryMixin, ReadOnlyInline, SessionScopedAdmin
 from sessions_app.downloads import attachment_download_response
 from sessions_app.models import (
     AgentInvocation,
@@ -33,9 +33,11 @@ from sessions_app.models import (
     FeedbackBatch,
     FeedbackItem,
     Iteration,
+    Level,
     Plan,
     PlanSnapshot,
     Question,
+    QuestionStatus,
     ReplanningDelta,
     ResearchFinding,
     ResearchSession,
@@ -189,7 +191,7 @@ _TASK_OPEN = {TaskStatus.NOT_STARTED, TaskStatus.IN_PROGRESS, TaskStatus.REVIEW_
 
 
 @admin.register(Task)
-class TaskAdmin(ServiceModelAdmin):
+class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
     list_display = ["key", column_text("title", length=60), column_status(),
                     column_text("status_annotation", length=60, description="why"), "assigned_agent",
                     column_session(), "wave", column_ago("updated_at", description="changed"), "id"]
@@ -292,9 +294,24 @@ class QuestionAnswerForm(forms.ModelForm):
         return cleaned
 
 
+def _question_answer(request: HttpRequest, question: Question, inputs: dict[str, str]) -> str:
+    if not inputs.get("answer"):
+        raise InvalidInput("Write the answer.", details={"answer": ["required"]})
+    services.question_answer(question=question, data={name: inputs.get(name, "") for name in ANSWER_FIELDS},
+                             agent=operator_name(request))
+    return f"{question.key} answered: the agent's next poll sees it."
+
+
 @admin.register(Question)
 class QuestionAdmin(SessionScopedAdmin):
     form = QuestionAnswerForm
+    operator_actions = (
+        OperatorAction("answer", "Answer", _question_answer, style="primary",
+                       shown=lambda question: question.status != QuestionStatus.ANSWERED,
+                       inputs=(("answer", "your answer"), ("answer_source", "source (optional)"),
+                               ("answer_confidence", "confidence", [("", "confidence"), *Level.choices]),
+                               ("answer_implication", "implication (optional)"))),
+    )
     list_display = ["key", column_text("text", length=90, description="question"), column_status(), "priority",
                     "category", column_session(), column_ago("created_at", description="asked"),
                     column_ago("answered_at", description="answered"), "id"]

@@ -12,6 +12,8 @@ from django.utils.html import format_html, format_html_join
 
 from ralphsite.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
 from sessions_app import selectors, services
+from sessions_app.admin.base import LedgerHistoryMixin
+from sessions_app.admin.console import SESSION_ACTIONS, console_panels, session_header
 from sessions_app.admin.orchestration import IterationInline, QuestionInline, SignalInline, TaskInline
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import (
@@ -38,7 +40,10 @@ def session_related_links(session: Session) -> str:
 
 
 @admin.register(Session)
-class SessionAdmin(ServiceModelAdmin):
+class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
+    """The session's page is its console (GET); the raw record is edited at `<id>/edit/`, where
+    status and state are read-only: they change through the console's buttons (transitions)."""
+
     list_display = ["name", column_status(), column_status("state"), column_text("project_path", length=40,
                                                                                  description="project"),
                     "current_agent", "current_iteration", "total_cost_usd", "tokens",
@@ -48,8 +53,9 @@ class SessionAdmin(ServiceModelAdmin):
     list_filter = ["status", "state", "command_type", "execution_mode", "circuit_breaker_state"]
     search_fields = ["id", "key", "user_request", "command", "project_path", "summary"]
     date_hierarchy = "started_at"
-    readonly_fields = ["id", *SESSION_TOTAL_FIELDS, "token_count", "last_activity_at", "created_at",
-                       "updated_at", "related"]
+    readonly_fields = ["id", "status", "state", *SESSION_TOTAL_FIELDS, "token_count", "last_activity_at",
+                       "ended_at", "exit_reason", "created_at", "updated_at", "related"]
+    operator_actions = SESSION_ACTIONS
     exclude = ["summary_embedding"]
     inlines = [IterationInline, TaskInline, QuestionInline, SignalInline]
     fieldsets = [
@@ -89,8 +95,42 @@ class SessionAdmin(ServiceModelAdmin):
 
     def get_urls(self) -> list:
         task_graph = self.admin_site.admin_view(self.task_graph_view)
+        edit = self.admin_site.admin_view(self.edit_view)
         return [path("<path:object_id>/task-graph/", task_graph, name="sessions_app_session_task_graph"),
+                path("<path:object_id>/edit/", edit, name="sessions_app_session_edit"),
                 *super().get_urls()]
+
+    def edit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Django's change form of the raw record (its POST comes back here)."""
+        return super().change_view(request, object_id)
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        if request.method != "GET":
+            return super().change_view(request, object_id, form_url, extra_context)
+        session = self.get_object(request, unquote(object_id))
+        if session is None:
+            return self._get_obj_does_not_exist_redirect(request, self.model._meta, object_id)
+        if not self.has_view_or_change_permission(request, session):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Session {session_label(session.pk, session.key)}",
+            "subtitle": None,
+            "opts": self.model._meta,
+            "original": session,
+            "session": session,
+            "header": session_header(session),
+            "operator_actions": self.operator_actions_for(request, session),
+            "panels": console_panels(request, session),
+            "related": session_related_links(session),
+            "edit_url": reverse("admin:sessions_app_session_edit", args=[session.pk]),
+            "history_url": reverse("admin:sessions_app_session_history", args=[session.pk]),
+            "graph_url": reverse("admin:sessions_app_session_task_graph", args=[session.pk]),
+            "is_nav_sidebar_enabled": False,  # the console needs the width
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, "admin/sessions_app/session/console.html", context)
 
     def task_graph_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The session's tasks by wave with their statuses, agents and dependencies (linked from the

@@ -1,5 +1,7 @@
 """The admin's task graph of one session: its tasks in waves (selectors.session_task_graph), drawn as
-absolutely positioned boxes with the dependency edges as inline SVG curves. Server-rendered, no JavaScript."""
+fixed-size boxes in flex columns (ralphsite/static/ralphsite/admin.css repeats the sizes below) with
+the dependency edges as inline SVG curves computed here. Server-rendered, no JavaScript, no inline
+style (the pages run under a strict Content-Security-Policy)."""
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +24,7 @@ class Box:
     left: int
     top: int
     in_cycle: bool = False
+    behind_failure: list[str] = field(default_factory=list)  # failed or cancelled tasks it waits for
 
     @property
     def status_label(self) -> str:
@@ -90,6 +93,11 @@ def task_graph_layout(graph: dict[str, Any]) -> TaskGraphLayout:
         x2, y2 = to.left, to.top + BOX_HEIGHT / 2
         edges.append(Edge(path=f"M{x1:g},{y1:g} C{x1 + CURVE:g},{y1:g} {x2 - CURVE:g},{y2:g} {x2 - 6:g},{y2:g}",
                           title=f"{key} depends on {depends_on}", long=to_column - from_column > 1))
+    statuses = {key: box.task["status"] for key, (_column, box) in placed.items()}
+    for _column, box in placed.values():
+        if box.task["status"] in (TaskStatus.NOT_STARTED, TaskStatus.BLOCKED):
+            box.behind_failure = [key for key in box.task["depends_on"]
+                                  if statuses.get(key) in (TaskStatus.FAILED, TaskStatus.CANCELLED)]
     tallest = max((len(column.boxes) for column in columns), default=0)
     return TaskGraphLayout(
         columns=columns, edges=edges,

@@ -114,7 +114,7 @@ def test_it_pretty_prints_the_event_json_on_its_page(admin_client: Client) -> No
                                        meta={"source": "test"})
     html = admin_client.get(f"{EVENTS}{event.id}/change/").content.decode()
     data = '{\n  &quot;a&quot;: &quot;é&quot;,\n  &quot;b&quot;: [\n    1,\n    2\n  ]\n}'
-    assert f"<pre style='white-space: pre-wrap'>{data}</pre>" in html
+    assert f'<pre class="rl-json">{data}</pre>' in html
     assert "&quot;source&quot;: &quot;test&quot;" in html
 
 

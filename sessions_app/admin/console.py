@@ -1,0 +1,159 @@
+"""The session console: the session's admin page as an operator sees it.
+
+A read-only header (what the loop is doing now), the buttons that steer it (each one service call,
+as the API's verb), and panels. sessions_app draws its own panels (open questions, pending signals,
+recent failures, the task graph); the other apps add theirs with `register_console_panel` from
+their admin modules (the ledger's live activity feed and costs, the session's conversations), since
+sessions_app imports neither of them.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils import timezone
+
+from ralphsite.errors import InvalidInput
+from ralphsite.service_admin import OperatorAction, operator_name
+from sessions_app import selectors, services
+from sessions_app.admin.task_graph import status_legend, task_graph_layout
+from sessions_app.models import FINISHED_SESSION_STATUSES, Session, SessionStatus, SignalType
+
+
+@dataclass(frozen=True)
+class ConsolePanel:
+    """One box of the console: `template` drawn with `context(request, session)`; None hides it.
+    `column` is "main" (beside the feed), "side" (the narrow right column) or "wide" (below both)."""
+
+    name: str
+    template: str
+    context: Callable[[HttpRequest, Session], dict[str, Any] | None]
+    column: str = "side"
+    order: int = 50
+
+
+CONSOLE_PANELS: dict[str, ConsolePanel] = {}
+
+
+def register_console_panel(panel: ConsolePanel) -> None:
+    CONSOLE_PANELS[panel.name] = panel  # by name: importing an admin module twice adds nothing twice
+
+
+def console_panels(request: HttpRequest, session: Session) -> dict[str, list[dict[str, Any]]]:
+    columns: dict[str, list[dict[str, Any]]] = {"main": [], "side": [], "wide": []}
+    for panel in sorted(CONSOLE_PANELS.values(), key=lambda panel: (panel.order, panel.name)):
+        context = panel.context(request, session)
+        if context is not None:
+            columns[panel.column].append({"name": panel.name, "template": panel.template, **context})
+    return columns
+
+
+def session_is_idle(session: Session) -> bool:
+    """Running, and quiet for longer than GET sessions/interrupted/ allows by default."""
+    idle = timedelta(seconds=selectors.DEFAULT_IDLE_SECONDS)
+    return session.status == SessionStatus.RUNNING and session.last_activity_at < timezone.now() - idle
+
+
+def session_header(session: Session) -> dict[str, Any]:
+    return {"interrupted": session_is_idle(session), "finished": session.status in FINISHED_SESSION_STATUSES,
+            "tokens": f"{session.total_tokens_input + session.total_tokens_output:,}",
+            "idle_minutes": selectors.DEFAULT_IDLE_SECONDS // 60}
+
+
+# -- the buttons: each is the API's verb ---------------------------------------------------------
+
+def _signal(kind: str, *, needs_message: bool = False) -> Callable[[HttpRequest, Session, dict[str, str]], str]:
+    def send(request: HttpRequest, session: Session, inputs: dict[str, str]) -> str:
+        message = inputs.get("message", "")
+        if needs_message and not message:
+            raise InvalidInput("Write the message to steer with.", details={"message": ["required"]})
+        services.signal_create(data={"session": session, "type": kind, "message": message},
+                               agent=operator_name(request))
+        return f"{kind.capitalize()} signal sent: the orchestrator gets it on its next poll."
+    return send
+
+
+def _resume(request: HttpRequest, session: Session, inputs: dict[str, str]) -> str:
+    point = services.session_resume(session=session, agent=operator_name(request))
+    return f"Session running again at iteration {point['iteration']} (next task: {point['next_task'] or 'none'})."
+
+
+def _finish(request: HttpRequest, session: Session, inputs: dict[str, str]) -> str:
+    status = inputs.get("status") or SessionStatus.STOPPED
+    if status not in FINISHED_SESSION_STATUSES:
+        raise InvalidInput(f"{status!r} is not a final status.", details={"status": [status]})
+    services.session_finish(session=session, status=status, exit_reason=inputs.get("exit_reason", ""),
+                            agent=operator_name(request))
+    return f"Session finished: {status}."
+
+
+def _running(session: Session) -> bool:
+    return session.status == SessionStatus.RUNNING
+
+
+def _resumable(session: Session) -> bool:
+    return session.status not in (SessionStatus.RUNNING, SessionStatus.COMPLETED) or session_is_idle(session)
+
+
+FINAL_STATUSES = tuple((status.value, status.label) for status in SessionStatus if status in FINISHED_SESSION_STATUSES)
+
+SESSION_ACTIONS = (
+    OperatorAction("pause", "Pause", _signal(SignalType.PAUSE), shown=_running,
+                   help="Send a pause signal (signals/ with type pause): the orchestrator pauses at its next poll."),
+    OperatorAction("steer", "Steer", _signal(SignalType.STEER, needs_message=True), shown=_running,
+                   inputs=(("message", "a message for the orchestrator"),),
+                   help="Send a steer signal with your message."),
+    OperatorAction("stop", "Stop", _signal(SignalType.STOP), style="danger", shown=_running,
+                   help="Send a stop signal: the orchestrator stops at its next poll and finishes the session."),
+    OperatorAction("resume", "Resume", _resume, style="primary", shown=_resumable,
+                   help="Mark the session running again where it stopped (sessions/{id}/resume/)."),
+    OperatorAction("finish", "Finish", _finish, shown=_running,
+                   inputs=(("status", "final status", FINAL_STATUSES), ("exit_reason", "exit reason")),
+                   help="Record the session's outcome now (sessions/{id}/finish/), without waiting for the loop."),
+)
+
+
+# -- sessions_app's own panels ---------------------------------------------------------------
+
+def _questions(request: HttpRequest, session: Session) -> dict[str, Any]:
+    questions = selectors.session_open_questions(session_id=session.pk)
+    answer_fields = (("answer", "your answer"), ("answer_source", "source (optional)"))
+    return {"questions": [{"question": question, "answer_inputs": answer_fields,
+                           "answer_url": reverse("admin:sessions_app_question_act", args=[question.pk, "answer"]),
+                           "url": reverse("admin:sessions_app_question_change", args=[question.pk])}
+                          for question in questions],
+            "all_url": reverse("admin:sessions_app_question_changelist") + f"?session={session.pk}"}
+
+
+def _signals(request: HttpRequest, session: Session) -> dict[str, Any]:
+    return {"signals": selectors.session_pending_signals(session_id=session.pk),
+            "all_url": reverse("admin:sessions_app_signal_changelist") + f"?session={session.pk}"}
+
+
+def _failures(request: HttpRequest, session: Session) -> dict[str, Any]:
+    failures = selectors.session_recent_failures(session_id=session.pk)
+    for failure in failures:
+        meta = failure["object"]._meta
+        failure["url"] = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[failure["object"].pk])
+    return {"failures": failures,
+            "tasks_url": reverse("admin:sessions_app_task_changelist") + f"?session={session.pk}&status__exact=failed"}
+
+
+def _task_graph(request: HttpRequest, session: Session) -> dict[str, Any]:
+    return {"layout": task_graph_layout(selectors.session_task_graph(session=session)), "statuses": status_legend(),
+            "graph_url": reverse("admin:sessions_app_session_task_graph", args=[session.pk]),
+            "tasks_url": reverse("admin:sessions_app_task_changelist") + f"?session={session.pk}"}
+
+
+for _panel in (
+    ConsolePanel("failures", "admin/sessions_app/session/console_failures.html", _failures, column="side", order=10),
+    ConsolePanel("questions", "admin/sessions_app/session/console_questions.html", _questions, column="side",
+                 order=20),
+    ConsolePanel("signals", "admin/sessions_app/session/console_signals.html", _signals, column="side", order=30),
+    ConsolePanel("task_graph", "admin/sessions_app/session/console_task_graph.html", _task_graph, column="wide",
+                 order=10),
+):
+    register_console_panel(_panel)
