@@ -15,24 +15,19 @@ from tests.sessions_app.test_orchestration_admin import change_form_data
 pytestmark = pytest.mark.django_db
 
 
-def page_data(client: Client, url: str, **changes: Any) -> dict[str, Any]:
-    """change_form_data plus the management forms of the page's inlines."""
-    data = change_form_data(client, url, **changes)
-    for inline in client.get(url).context["inline_admin_formsets"]:
-        management = inline.formset.management_form
-        data.update({management[name].html_name: management[name].value() for name in management.fields})
-    return data
-
-
 def messages_of(response: Any) -> list[str]:
     return [str(message) for message in get_messages(response.wsgi_request)]
 
 
-def test_changing_the_status_of_a_running_session_finishes_it(admin_client: Client) -> None:
+def finish(client: Client, session: Any, status: str) -> Any:
+    """The console's Finish button (status is read-only on the raw form: it changes by transitions)."""
+    return client.post(reverse("admin:sessions_app_session_act", args=[session.pk, "finish"]),
+                       {"status": status, "exit_reason": "operator"}, follow=True)
+
+
+def test_finishing_a_running_session_from_its_console_finishes_it(admin_client: Client) -> None:
     session = make_session()
-    url = reverse("admin:sessions_app_session_change", args=[session.pk])
-    response = admin_client.post(url, page_data(admin_client, url, status="stopped"))
-    assert response.status_code == 302, response.context and response.context["adminform"].form.errors
+    assert finish(admin_client, session, "stopped").status_code == 200
     session.refresh_from_db()
     assert session.status == "stopped" and session.ended_at is not None
     assert session.ledger_events.filter(type="session_finished").count() == 1
@@ -40,8 +35,7 @@ def test_changing_the_status_of_a_running_session_finishes_it(admin_client: Clie
 
 def test_a_finished_session_keeps_its_status_and_the_person_reads_why(admin_client: Client) -> None:
     session = make_session(status="completed", ended_at=timezone.now())
-    url = reverse("admin:sessions_app_session_change", args=[session.pk])
-    response = admin_client.post(url, page_data(admin_client, url, status="failed"), follow=True)
+    response = finish(admin_client, session, "failed")
     assert response.status_code == 200
     assert any("already finished" in message for message in messages_of(response))
     session.refresh_from_db()
