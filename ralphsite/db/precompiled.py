@@ -115,7 +115,9 @@ class PrecompiledInsert(Generic[M]):
     each field's `pre_save` (auto_now_add stamps the instance) and `get_db_prep_save`, then one
     `executemany`, and the instances are marked saved. A model whose key the database assigns (an
     auto id) gets one row at a time with `RETURNING` its id, as the ORM does; more rows at once go
-    to `bulk_create`, whose multi-row INSERT is as fast. Anything else this does not reproduce goes
+    to `bulk_create`, whose multi-row INSERT is as fast. Rows whose auto ids the caller assigned
+    (the ledger's chain does) go in with the id column, all in one `executemany`, nothing returned.
+    Anything else this does not reproduce goes
     to the ORM: a database default or generated column, multi-table inheritance, its own `save()`
     (checked at construction), save signals and expression values (checked per call).
     """
@@ -130,25 +132,27 @@ class PrecompiledInsert(Generic[M]):
                or hasattr(field, "get_placeholder") for field in meta.local_concrete_fields):
             raise NotPrecompilable(f"{model.__name__}: a column the database computes or a custom placeholder")
         self.model = model
-        self._sql: dict[str, str] = {}
+        self._sql: dict[tuple[str, bool], str] = {}
 
-    def _sql_for(self, connection: Any) -> str:
-        sql = self._sql.get(connection.vendor)
+    def _sql_for(self, connection: Any, *, explicit_keys: bool) -> str:
+        sql = self._sql.get((connection.vendor, explicit_keys))
         if sql is None:
             quote = connection.ops.quote_name
-            columns = ", ".join(quote(field.column) for field in self.fields)
-            placeholders = ", ".join(["%s"] * len(self.fields))
+            fields = [self.auto_field, *self.fields] if explicit_keys else self.fields
+            columns = ", ".join(quote(field.column) for field in fields)
+            placeholders = ", ".join(["%s"] * len(fields))
             # Table and column names come from the model's _meta; values are always parameters.
             sql = f"INSERT INTO {quote(self.model._meta.db_table)} ({columns}) VALUES ({placeholders})"
-            if self.auto_field is not None:
+            if self.auto_field is not None and not explicit_keys:
                 sql += f" RETURNING {quote(self.auto_field.column)}"
-            self._sql[connection.vendor] = sql
+            self._sql[(connection.vendor, explicit_keys)] = sql
         return sql
 
     def insert(self, objs: Sequence[M]) -> None:
         using = router.db_for_write(self.model)
         connection = connections[using]
-        if self.auto_field is not None and (
+        explicit_keys = self.auto_field is not None and all(obj.pk is not None for obj in objs)
+        if self.auto_field is not None and not explicit_keys and (
                 len(objs) != 1 or objs[0].pk is not None or not connection.features.can_return_columns_from_insert):
             orm_insert(objs)
             return
@@ -162,13 +166,13 @@ class PrecompiledInsert(Generic[M]):
             if any(hasattr(value, "resolve_expression") for value in values):
                 orm_insert(objs)
                 return
-            rows.append([field.get_db_prep_save(value, connection)
-                         for field, value in zip(self.fields, values, strict=True)])
+            row = [field.get_db_prep_save(value, connection) for field, value in zip(self.fields, values, strict=True)]
+            rows.append([obj.pk, *row] if explicit_keys else row)
         with connection.cursor() as cursor:
-            if self.auto_field is None:
-                cursor.executemany(self._sql_for(connection), rows)
+            if self.auto_field is None or explicit_keys:
+                cursor.executemany(self._sql_for(connection, explicit_keys=explicit_keys), rows)
             else:
-                cursor.execute(self._sql_for(connection), rows[0])
+                cursor.execute(self._sql_for(connection, explicit_keys=False), rows[0])
                 objs[0].pk = cursor.fetchone()[0]
         for obj in objs:
             obj._state.adding = False
@@ -182,7 +186,8 @@ def orm_insert(objs: Sequence[M]) -> None:
         for obj in objs:
             obj.save(force_insert=True)
     else:
-        model._default_manager.bulk_create(objs)
+        # The queryset's bulk_create: a manager may route its own (the ledger's chains events) here.
+        model._default_manager.get_queryset().bulk_create(objs)
 
 
 _inserts: dict[type[models.Model], PrecompiledInsert | None] = {}

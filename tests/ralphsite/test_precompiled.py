@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db.models import Count, Value, signals
 
-from ledger_app.models import LedgerEvent
+from ledger_app.models import ErrorLog
 from ralphsite.db.precompiled import NotPrecompilable, PrecompiledLookup, instances_insert
 from sessions_app.models import Iteration, Session
 
@@ -130,17 +130,25 @@ def test_it_saves_through_the_orm_when_a_value_is_an_expression() -> None:
 
 def test_it_reads_back_the_key_the_database_assigns(django_assert_num_queries) -> None:
     session = Session.objects.create()
-    event = LedgerEvent(session=session, type="x-test", tokens_in=2, data={"k": [1]})
+    error = ErrorLog(session=session, error_type="build", error_message="x", retry_count=2)
     with django_assert_num_queries(1):
-        instances_insert([event])
-    assert isinstance(event.pk, int) and event._state.adding is False
-    stored = LedgerEvent.objects.get(pk=event.pk)
-    assert (stored.session_id, stored.type, stored.tokens_in, stored.data) == (session.pk, "x-test", 2, {"k": [1]})
+        instances_insert([error])
+    assert isinstance(error.pk, int) and error._state.adding is False
+    stored = ErrorLog.objects.get(pk=error.pk)
+    assert (stored.session_id, stored.error_message, stored.retry_count) == (session.pk, "x", 2)
 
 
 def test_it_inserts_several_rows_with_database_keys_in_one_statement(django_assert_num_queries) -> None:
-    session = Session.objects.create()
-    events = [LedgerEvent(session=session, type="x-test", message=str(n)) for n in range(3)]
+    errors = [ErrorLog(error_type="build", error_message=str(n)) for n in range(3)]
     with django_assert_num_queries(1):  # bulk_create's multi-row INSERT … RETURNING
-        instances_insert(events)
-    assert [LedgerEvent.objects.get(pk=e.pk).message for e in events] == ["0", "1", "2"]
+        instances_insert(errors)
+    assert [ErrorLog.objects.get(pk=e.pk).error_message for e in errors] == ["0", "1", "2"]
+
+
+def test_it_inserts_rows_whose_keys_the_caller_assigned_in_one_executemany(django_assert_num_queries) -> None:
+    errors = [ErrorLog(id=900 + n, error_type="build", error_message=str(n)) for n in range(3)]
+    with django_assert_num_queries(1):
+        instances_insert(errors)
+    assert list(ErrorLog.objects.filter(pk__gte=900).order_by("pk").values_list("pk", "error_message")) == [
+        (900, "0"), (901, "1"), (902, "2")]
+    assert all(error._state.adding is False for error in errors)
