@@ -117,7 +117,7 @@ class LedgerEventAdmin(ReadOnlyAdmin):
     search_help_text = "An event id, a session id or key, a task key or an agent name (exact)."
     fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration", "phase",
               "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated", "message",
-              "data_pretty", "meta_pretty", "idempotency_key"]
+              "data_pretty", "meta_pretty", "idempotency_key", "prev_hash", "hash"]
     readonly_fields = fields
 
     @admin.display(description="data")

@@ -1,17 +1,20 @@
 """Every write to the ledger app: one function per domain verb, each one transaction."""
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q
+from django.db import IntegrityError, connection, router, transaction
+from django.db.models import F, Max, Min, Q
 from django.utils import timezone
 
 from ledger_app.append_only import ledger_purge_transaction
+from ledger_app.chain import events_chain_insert, ranges_digest
 from ledger_app.models import (
+    LEDGER_PURGED,
     PRICED_TOKEN_FIELDS,
     Checkpoint,
     CheckpointRestore,
@@ -20,10 +23,10 @@ from ledger_app.models import (
     Issue,
     LedgerEvent,
     ModelPrice,
+    RetentionRange,
     RetentionRun,
     TokenUsage,
 )
-from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.services import instance_create
 from sessions_app.models import Session, SessionStatus
@@ -120,11 +123,12 @@ def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:
             first_in_batch[key] = result
         results.append(result)
         new_events.append((result, event))
-    instances_insert([event for _, event in new_events])
+    # Session totals first: the chain head is the last lock an append takes (see ledger_app.chain).
+    _add_usage([(e.session_id, e.tokens_in, e.tokens_out, e.cost_usd) for _, e in new_events])
+    events_chain_insert([event for _, event in new_events])
     for result in results:
         if result.event is not None:
             result.event_id = result.event.id
-    _add_usage([(e.session_id, e.tokens_in, e.tokens_out, e.cost_usd) for _, e in new_events])
     return results
 
 
@@ -146,11 +150,12 @@ def event_append(*, session_id: str, type: str, **fields: Any) -> LedgerEvent:
     """Append one event the server itself records (audit trail, issues, checkpoints), inside the
     caller's transaction. It carries no idempotency key and its session is the caller's own row, so
     it needs none of the agents' append path: no duplicate lookup, no session check, no savepoint.
-    A session id that does not exist still fails, on the foreign key, with the caller's change."""
+    A session id that does not exist still fails, on the foreign key, with the caller's change.
+    Call it after the transaction's other writes: the chain head it locks must be the last lock."""
     event = _event_new(session_id=session_id, type=type, **fields)
     with transaction.atomic(savepoint=False):
-        instances_insert([event])
         _add_usage([(session_id, event.tokens_in, event.tokens_out, event.cost_usd)])
+        events_chain_insert([event])
     return event
 
 
@@ -329,22 +334,92 @@ def dead_letter_claim_next(*, operation_type: str = "") -> DeadLetter | None:
 
 # -- retention -------------------------------------------------------------------------------
 
-def sessions_purge(*, older_than: timedelta, now: datetime | None = None) -> RetentionRun:
-    """Remove ended sessions (ended before now - older_than) with their ledger rows, and record it.
+_PURGE_SCAN_CHUNK = 10_000
+_DELETE_CHUNK = 500  # session ids per DELETE (SQLite's bound-parameter limit)
 
-    The only code that deletes ledger events: it runs inside `ledger_purge_transaction`, which lets
-    this connection's transaction past the append-only triggers.
+
+def ledger_events_purge(*, session_ids: Collection[str], reason: str) -> LedgerEvent | None:
+    """Remove every ledger event of these sessions: the ONE way events leave the ledger.
+
+    In one transaction (the caller's, if any: delete the sessions in it afterwards) it locks the
+    sessions, finds each run of consecutive events it removes (consecutive among the events still
+    there), deletes them past the append-only triggers, and appends a retention record to the chain:
+    an event of type `ledger_purged` without a session, whose `data` names the reason, the sessions,
+    the number and id span of removed events and `ranges_sha256`, with one `RetentionRange` per run.
+    `manage.py ledger_verify` bridges the holes with those ranges and names the record.
+    Returns the record, or None when the sessions had no events (nothing is written then).
     """
+    ids = sorted(set(session_ids))
+    if not ids:
+        return None
+    with ledger_purge_transaction():
+        # The sessions first, then the chain head: the head is the last lock (ledger_app.chain).
+        list(Session.objects.filter(pk__in=ids).order_by("pk").select_for_update().values_list("pk", flat=True))
+        runs = _purged_runs(ids)
+        if not runs:
+            return None
+        removed = sum(run[2] for run in runs)
+        _events_delete(ids)
+        record = _event_new(session_id=None, type=LEDGER_PURGED, category="retention",
+                            message=f"removed {removed} events of {len(ids)} sessions: {reason}",
+                            data={"reason": reason, "sessions": ids, "events_removed": removed,
+                                  "first_id": runs[0][0], "last_id": runs[-1][1], "ranges": len(runs),
+                                  "ranges_sha256": ranges_digest(runs)})
+        events_chain_insert([record])
+        RetentionRange.objects.bulk_create(
+            RetentionRange(retention_event=record, first_id=first_id, last_id=last_id, events=count,
+                           prev_hash=prev_hash, last_hash=last_hash)
+            for first_id, last_id, count, prev_hash, last_hash in runs)
+    return record
+
+
+def _purged_runs(session_ids: list[str]) -> list[tuple[int, int, int, str, str]]:
+    """(first_id, last_id, events, prev_hash of the first, hash of the last) of each run of the
+    sessions' events with no other session's event between them, in id order."""
+    events = LedgerEvent.objects.filter(session_id__in=session_ids)
+    span = events.aggregate(first=Min("id"), last=Max("id"))
+    if span["first"] is None:
+        return []
+    removed, runs = set(session_ids), []
+    run: list[Any] | None = None
+    rows = (LedgerEvent.objects.filter(id__gte=span["first"], id__lte=span["last"]).order_by("id")
+            .values_list("id", "session_id", "prev_hash", "hash").iterator(chunk_size=_PURGE_SCAN_CHUNK))
+    for event_id, session_id, prev_hash, event_hash in rows:
+        if session_id not in removed:
+            if run is not None:
+                runs.append(tuple(run))
+                run = None
+        elif run is None:
+            run = [event_id, event_id, 1, prev_hash, event_hash]
+        else:
+            run[1], run[2], run[4] = event_id, run[2] + 1, event_hash
+    if run is not None:
+        runs.append(tuple(run))
+    return runs
+
+
+def _events_delete(session_ids: list[str]) -> None:
+    """A plain DELETE: the ORM's would first load every event (retention rows protect a few)."""
+    for start in range(0, len(session_ids), _DELETE_CHUNK):
+        LedgerEvent.objects.filter(session_id__in=session_ids[start:start + _DELETE_CHUNK])._raw_delete(
+            router.db_for_write(LedgerEvent))
+
+
+def sessions_purge(*, older_than: timedelta, now: datetime | None = None) -> RetentionRun:
+    """Remove ended sessions (ended before now - older_than) with their ledger rows, and record it:
+    the events through `ledger_events_purge` (a retention record in the chain), the sessions and
+    what cascades from them with the ORM, and a `RetentionRun` naming both."""
     now = now or timezone.now()
     cutoff = now - older_than
-    with ledger_purge_transaction():
+    with transaction.atomic():
         ended = Session.objects.filter(ended_at__lt=cutoff).exclude(status=SessionStatus.RUNNING)
         session_ids = sorted(ended.values_list("pk", flat=True))
-        events_removed, _ = LedgerEvent.objects.filter(session_id__in=session_ids).delete()
+        record = ledger_events_purge(session_ids=session_ids,
+                                     reason=f"purge_sessions: ended before {cutoff.isoformat()}")
         _, removed = Session.objects.filter(pk__in=session_ids).delete()
         rows_removed = {label: count for label, count in removed.items() if count}
-        if events_removed:
-            rows_removed[LedgerEvent._meta.label] = events_removed
+        if record is not None:
+            rows_removed[LedgerEvent._meta.label] = record.data["events_removed"]
         return RetentionRun.objects.create(ran_at=now, older_than_days=older_than.days, cutoff=cutoff,
                                            sessions_removed=len(session_ids), rows_removed=rows_removed,
-                                           session_ids=session_ids)
+                                           session_ids=session_ids, retention_event=record)

@@ -509,6 +509,8 @@ def loop_run_finish(*, loop_run_id: str, status: str, snapshot_path: str | None 
 
 def _event(*, session_id: str, event_type: str, message: str, data: dict[str, Any], task_key: str = "",
            agent: str = "") -> None:
+    """Announce a change for the audit trail: the ledger appends it to its hash chain, whose head is
+    the last lock of a transaction; so this comes after the transaction's other writes (touch first)."""
     orchestration_event.send(sender=Session, session_id=session_id, event_type=event_type, task_key=task_key,
                              agent=agent, message=message, data=data)
 

@@ -32,8 +32,8 @@ class LedgerEventSerializer(RalphModelSerializer):
         model = LedgerEvent
         fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration",
                   "phase", "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated",
-                  "message", "data", "meta", "idempotency_key"]
-        read_only_fields = ["id"]
+                  "message", "data", "meta", "idempotency_key", "prev_hash", "hash"]
+        read_only_fields = ["id", "prev_hash", "hash"]
         extra_kwargs = {name: _NON_NEGATIVE for name in ("tokens_in", "tokens_out", "tokens_total", "cost_usd",
                                                          "duration_ms")}
         # A repeated idempotency key is a duplicate the service answers with the existing id, not an error.
@@ -45,6 +45,11 @@ class LedgerEventSerializer(RalphModelSerializer):
                 f"{value!r} is not a valid event type; allowed: {', '.join(EVENT_TYPES)}, or a custom "
                 "type in the x- namespace (x-my_event).")
         return value
+
+
+class ChainHeadSerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True, help_text="The newest event's id; null before the first.")
+    hash = serializers.CharField(help_text="Its hash (SHA-256, hex); 64 zeros before the first event.")
 
 
 class AppendResultSerializer(serializers.Serializer):

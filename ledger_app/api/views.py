@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from ledger_app import selectors, services
 from ledger_app.api import filters
 from ledger_app.api import serializers as s
+from ledger_app.chain import chain_head
 from ledger_app.models import Checkpoint, CheckpointRestore, LedgerEvent
 from ledger_app.stats import STATS, StatFilters
 from ralphsite.api.filters import RalphFilterBackend
@@ -83,6 +84,15 @@ class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
         if result.status == "duplicate":
             return Response(self.get_serializer(LedgerEvent.objects.get(pk=result.event_id)).data)
         return Response(self.get_serializer(result.event).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=s.ChainHeadSerializer)
+    @action(detail=False, methods=["get"])
+    def head(self, request: Request) -> Response:
+        """The newest event's id and hash (null and the genesis hash before the first event): record
+        it outside the server, and `manage.py ledger_verify --anchor ID:HASH` proves nothing before
+        it changed."""
+        event_id, event_hash = chain_head()
+        return Response(s.ChainHeadSerializer({"id": event_id, "hash": event_hash}).data)
 
     def _append_many(self, raw_items: list[Any]) -> Response:
         answers: list[dict[str, Any] | None] = [None] * len(raw_items)

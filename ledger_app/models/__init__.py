@@ -1,3 +1,4 @@
+from ledger_app.models.chain import LedgerChainHead, RetentionRange
 from ledger_app.models.checkpoints import (
     Baseline,
     Checkpoint,
@@ -7,7 +8,7 @@ from ledger_app.models.checkpoints import (
     RollbackTrigger,
     RollbackType,
 )
-from ledger_app.models.events import EVENT_TYPES, LedgerEvent, event_type_is_valid
+from ledger_app.models.events import EVENT_TYPES, LEDGER_PURGED, LedgerEvent, event_type_is_valid
 from ledger_app.models.issues import Issue
 from ledger_app.models.quality import DeadLetter, DeadLetterStatus, ErrorLog, ErrorType, Gate, GateResult
 from ledger_app.models.retention import RetentionRun
@@ -15,6 +16,7 @@ from ledger_app.models.usage import PRICED_TOKEN_FIELDS, ModelPrice, TokenUsage
 
 __all__ = [
     "EVENT_TYPES",
+    "LEDGER_PURGED",
     "PRICED_TOKEN_FIELDS",
     "Baseline",
     "CheckType",
@@ -27,8 +29,10 @@ __all__ = [
     "Gate",
     "GateResult",
     "Issue",
+    "LedgerChainHead",
     "LedgerEvent",
     "ModelPrice",
+    "RetentionRange",
     "RetentionRun",
     "Rollback",
     "RollbackTrigger",

@@ -1,7 +1,11 @@
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Length
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 # ralphy ledger types (seed 001).
@@ -24,7 +28,10 @@ AUDIT_EVENT_TYPES = (
     "session_state_changed", "task_status_changed", "task_claimed", "task_released",
     "signal_sent", "signal_processed", "question_answered", "session_resumed", "session_finished",
 )
+# Written by the ledger about itself, with no session: the retention record of a purge.
+LEDGER_PURGED = "ledger_purged"
 EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(RALPHY_EVENT_TYPES + DEVTEAM_EVENT_TYPES + AUDIT_EVENT_TYPES))
+CHAIN_HASH_LENGTH = 64  # SHA-256 in hex
 _EVENT_TYPE_SET = frozenset(EVENT_TYPES)
 # Custom types live in the `x-` namespace: `x-bench`, `x-my.tool_event`.
 CUSTOM_EVENT_TYPE = re.compile(r"^x-[a-z0-9][a-z0-9_.-]{0,60}$")
@@ -32,6 +39,25 @@ CUSTOM_EVENT_TYPE = re.compile(r"^x-[a-z0-9][a-z0-9_.-]{0,60}$")
 
 def event_type_is_valid(value: str) -> bool:
     return value in _EVENT_TYPE_SET or CUSTOM_EVENT_TYPE.match(value) is not None
+
+
+class LedgerEventManager(models.Manager["LedgerEvent"]):
+    """`create` and `bulk_create` put new events on the hash chain (`ledger_app.chain`): an event
+    inserted any other way has no hash and the database refuses it (constraint `ledgerevent_chained`)."""
+
+    def create(self, **fields: Any) -> "LedgerEvent":
+        event = self.model(**fields)
+        self.bulk_create([event])
+        return event
+
+    def bulk_create(self, objs: Iterable["LedgerEvent"], *args: Any, **kwargs: Any) -> list["LedgerEvent"]:
+        from ledger_app.chain import events_chain_insert
+
+        if args or kwargs:
+            raise TypeError("ledger events are chained in order: bulk_create takes no options")
+        events = list(objs)
+        events_chain_insert(events)
+        return events
 
 
 class LedgerEvent(models.Model):
@@ -52,13 +78,17 @@ class LedgerEvent(models.Model):
 
     The session FK is PROTECT although seed 003 cascades: the ledger is append-only, so a session
     with events is removed only by `manage.py purge_sessions`, never by an ordinary delete.
+    Events the ledger writes about itself (`ledger_purged`, the retention record) have no session.
+
+    `prev_hash` and `hash` are ours: every event is a link of one SHA-256 chain per database
+    (`ledger_app.chain` says what is hashed); `manage.py ledger_verify` walks it.
     """
 
     scope_path = "session"
 
     id = models.BigAutoField(primary_key=True)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="ledger_events",
-                                db_index=False)
+                                db_index=False, null=True, blank=True)
     timestamp = models.DateTimeField(default=timezone.now)
     type = models.CharField(max_length=64)
     category = models.CharField(max_length=64, blank=True, default="")
@@ -77,12 +107,21 @@ class LedgerEvent(models.Model):
     data = models.JSONField(default=dict, blank=True)
     meta = models.JSONField(default=dict, blank=True)
     idempotency_key = models.CharField(max_length=200, blank=True, default="")
+    prev_hash = models.CharField(max_length=CHAIN_HASH_LENGTH, editable=False)
+    hash = models.CharField(max_length=CHAIN_HASH_LENGTH, editable=False)
+
+    objects = LedgerEventManager()
 
     class Meta:
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(fields=["session", "idempotency_key"], condition=~Q(idempotency_key=""),
                                     name="ledgerevent_session_idempotency_key"),
+            # Both hashes are 64 characters: a row that bypassed the chain (no hash) is refused. (A length,
+            # not a regular expression: SQLite would call back into Python for every inserted row.)
+            models.CheckConstraint(condition=Q(Exact(Length("hash"), CHAIN_HASH_LENGTH),
+                                               Exact(Length("prev_hash"), CHAIN_HASH_LENGTH)),
+                                   name="ledgerevent_chained"),
         ]
         indexes = [
             models.Index(fields=["session", "id"], name="ledgerevent_session_id"),

@@ -16,6 +16,8 @@ class RetentionRun(ULIDModel):
     sessions_removed = models.PositiveIntegerField(default=0)
     rows_removed = models.JSONField(default=dict, blank=True, help_text="Removed rows per model label.")
     session_ids = models.JSONField(default=list, blank=True)
+    retention_event = models.ForeignKey("ledger_app.LedgerEvent", on_delete=models.PROTECT, null=True, blank=True,
+                                        related_name="+", help_text="The record of this purge in the ledger's chain.")
 
     class Meta:
         ordering = ["-ran_at"]

@@ -11,7 +11,8 @@ model's `_meta` at run time (Django must be set up):
 * otherwise the field's default, NULL when nullable, or a plain value of the field's type.
 
 Rows go in with executemany in large transactions on SQLite and with COPY on PostgreSQL; the
-database's own triggers (full-text search, append-only guards) fire as for any insert.
+database's own triggers (full-text search, append-only guards) fire as for any insert. A model whose
+manager has its own `bulk_create` (ledger events: the hash chain) is seeded through it.
 """
 
 import datetime
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ralphsite.progress import Progress
 from ralphsite.ulid import ulid_new
 
 UNIQUE_BASE = 10_000_000  # distinct values start far above anything the API assigned
@@ -40,38 +42,6 @@ class SeedResult:
     @property
     def rows_per_second(self) -> float:
         return self.rows / self.seconds if self.seconds else 0.0
-
-
-class Progress:
-    """A progress bar on stderr (a line per 10% when stderr is not a terminal)."""
-
-    def __init__(self, label: str, total: int) -> None:
-        self.label, self.total = label, max(total, 1)
-        self.started = time.monotonic()
-        self._last_draw = 0.0
-        self._last_decile = -1
-        self._tty = sys.stderr.isatty()
-
-    def update(self, done: int) -> None:
-        now = time.monotonic()
-        fraction = min(done / self.total, 1.0)
-        if self._tty:
-            if now - self._last_draw < 0.1 and done < self.total:
-                return
-            self._last_draw = now
-            bar = "#" * int(fraction * 30)
-            rate = done / max(now - self.started, 1e-9)
-            sys.stderr.write(f"\r{self.label:<24} [{bar:<30}] {fraction:6.1%} {done:>10,}/{self.total:,} "
-                             f"{rate:>10,.0f} rows/s")
-            if done >= self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-        else:
-            decile = int(fraction * 10)
-            if decile != self._last_decile:
-                self._last_decile = decile
-                print(f"{self.label}: {fraction:.0%} ({done:,}/{self.total:,}) {now - self.started:.1f}s",
-                      file=sys.stderr, flush=True)
 
 
 def model_get(app_label: str, model_name: str) -> Any:
@@ -244,13 +214,23 @@ def bulk_seed(*, model: Any, parent_model: Any, parent_ids: Sequence[str], total
                 row[pk_index] = fast_ulid(prefix, i)
             yield tuple(row)
 
+    # A manager with its own bulk_create (the ledger's chains every event) gets instances instead.
+    chained = type(model._default_manager).bulk_create is not models.Manager.bulk_create
+
+    def instances(start: int, stop: int) -> list[Any]:
+        values = {c.field.attname: c.make(start) for c in columns if c.kind != ROW}
+        return [model(**values, **{c.field.attname: c.make(i) for c in columns if c.kind == ROW})
+                for i in range(start, stop)]
+
     progress = Progress(f"seed {table}", total)
     started = time.monotonic()
     done = 0
     for start in range(0, total, batch_size):
         stop = min(start + batch_size, total)
         with transaction.atomic(), connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
+            if chained:
+                model._default_manager.bulk_create(instances(start, stop))
+            elif connection.vendor == "postgresql":
                 with cursor.cursor.copy(f"COPY {qn(table)} ({column_sql}) FROM STDIN") as copy:
                     for row in rows(start, stop):
                         copy.write_row(row)

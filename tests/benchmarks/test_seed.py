@@ -3,6 +3,7 @@
 import pytest
 from django.db import connection
 
+from ledger_app.chain_verify import chain_verify
 from ledger_app.models import LedgerEvent
 from sessions_app.models import Session
 from tests.benchmarks.seed import SeedSkipped, bulk_seed
@@ -24,6 +25,7 @@ def test_it_spreads_rows_over_the_parents_in_batches() -> None:
     assert LedgerEvent.objects.filter(type="x-bench").count() == 250
     per_parent = sorted(LedgerEvent.objects.filter(session_id=p).count() for p in parents)
     assert per_parent == [83, 83, 84]
+    assert chain_verify().intact  # seeded through the chain, so the API appends after them
 
 
 def test_it_refuses_to_seed_without_parents() -> None:

@@ -99,3 +99,41 @@ def test_it_two_workers_never_claim_the_same_dead_letter(token: MintedToken) -> 
     api_in_threads(6, token, claim)
     assert sorted(claimed) == sorted(item.id for item in items)
     assert set(DeadLetter.objects.values_list("status", flat=True)) == {DeadLetterStatus.RETRIED}
+
+
+def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Token) -> None:
+    """Every kind of writer at once, on one session: bulk and single appends (with usage, so they
+    update the session), claims and status changes (audit events after a task lock), resumes (the
+    session locked FOR UPDATE first). On PostgreSQL a lock taken after the chain head by one and
+    before it by another would deadlock them; on both, the chain must come out whole."""
+    from ledger_app.chain_verify import chain_verify
+    from sessions_app import services as session_services
+    from tests.sessions_app.factories import make_task
+
+    session = make_session()
+    tasks = [make_task(session, f"task-{n}") for n in range(12)]
+
+    def work(index: int, client: APIClient) -> None:
+        kind = index % 4
+        for step in range(6):
+            if kind == 0:
+                batch = [{"session": session.id, "type": "x-bulk", "tokens_in": 3, "data": {"w": index, "i": i}}
+                         for i in range(25)]
+                assert client.post("/api/v1/events/", batch, format="json").status_code == 201
+            elif kind == 1:
+                body = {"session": session.id, "type": "x-one", "tokens_out": 1, "cost_usd": "0.000010"}
+                assert client.post("/api/v1/events/", body, format="json").status_code == 201
+            elif kind == 2:
+                claimed = session_services.task_claim_next(session=session, agent=f"agent-{index}", lease_seconds=60)
+                if claimed is not None:
+                    session_services.task_release(task=claimed, agent=f"agent-{index}")
+            else:
+                session_services.session_resume(session=session, agent=f"resumer-{index}")
+                session_services.task_status_set(task=tasks[step], status="in_progress", agent="lead")
+
+    assert run_threads(8, work, token) == []
+    report = chain_verify()
+    assert report.intact, report.problem
+    ids = list(LedgerEvent.objects.order_by("id").values_list("id", flat=True))
+    assert ids == list(range(ids[0], ids[0] + len(ids)))  # the head hands out ids one after another
+    assert LedgerEvent.objects.filter(type="x-bulk").count() == 2 * 6 * 25

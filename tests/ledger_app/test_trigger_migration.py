@@ -51,3 +51,29 @@ def test_it_migrates_back_past_the_triggers_and_forward_again_with_them_in_place
         _raw_update(event, "changed again")
     event.refresh_from_db()
     assert event.message == "changed while the ledger was unguarded"  # the rows survived both ways
+
+
+CHAIN_MIGRATION = ("ledger_app", "0004_ledger_hash_chain")
+
+
+def test_it_migrates_the_chain_back_and_forward_and_chains_the_events_there() -> None:
+    from ledger_app.chain_verify import chain_verify
+    from ledger_app.services import ledger_events_purge
+
+    purged = make_session()
+    make_event(purged)
+    kept = [make_event(make_session(), n) for n in range(3)]
+    ledger_events_purge(session_ids=[purged.id], reason="before the migration went back")
+
+    call_command("migrate", "ledger_app", "0003", verbosity=0)
+    assert CHAIN_MIGRATION not in _applied()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {TABLE} ORDER BY id")
+        assert [row[0] for row in cursor.fetchall()] == [event.id for event in kept]  # the retention record went
+
+    call_command("migrate", "ledger_app", verbosity=0)
+    assert CHAIN_MIGRATION in _applied()
+    report = chain_verify()
+    assert report.intact and report.events == 3, report.problem
+    assert {"ledger_append_only_no_replace"} <= installed_triggers(connection) or connection.vendor == "postgresql"
+    assert LedgerEvent.objects.create(session=make_session(), type="x-after").prev_hash == report.head_hash
