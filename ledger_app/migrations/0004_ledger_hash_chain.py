@@ -44,6 +44,7 @@ def chain_existing_events(apps: Any, schema_editor: Any) -> None:
         with schema_editor.connection.cursor() as cursor:
             cursor.executemany(f"UPDATE {table} SET prev_hash = %s, hash = %s WHERE id = %s", updates)
     head_model.objects.using(using).create(id=1, last_id=last_id, last_hash=last_hash)
+    _constraint_checks_now(schema_editor)
 
 
 def unchain_events(apps: Any, schema_editor: Any) -> None:
@@ -53,6 +54,13 @@ def unchain_events(apps: Any, schema_editor: Any) -> None:
     apps.get_model("ledger_app", "RetentionRange").objects.using(using).all().delete()
     apps.get_model("ledger_app", "LedgerEvent").objects.using(using).filter(session__isnull=True).delete()
     apps.get_model("ledger_app", "LedgerChainHead").objects.using(using).all().delete()
+    _constraint_checks_now(schema_editor)
+
+
+def _constraint_checks_now(schema_editor: Any) -> None:
+    """PostgreSQL refuses to ALTER a table with pending (deferred) foreign key checks: run them now."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
 
 class Migration(migrations.Migration):

@@ -55,7 +55,8 @@ def test_it_rejects_an_orm_update_and_delete() -> None:
 @pytest.mark.django_db(transaction=True)  # PostgreSQL refuses TRUNCATE with pending FK checks
 def test_it_rejects_truncate_on_postgresql_and_delete_all_on_sqlite() -> None:
     make_event(make_session())
-    statement = f"TRUNCATE {TABLE}" if connection.vendor == "postgresql" else f"DELETE FROM {TABLE}"
+    # CASCADE: the retention tables reference events; the trigger refuses before anything is truncated.
+    statement = f"TRUNCATE {TABLE} CASCADE" if connection.vendor == "postgresql" else f"DELETE FROM {TABLE}"
     with pytest.raises(IntegrityError, match="append-only"):
         _raw(statement)
     assert LedgerEvent.objects.count() == 1
