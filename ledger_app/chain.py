@@ -49,7 +49,6 @@ from ralphsite.errors import InvalidInput
 from sessions_app.models import Session
 
 GENESIS_HASH = "0" * 64
-CHAIN_VERSION = 1
 # Every column of an event but its two hashes, by the name the canonical JSON gives it.
 CHAIN_FIELDS = {
     "agent": "agent", "category": "category", "cost_usd": "cost_usd", "data": "data", "duration_ms": "duration_ms",

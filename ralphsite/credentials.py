@@ -1,8 +1,11 @@
 """The first admin user and its API token, created once by `make run`."""
 
+import os
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
@@ -44,3 +47,16 @@ def admin_credentials_reset(*, username: str = ADMIN_USERNAME) -> AdminCredentia
         ApiToken.objects.filter(user=user).delete()
         minted = api_token_create(user=user, scope=TokenScope.GLOBAL, label=ADMIN_TOKEN_LABEL)
     return AdminCredentials(username=username, password=password, token=minted.secret)
+
+
+CREDENTIALS_FILE = "first-run-credentials.txt"
+
+
+def credentials_file_write(text: str) -> Path:
+    """Keep the first-run credentials in the data dir too, readable by the owner only (0600)."""
+    path = Path(settings.DATA_DIR) / CREDENTIALS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older file keeps its mode through O_CREAT: set it
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text + "\n")
+    return path

@@ -46,3 +46,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+_PERIOD_SECONDS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
+                   "d": 86400, "day": 86400}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int] | None:
+    """`600/min` → (600 requests, 60 seconds); `off` → None."""
+    raw = os.environ.get(name, default).strip()
+    if raw.lower() == "off":
+        return None
+    count, _, period = raw.partition("/")
+    if not count.isdigit() or int(count) < 1 or period.lower() not in _PERIOD_SECONDS:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a rate like 600/min (per s, min, hour or day) or off")
+    return int(count), _PERIOD_SECONDS[period.lower()]

@@ -79,3 +79,18 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.scope} {self.permission}{', ' + self.label if self.label else ''})"
+
+
+class ThrottleWindow(models.Model):
+    """Ours: API requests counted per caller (a token, or a user signed in to the admin) and fixed time
+    window, in the database so that every server process and host shares them (ralphsite/api/throttling.py)."""
+
+    key = models.CharField(max_length=64, help_text="SHA-256 of the caller's token or user id.")
+    window_start = models.BigIntegerField(help_text="Unix time the window began.")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["key", "window_start"], name="throttlewindow_key_window")]
+
+    def __str__(self) -> str:
+        return f"{self.key[:12]}… {self.window_start}: {self.count}"

@@ -1,12 +1,14 @@
 """Ralph Site settings. Everything deployment-specific comes from the environment (see README)."""
 
+from datetime import timedelta
+
 from ralphsite.db.config import database_config
-from ralphsite.env import env_bool, env_int, env_list, env_str
-from ralphsite.paths import BASE_DIR, data_dir
+from ralphsite.env import env_bool, env_int, env_list, env_rate, env_str
+from ralphsite.paths import BASE_DIR, data_dir, data_dir_create
 from ralphsite.secrets import secret_key_load_or_create
 
 DATA_DIR = data_dir()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+data_dir_create(DATA_DIR)
 
 SECRET_KEY = env_str("SECRET_KEY", "") or secret_key_load_or_create(DATA_DIR / "secret_key")
 DEBUG = env_bool("DEBUG", False)
@@ -30,6 +32,7 @@ INSTALLED_APPS = [
     "sessions_app",
     "conversations_app",
     "ledger_app",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -43,6 +46,9 @@ MIDDLEWARE = [
     "ralphsite.middleware.AdminMessageMiddleware",
     "ralphsite.middleware.ApiScopeMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "ralphsite.middleware.AdminContentSecurityPolicyMiddleware",
+    # Last: it turns the admin login's lockout into the response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "ralphsite.urls"
@@ -68,8 +74,11 @@ DATABASES = {
         url=env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'ralph.db'}"),
         data_dir=DATA_DIR,
         pool_size=env_int("RALPH_DB_POOL_SIZE", 4, minimum=0),
+        connect_timeout=env_int("RALPH_DB_CONNECT_TIMEOUT", 3, minimum=2),
     )
 }
+# The Retry-After of a 503 `database_unavailable` (the database could not be reached).
+RALPH_DB_RETRY_AFTER = env_int("RALPH_DB_RETRY_AFTER", 5, minimum=1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -112,6 +121,7 @@ REST_FRAMEWORK = {
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ralphsite.api.negotiation.RalphContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "ralphsite.api.errors.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["ralphsite.api.throttling.TokenRateThrottle"],
     "DATETIME_FORMAT": "iso-8601",
     "COERCE_DECIMAL_TO_STRING": True,
     "UNAUTHENTICATED_USER": None,
@@ -158,3 +168,32 @@ LOGGING = {
 
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+
+# -- abuse and failure (README: Security) --------------------------------------------------------
+
+# Requests per API token (or admin user) and window, counted in the database: every process and
+# host shares the count (ralphsite/api/throttling.py). Over it: 429 `throttled` with Retry-After.
+RALPH_API_THROTTLE_RATE = env_rate("RALPH_API_THROTTLE_RATE", "6000/min")
+
+# Admin login: after RALPH_LOGIN_FAILURE_LIMIT failures from one address for one username, that
+# pair is locked out for RALPH_LOGIN_LOCKOUT_MINUTES (django-axes, attempts kept in the database).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_ENABLED = env_bool("RALPH_LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = env_int("RALPH_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("RALPH_LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+
+# Behind a TLS-terminating proxy (RALPH_HTTPS=1): cookies only over HTTPS, HSTS, the proxy's
+# X-Forwarded-Proto trusted, plain HTTP redirected (the health check exempt).
+RALPH_HTTPS = env_bool("RALPH_HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = RALPH_HTTPS
+SECURE_SSL_REDIRECT = RALPH_HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if RALPH_HTTPS else None
+SECURE_HSTS_SECONDS = env_int("RALPH_HSTS_SECONDS", 31_536_000, minimum=0) if RALPH_HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = RALPH_HTTPS
+# The admin's Content-Security-Policy (ralphsite/middleware.py): it loads nothing from elsewhere.
+RALPH_ADMIN_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                   "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'")

@@ -1,5 +1,6 @@
 """Project-level views: health check and JSON error pages for API paths."""
 
+from django.conf import settings
 from django.core.exceptions import DisallowedHost, RequestDataTooBig
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -8,17 +9,24 @@ from django.views.defaults import bad_request as django_bad_request
 from django.views.defaults import page_not_found, server_error
 
 from ralphsite.api.errors import payload_too_large_response, plain_error_response
+from ralphsite.db.availability import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE
+
+
+def database_unavailable_response() -> JsonResponse:
+    return JsonResponse({"code": UNAVAILABLE_CODE, "message": UNAVAILABLE_MESSAGE, "details": {}}, status=503,
+                        headers={"Retry-After": str(settings.RALPH_DB_RETRY_AFTER)})
 
 
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
+    """200 when the database answers; 503 `database_unavailable` with Retry-After, within
+    RALPH_DB_CONNECT_TIMEOUT, when it does not."""
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
-    except DatabaseError as exc:
-        return JsonResponse({"status": "error", "database": "unavailable", "detail": type(exc).__name__},
-                            status=503)
+    except DatabaseError:
+        return database_unavailable_response()
     return JsonResponse({"status": "ok", "database": connection.vendor})
 
 

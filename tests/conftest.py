@@ -74,3 +74,12 @@ def anon_api() -> APIClient:
 def fast_password_hashing(settings) -> None:
     """Every API test creates a user: with production PBKDF2 the hash was most of each test's time."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _abuse_guards_off(settings) -> None:
+    """The API throttle adds its count's UPSERT to a token's first request, which every test's query
+    counts would carry, and the admin login lockout (django-axes) refuses `client.login()` without a
+    request: both have their own tests (test_throttling.py, test_deployment.py), which turn them on."""
+    settings.RALPH_API_THROTTLE_RATE = None
+    settings.AXES_ENABLED = False

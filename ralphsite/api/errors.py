@@ -14,6 +14,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from ralphsite.db.availability import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE, database_unavailable
 from ralphsite.errors import DomainError
 
 logger = logging.getLogger("ralphsite.api")
@@ -133,6 +134,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         details = integrity_error_details(exc)
         return error_response(status_code=status.HTTP_409_CONFLICT, code="conflict",
                               message="The change conflicts with existing data.", details=details)
+    if isinstance(exc, DatabaseError) and database_unavailable(exc):
+        return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code=UNAVAILABLE_CODE,
+                              message=UNAVAILABLE_MESSAGE,
+                              headers={"Retry-After": str(settings.RALPH_DB_RETRY_AFTER)})
     if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
         return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="database_busy",
                               message="The database is busy; retry the request.",

@@ -101,7 +101,7 @@ def test_it_two_workers_never_claim_the_same_dead_letter(token: MintedToken) -> 
     assert set(DeadLetter.objects.values_list("status", flat=True)) == {DeadLetterStatus.RETRIED}
 
 
-def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Token) -> None:
+def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: MintedToken) -> None:
     """Every kind of writer at once, on one session: bulk and single appends (with usage, so they
     update the session), claims and status changes (audit events after a task lock), resumes (the
     session locked FOR UPDATE first). On PostgreSQL a lock taken after the chain head by one and

@@ -3,11 +3,17 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.http import HttpRequest
 from rest_framework.test import APIClient
 
 from ralphsite.models import ApiToken, TokenScope
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _data_dir(settings, tmp_path) -> None:
+    settings.DATA_DIR = tmp_path  # bootstrap keeps the credentials there too
 
 
 def _run(command: str) -> str:
@@ -39,7 +45,7 @@ def test_it_creates_credentials_exactly_once() -> None:
 def test_the_printed_password_logs_into_the_admin(client) -> None:
     output = _run("bootstrap")
     password = output.split("password ", 1)[1].split()[0]
-    assert client.login(username="admin", password=password)
+    assert client.login(request=HttpRequest(), username="admin", password=password)
     assert client.get("/admin/").status_code == 200
 
 
@@ -51,7 +57,7 @@ def test_reset_credentials_rotates_password_and_token(client) -> None:
     assert APIClient(HTTP_AUTHORIZATION=f"Bearer {new_token}").get("/api/v1/sessions/").status_code == 200
     assert APIClient(HTTP_AUTHORIZATION=f"Token {old_token}").get("/api/v1/sessions/").status_code == 401
     password = output.split("password ", 1)[1].split()[0]
-    assert client.login(username="admin", password=password)
+    assert client.login(request=HttpRequest(), username="admin", password=password)
 
 
 def test_reset_credentials_without_a_user_fails_clearly() -> None:

@@ -45,6 +45,9 @@ def test_it_configures_a_postgres_pool_from_the_environment(tmp_path) -> None:
     assert config["ENGINE"] == "django.db.backends.postgresql"
     assert config["OPTIONS"]["pool"]["max_size"] == 7
     assert config["CONN_MAX_AGE"] == 0
+    # An unreachable database is given up on after the connect timeout: connect, pool wait, dead sockets.
+    assert config["OPTIONS"]["connect_timeout"] == 3 and config["OPTIONS"]["pool"]["timeout"] == 3
+    assert config["OPTIONS"]["tcp_user_timeout"] == 3000 and config["CONN_HEALTH_CHECKS"] is True
     without_pool = database_config(url="postgres://u@127.0.0.1:5432/db", data_dir=tmp_path, pool_size=0)
     assert "pool" not in without_pool.get("OPTIONS", {})
 

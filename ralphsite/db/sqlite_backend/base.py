@@ -42,6 +42,13 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self._write_lock_fd: int | None = None
         self._write_lock_held = False
 
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        # Created readable by its owner only (0600); SQLite gives its -wal and -shm files the same mode.
+        if not self.is_in_memory_db():
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(str(self.settings_dict["NAME"]), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        return super().get_new_connection(conn_params)
+
     def _write_lock_path(self) -> str | None:
         name = str(self.settings_dict["NAME"])
         return None if self.is_in_memory_db() else f"{name}{WRITE_LOCK_SUFFIX}"

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from ralphsite.credentials import admin_bootstrap
+from ralphsite.credentials import admin_bootstrap, credentials_file_write
 from ralphsite.management.commands._output import credentials_text, site_base_url
 
 
@@ -12,7 +12,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         credentials = admin_bootstrap()
         if credentials is not None:
-            self.stdout.write(credentials_text(credentials))
+            text = credentials_text(credentials)
+            path = credentials_file_write(text)
+            self.stdout.write(f"{text}\n  (also written to {path}, readable by you only)")
             return
         base = site_base_url()
         self.stdout.write(
