@@ -73,7 +73,10 @@ DATABASES = {
     "default": database_config(
         url=env_str("DATABASE_URL", f"sqlite:///{DATA_DIR / 'ralph.db'}"),
         data_dir=DATA_DIR,
-        pool_size=env_int("RALPH_DB_POOL_SIZE", 4, minimum=0),
+        # More than a worker's threads and its upkeep thread ever hold at once (connections open on
+        # demand): a request that waits RALPH_DB_CONNECT_TIMEOUT for one finds the database unreachable,
+        # not busy.
+        pool_size=env_int("RALPH_DB_POOL_SIZE", 10, minimum=0),
         connect_timeout=env_int("RALPH_DB_CONNECT_TIMEOUT", 3, minimum=2),
     )
 }
