@@ -113,7 +113,7 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
     session = make_session()
     tasks = [make_task(session, f"task-{n}") for n in range(12)]
 
-    def work(index: int, client: APIClient) -> None:
+    def work(client: APIClient, index: int) -> None:
         kind = index % 4
         for step in range(6):
             if kind == 0:
@@ -131,7 +131,7 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
                 session_services.session_resume(session=session, agent=f"resumer-{index}")
                 session_services.task_status_set(task=tasks[step], status="in_progress", agent="lead")
 
-    assert run_threads(8, work, token) == []
+    api_in_threads(8, token, work)
     report = chain_verify()
     assert report.intact, report.problem
     ids = list(LedgerEvent.objects.order_by("id").values_list("id", flat=True))
