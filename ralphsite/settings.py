@@ -122,7 +122,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["ralphsite.api.renderers.RalphJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["ralphsite.api.parsers.RalphJSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ralphsite.api.negotiation.RalphContentNegotiation",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "ralphsite.api.schema.RalphAutoSchema",
     "EXCEPTION_HANDLER": "ralphsite.api.errors.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": ["ralphsite.api.throttling.TokenRateThrottle"],
     "DATETIME_FORMAT": "iso-8601",

@@ -966,7 +966,10 @@ def feedback_item_resolve(*, item: FeedbackItem) -> FeedbackItem:
 
 def signal_create(*, data: dict[str, Any], agent: str = "") -> Signal:
     """A steering message to the orchestrator (pause, stop, steer, info), recorded in the ledger as
-    sent (`signal_sent`) and, once polled, as processed (`signal_processed`)."""
+    sent (`signal_sent`) and, once polled, as processed (`signal_processed`). One recorded as already
+    processed (Ralph V2 writes IsProcessed) is stamped processed now unless it says when."""
+    if data.get("is_processed") and not data.get("processed_at"):
+        data = {**data, "processed_at": timezone.now()}
     with transaction.atomic():
         signal = instance_create(model=Signal, data=data)
         _event(session_id=signal.session_id, event_type="signal_sent", agent=agent,

@@ -12,8 +12,9 @@ and implement:
     create_payload()      a POST body that creates a valid row
 """
 
+import re
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from django.db import models
@@ -21,10 +22,55 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from ledger_app.api.views import IntegerIdMixin
+from ledger_app.stats import STATS
 from ralphsite.activity import owner_session_ids, session_path
+from ralphsite.api.urls import router
 from sessions_app.models import Session
 
 pytestmark = pytest.mark.django_db
+
+ULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+_GROUP = re.compile(r"\(\?P<(?P<name>\w+)>[^)]*\)")
+_METHODS = ("get", "post", "put", "patch", "delete")
+
+
+class ApiRoute(NamedTuple):
+    """One method of one route of the API router (every app's resources, stats included)."""
+
+    prefix: str
+    viewset: type
+    method: str
+    action: str
+    detail: bool
+    path: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+def lookup_value(viewset: type) -> str:
+    """A well-formed identifier for the viewset's detail routes (the row need not exist)."""
+    if getattr(viewset, "lookup_field", "pk") == "name":
+        return next(iter(STATS))
+    return "1" if issubclass(viewset, IntegerIdMixin) else ULID
+
+
+def api_routes() -> list[ApiRoute]:
+    """Every method of every route the router registers and the viewset allows (read from the router,
+    so a resource added later is walked too), detail routes filled with a well-formed identifier."""
+    routes = []
+    for prefix, viewset, _basename in router.registry:
+        regex_lookup = router.get_lookup_regex(viewset)
+        for route in router.get_routes(viewset):
+            mapping = router.get_method_map(viewset, route.mapping)
+            regex = route.url.format(prefix=prefix, lookup=regex_lookup, trailing_slash="/")
+            path = "/api/v1/" + _GROUP.sub(lookup_value(viewset), regex).strip("^$")
+            routes.extend(ApiRoute(prefix, viewset, method, action, route.detail, path)
+                          for method, action in mapping.items()
+                          if method in _METHODS and method in viewset.http_method_names)
+    return routes
 
 
 def assert_error_shape(response: Any, status: int, code: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from conversations_app.models import (
     RunStatus,
     SyncStatus,
 )
-from ralphsite.api.filters import RalphFilterSet
+from ralphsite.api.filters import BooleanFilter, IntegerFilter, MultipleChoiceFilter, NonBlankKeyFilter, RalphFilterSet
 
 
 def parent_filter(name: str) -> django_filters.CharFilter:
@@ -25,8 +25,9 @@ class ConversationFilterSet(RalphFilterSet):
     """Chats, runs, messages: sync status, and what a tombstoned chat contains hidden unless
     `?include_deleted=true`."""
 
-    include_deleted = django_filters.BooleanFilter(method="filter_include_deleted")
-    sync_status = django_filters.MultipleChoiceFilter(choices=SyncStatus.choices)
+    include_deleted = BooleanFilter(method="filter_include_deleted")
+    sync_status = MultipleChoiceFilter(choices=SyncStatus.choices)
+    remote_id = NonBlankKeyFilter(help_text="The remote store's id of the row (the sync mapping).")
     deleted_lookup: str
 
     def filter_include_deleted(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
@@ -50,7 +51,7 @@ class ChatFilterSet(ConversationFilterSet):
 
     class Meta:
         model = Chat
-        fields = ["worktree", "tag", "session", "sync_status"]
+        fields = ["worktree", "tag", "session", "sync_status", "remote_id"]
 
     def filter_tag(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(**{name: value})  # one ChatTag row per (chat, tag): no duplicate chats
@@ -59,28 +60,28 @@ class ChatFilterSet(ConversationFilterSet):
 class RunFilterSet(ConversationFilterSet):
     deleted_lookup = "chat__is_deleted"
     chat = parent_filter("chat")
-    status = django_filters.MultipleChoiceFilter(choices=RunStatus.choices)
+    status = MultipleChoiceFilter(choices=RunStatus.choices)
 
     class Meta:
         model = Run
-        fields = ["chat", "status", "sync_status"]
+        fields = ["chat", "status", "sync_status", "remote_id"]
 
 
 class MessageFilterSet(ConversationFilterSet):
     deleted_lookup = "run__chat__is_deleted"
     run = parent_filter("run")
-    role = django_filters.MultipleChoiceFilter(choices=MessageRole.choices)
+    role = MultipleChoiceFilter(choices=MessageRole.choices)
 
     class Meta:
         model = Message
-        fields = ["run", "role", "sync_status"]
+        fields = ["run", "role", "sync_status", "remote_id"]
 
 
 class ObservationFilterSet(RalphFilterSet):
     session = parent_filter("session")
     loop_run = parent_filter("loop_run")
     iteration = parent_filter("iteration")
-    type = django_filters.MultipleChoiceFilter(choices=ObservationType.choices)
+    type = MultipleChoiceFilter(choices=ObservationType.choices)
     tool = django_filters.CharFilter(field_name="tool_name")
     importance_min = django_filters.NumberFilter(field_name="importance", lookup_expr="gte")
     importance_max = django_filters.NumberFilter(field_name="importance", lookup_expr="lte")
@@ -93,8 +94,8 @@ class ObservationFilterSet(RalphFilterSet):
 
 
 class PatternFilterSet(RalphFilterSet):
-    pattern_type = django_filters.MultipleChoiceFilter(choices=PatternType.choices)
-    frequency_min = django_filters.NumberFilter(field_name="frequency", lookup_expr="gte")
+    pattern_type = MultipleChoiceFilter(choices=PatternType.choices)
+    frequency_min = IntegerFilter(field_name="frequency", lookup_expr="gte")
 
     class Meta:
         model = GlobalPattern

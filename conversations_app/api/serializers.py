@@ -63,7 +63,6 @@ class ChatSerializer(RalphModelSerializer):
 
 
 class RunSerializer(RalphModelSerializer):
-    refused_fields = ("sequence_number",)
     chat = ParentIdField(source="chat_id")
     tokens_used = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False)
 
@@ -77,7 +76,6 @@ class RunSerializer(RalphModelSerializer):
 class MessageAppendSerializer(RalphModelSerializer):
     """One message appended to the run in the URL."""
 
-    refused_fields = ("sequence_number",)
     tool_calls = ToolCallSerializer(many=True, required=False, allow_null=True, max_length=MAX_TOOL_CALLS)
 
     class Meta:
@@ -169,6 +167,15 @@ class SyncPendingEntitySerializer(serializers.Serializer):
 class SyncPendingParamsSerializer(RalphInputSerializer):
     entity = ChoiceFieldNamingAllowed(choices=SyncEntity.choices, required=False)
     limit = serializers.IntegerField(min_value=1, max_value=1000, default=100)
+
+
+class IncludeDeletedQuerySerializer(RalphInputSerializer):
+    include_deleted = serializers.BooleanField(default=False, help_text="Show tombstones too.")
+
+
+class ReopenQuerySerializer(RalphInputSerializer):
+    reopen = serializers.BooleanField(
+        default=False, help_text="Reopen a completed/failed/cancelled run to append (else 409 run_not_running).")
 
 
 class SearchQueryField(serializers.CharField):

@@ -4,11 +4,9 @@ from typing import Any
 
 from django.db import models
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view, inline_serializer
-from rest_framework import status, viewsets
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import status
 from rest_framework.decorators import action
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,17 +19,10 @@ from conversations_app.errors import RUN_NOT_FOUND, not_found
 from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
 from conversations_app.search.backends import SearchFilters, search_page
 from conversations_app.search.terms import NO_QUERY
-from ralphsite.api.filters import RalphFilterBackend
-from ralphsite.api.viewsets import RalphModelViewSet
+from ralphsite.api.pagination import StrictCursorPagination
+from ralphsite.api.query import query_parameters
+from ralphsite.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
 from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
-
-INCLUDE_DELETED = OpenApiParameter("include_deleted", OpenApiTypes.BOOL, description="Show tombstones too.")
-REOPEN = OpenApiParameter("reopen", OpenApiTypes.BOOL,
-                          description="Reopen a completed/failed/cancelled run to append (else 409 run_not_running).")
-
-
-def _flag(request: Request, name: str) -> bool:
-    return request.query_params.get(name, "").lower() in ("1", "true", "yes")
 
 
 class ConversationViewSet(RalphModelViewSet):
@@ -49,7 +40,7 @@ class ConversationViewSet(RalphModelViewSet):
         except Http404:
             instance = None
         # Tombstones are readable on request, never writable (restore first).
-        show_tombstones = self.request.method in SAFE_METHODS and _flag(self.request, "include_deleted")
+        show_tombstones = self.request.method in SAFE_METHODS and self.query.get("include_deleted", False)
         if instance is None or (self.is_tombstoned(instance) and not show_tombstones):
             raise not_found(self.entity, self.kwargs[self.lookup_url_kwarg or self.lookup_field])
         return instance
@@ -60,6 +51,10 @@ class ConversationViewSet(RalphModelViewSet):
             if data.pop(self.parent_field, None) != getattr(instance, self.parent_field):
                 return False
         return super().create_retry_matches(instance, data)
+
+    @query_parameters(s.IncludeDeletedQuerySerializer)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
 
 
 def _if_match(request: Request) -> int | None:
@@ -74,7 +69,6 @@ def _if_match(request: Request) -> int | None:
                                  details={"if_match": raw}) from None
 
 
-@extend_schema(parameters=[INCLUDE_DELETED])
 class ChatViewSet(ConversationViewSet):
     """Chats. Every response carries `ETag: "<version>"`; updates and deletes honour If-Match."""
 
@@ -110,6 +104,7 @@ class ChatViewSet(ConversationViewSet):
         return Response(self.get_serializer(services.chat_restore(chat_id=pk)).data)
 
     @extend_schema(responses=s.RunSerializer)
+    @query_parameters(s.IncludeDeletedQuerySerializer)
     @action(detail=True, methods=["get"], url_path="latest-run")
     def latest_run(self, request: Request, pk: str) -> Response:
         """GetLatestByChat: the run with the highest sequence number."""
@@ -120,7 +115,6 @@ class ChatViewSet(ConversationViewSet):
         return Response(s.RunSerializer(run, context=self.get_serializer_context()).data)
 
 
-@extend_schema(parameters=[INCLUDE_DELETED])
 class RunViewSet(ConversationViewSet):
     """Runs; sequence numbers are server-assigned per chat. Deleted only with their chat."""
 
@@ -145,10 +139,10 @@ class RunViewSet(ConversationViewSet):
     @extend_schema(
         request=s.MessageAppendSerializer(many=True),
         responses={201: s.MessageSerializer(many=True)},
-        parameters=[REOPEN],
         description="Append one message (an object → the message) or up to 1,000 (a list → the list), "
                     "in one transaction; sequence numbers continue the run's.",
     )
+    @query_parameters(s.ReopenQuerySerializer)
     @action(detail=True, methods=["post"])
     def messages(self, request: Request, pk: str) -> Response:
         many = isinstance(request.data, list)
@@ -159,22 +153,18 @@ class RunViewSet(ConversationViewSet):
         serializer = s.MessageAppendSerializer(data=request.data, many=many, **extra)
         serializer.is_valid(raise_exception=True)
         items = serializer.validated_data if many else [serializer.validated_data]
-        created = services.message_append(run_id=pk, items=items, reopen=_flag(request, "reopen"))
+        created = services.message_append(run_id=pk, items=items, reopen=self.query["reopen"])
         out = s.MessageSerializer(created if many else created[0], many=many)
         return Response(out.data, status=status.HTTP_201_CREATED)
 
 
-class MessageCursorPagination(CursorPagination):
+class MessageCursorPagination(StrictCursorPagination):
     """Messages page in sequence order (keyset on the (run, sequence_number) unique index)."""
 
     ordering = "sequence_number"
     page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
 
 
-@extend_schema(parameters=[INCLUDE_DELETED])
-@extend_schema_view(create=extend_schema(parameters=[REOPEN]))
 class MessageViewSet(ConversationViewSet):
     """Messages: list by run in sequence order (cursor), retrieve, create (appends to `run`), update.
     Deleted only with their chat."""
@@ -185,16 +175,21 @@ class MessageViewSet(ConversationViewSet):
     serializer_class = s.MessageSerializer
     filterset_class = filters.MessageFilterSet
     pagination_class = MessageCursorPagination
-    filter_backends = [RalphFilterBackend]  # the cursor fixes the order
+    ordering_fields = ["sequence_number"]  # the cursor's keys (`-sequence_number`: newest first)
+    ordering = ["sequence_number"]
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
 
     def is_tombstoned(self, instance: Message) -> bool:
         return instance.run.chat.is_deleted
 
+    @query_parameters(s.ReopenQuerySerializer)
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().create(request, *args, **kwargs)
+
     def create_instance(self, data: dict[str, Any]) -> Message:
         data = dict(data)
         run_id = data.pop("run_id")
-        return services.message_append(run_id=run_id, items=[data], reopen=_flag(self.request, "reopen"),
+        return services.message_append(run_id=run_id, items=[data], reopen=self.query["reopen"],
                                        missing_run="foreign_key")[0]
 
     def update_instance(self, instance: Message, data: dict[str, Any]) -> Message:
@@ -215,7 +210,7 @@ class ObservationViewSet(RalphModelViewSet):
         return services.observation_update(observation=instance, data=data)
 
 
-class PatternViewSet(viewsets.ReadOnlyModelViewSet):
+class PatternViewSet(RalphReadOnlyModelViewSet):
     """Cross-project patterns, most frequent first; `record` creates or increments one."""
 
     queryset = selectors.pattern_list()
@@ -235,20 +230,18 @@ class PatternViewSet(viewsets.ReadOnlyModelViewSet):
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
-class SyncViewSet(viewsets.ViewSet):
+class SyncViewSet(RalphViewSet):
     """What still needs syncing, and marking rows synced with their remote ids."""
 
-    @extend_schema(parameters=[s.SyncPendingParamsSerializer],
-                   responses=inline_serializer("SyncPending", {
-                       entity: s.SyncPendingEntitySerializer(required=False) for entity in SyncEntity.values}))
+    @extend_schema(responses=inline_serializer("SyncPending", {
+        entity: s.SyncPendingEntitySerializer(required=False) for entity in SyncEntity.values}))
+    @query_parameters(s.SyncPendingParamsSerializer)
     @action(detail=False, methods=["get"])
     def pending(self, request: Request) -> Response:
-        params = s.SyncPendingParamsSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        entities = [params.validated_data["entity"]] if "entity" in params.validated_data else SyncEntity.values
+        entities = [self.query["entity"]] if "entity" in self.query else SyncEntity.values
         body = {}
         for entity in entities:
-            count, rows = selectors.sync_pending(entity=entity, limit=params.validated_data["limit"])
+            count, rows = selectors.sync_pending(entity=entity, limit=self.query["limit"])
             body[entity] = {"count": count, "results": s.SyncPendingRowSerializer(rows, many=True).data}
         return Response(body)
 
@@ -260,23 +253,23 @@ class SyncViewSet(viewsets.ViewSet):
         return Response({"marked": services.sync_mark_synced(items=serializer.validated_data["items"])})
 
 
-class SearchViewSet(viewsets.ViewSet):
+class SearchViewSet(RalphViewSet):
     """Full-text search over message content and observation content + tool names."""
 
-    @extend_schema(parameters=[s.SearchParamsSerializer], responses=s.SearchPageSerializer)
+    @extend_schema(responses=s.SearchPageSerializer)
+    @query_parameters(s.SearchParamsSerializer)
     def list(self, request: Request) -> Response:
-        return self._search(request, request.query_params, links=True)
+        return self._search(request, self.query, links=True)
 
     @extend_schema(request=s.SearchParamsSerializer, responses=s.SearchPageSerializer)
     def create(self, request: Request) -> Response:
         """The same search with its parameters in a JSON body, for queries too long for a URL. The page's
         `next` and `previous` are null: ask for another page with `page` in the body."""
-        return self._search(request, request.data, links=False)
-
-    def _search(self, request: Request, data: Any, *, links: bool) -> Response:
-        params = s.SearchParamsSerializer(data=data)
+        params = s.SearchParamsSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        p = params.validated_data
+        return self._search(request, params.validated_data, links=False)
+
+    def _search(self, request: Request, p: dict[str, Any], *, links: bool) -> Response:
         search_filters = SearchFilters(
             kinds=(p["kind"],) if "kind" in p else ("message", "observation"),
             session=p.get("session"), chat=p.get("chat"),

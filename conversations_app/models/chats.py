@@ -1,6 +1,7 @@
 """Acode conversation model (seed 002): chats → runs → messages (→ tool calls in JSON)."""
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from ralphsite.models import ULIDModel
@@ -47,6 +48,7 @@ class SyncedModel(ULIDModel):
     """Offline-first sync metadata every conversation entity carries (FR-009, FR-018, FR-026)."""
 
     sync_status = models.CharField(max_length=16, choices=SyncStatus.choices, default=SyncStatus.PENDING)
+    # Each concrete model indexes it where set (`?remote_id=`: the sync mapping, seed 002).
     remote_id = models.CharField(max_length=100, blank=True, default="",
                                  help_text="Identity assigned by the remote store on sync.")
 
@@ -81,6 +83,7 @@ class Chat(SyncedModel):
             models.Index(fields=["updated_at"], name="chat_updated_at"),  # ?updated_after with ?include_deleted
             models.Index(fields=["sync_status"], name="chat_sync_status"),
             models.Index(fields=["deleted_at"], name="chat_deleted_at"),
+            models.Index(fields=["remote_id"], condition=~Q(remote_id=""), name="chat_remote_id"),
         ]
 
     def __str__(self) -> str:
@@ -127,6 +130,7 @@ class Run(SyncedModel):
         indexes = [
             models.Index(fields=["status"], name="run_status"),
             models.Index(fields=["sync_status"], name="run_sync_status"),
+            models.Index(fields=["remote_id"], condition=~Q(remote_id=""), name="run_remote_id"),
         ]
 
     def __str__(self) -> str:
@@ -156,6 +160,7 @@ class Message(SyncedModel):
             # Role first: it serves ?role= alone, and ?run=&role= as well (a run alone has its unique index).
             models.Index(fields=["role", "run"], name="message_role_run"),
             models.Index(fields=["sync_status"], name="message_sync_status"),
+            models.Index(fields=["remote_id"], condition=~Q(remote_id=""), name="message_remote_id"),
         ]
 
     def __str__(self) -> str:

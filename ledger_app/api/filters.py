@@ -21,7 +21,7 @@ from ledger_app.models import (
     RollbackType,
     TokenUsage,
 )
-from ralphsite.api.filters import IntegerFilter, RalphFilterSet
+from ralphsite.api.filters import IntegerFilter, MultipleChoiceFilter, RalphFilterSet
 from ralphsite.ulid import ulid_normalize
 
 
@@ -89,7 +89,7 @@ class CheckpointRestoreFilterSet(RalphFilterSet):
 
 
 class RollbackFilterSet(SessionScopedFilterSet):
-    rollback_type = django_filters.MultipleChoiceFilter(choices=RollbackType.choices)
+    rollback_type = MultipleChoiceFilter(choices=RollbackType.choices)
     rolled_back_after, rolled_back_before = _range("rolled_back_at")
 
     class Meta:
@@ -104,12 +104,12 @@ class BaselineFilterSet(RalphFilterSet):
 
 
 class GateResultFilterSet(SessionScopedFilterSet):
-    gate = django_filters.MultipleChoiceFilter(choices=Gate.choices)
+    gate = MultipleChoiceFilter(choices=Gate.choices)
     since, until = _range("timestamp")
 
     class Meta:
         model = GateResult
-        fields = ["session", "gate"]
+        fields = ["session", "gate", "passed"]
 
 
 class TokenUsageFilterSet(SessionScopedFilterSet):
@@ -127,7 +127,7 @@ class ModelPriceFilterSet(RalphFilterSet):
 
 
 class ErrorLogFilterSet(SessionScopedFilterSet):
-    error_type = django_filters.MultipleChoiceFilter(choices=ErrorType.choices)
+    error_type = MultipleChoiceFilter(choices=ErrorType.choices)
     since, until = _range("logged_at")
 
     class Meta:
@@ -136,7 +136,7 @@ class ErrorLogFilterSet(SessionScopedFilterSet):
 
 
 class DeadLetterFilterSet(SessionScopedFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=DeadLetterStatus.choices)
+    status = MultipleChoiceFilter(choices=DeadLetterStatus.choices)
 
     class Meta:
         model = DeadLetter

@@ -3,7 +3,7 @@ from typing import Any
 from django.db import models
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status, viewsets
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -15,9 +15,9 @@ from ledger_app.api import serializers as s
 from ledger_app.chain import chain_head
 from ledger_app.models import Checkpoint, CheckpointRestore, LedgerEvent
 from ledger_app.stats import STATS, StatFilters
-from ralphsite.api.filters import RalphFilterBackend
 from ralphsite.api.pagination import IdCursorPagination
-from ralphsite.api.viewsets import RalphModelViewSet
+from ralphsite.api.query import query_parameters
+from ralphsite.api.viewsets import RalphModelViewSet, RalphViewSet
 from ralphsite.errors import InvalidInput, NotFound
 from ralphsite.fields import BIGINT_MAX
 
@@ -53,10 +53,12 @@ class IntegerIdMixin:
 
 
 class CursorListMixin(IntegerIdMixin):
-    """High-volume integer-id tables: keyset pages on id, no COUNT(*), no OFFSET, no reordering."""
+    """High-volume integer-id tables: keyset pages on id (`?ordering=-id`: newest first), no COUNT(*),
+    no OFFSET."""
 
     pagination_class = IdCursorPagination
-    filter_backends = [RalphFilterBackend]
+    ordering_fields = ["id"]
+    ordering = ["id"]
 
 
 class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
@@ -271,15 +273,10 @@ class DeadLetterViewSet(IntegerIdMixin, RalphModelViewSet):
         return Response(s.DeadLetterSerializer(item).data)
 
 
-STATS_PARAMETERS = [
-    OpenApiParameter("name", str, OpenApiParameter.PATH, enum=sorted(STATS), description="The statistic."),
-    OpenApiParameter("session", str, description="Only rows of this session."),
-    OpenApiParameter("since", str, description="ISO 8601 date or time: rows at or after it."),
-    OpenApiParameter("until", str, description="ISO 8601 date or time: rows before it."),
-]
+STAT_NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, enum=sorted(STATS), description="The statistic.")
 
 
-class StatsViewSet(viewsets.ViewSet):
+class StatsViewSet(RalphViewSet):
     """Seed 003's views, one read-only resource each: `GET stats/<name>/`."""
 
     lookup_field = "name"
@@ -289,15 +286,14 @@ class StatsViewSet(viewsets.ViewSet):
         return Response([{"name": stat.name, "description": stat.description, "columns": list(stat.columns),
                           "rows": []} for stat in STATS.values()])
 
-    @extend_schema(parameters=STATS_PARAMETERS, responses=s.StatsResultSerializer)
+    @extend_schema(parameters=[STAT_NAME], responses=s.StatsResultSerializer)
+    @query_parameters(s.StatsQuerySerializer)
     def retrieve(self, request: Request, name: str) -> Response:
         stat = STATS.get(name)
         if stat is None:
             raise NotFound(f"No statistic named {name!r}; available: {', '.join(STATS)}.")
-        query = s.StatsQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        filters_ = StatFilters(session_id=query.validated_data.get("session"),
-                               since=query.validated_data.get("since"), until=query.validated_data.get("until"))
+        filters_ = StatFilters(session_id=self.query.get("session"), since=self.query.get("since"),
+                               until=self.query.get("until"))
         body = {"name": stat.name, "description": stat.description, "columns": list(stat.columns),
                 "rows": stat.rows(filters_)}
         return Response(s.StatsResultSerializer(body).data)

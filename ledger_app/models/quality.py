@@ -36,6 +36,7 @@ class GateResult(ULIDModel):
             models.Index(fields=["session", "iteration"], name="gateresult_session_iteration"),
             models.Index(fields=["gate", "timestamp"], name="gateresult_gate_at"),
             models.Index(fields=["timestamp"], name="gateresult_at"),
+            models.Index(fields=["passed", "timestamp"], name="gateresult_passed_at"),
         ]
 
     def __str__(self) -> str:

@@ -6,9 +6,12 @@ from typing import Any, ClassVar
 
 import django_filters
 from django import forms
+from django.db import models
 from django.db.models import QuerySet
+from django_filters import fields as filter_fields
 from django_filters.constants import EMPTY_VALUES
 from django_filters.filters import Filter, FilterMethod
+from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.request import Request
@@ -28,6 +31,67 @@ class IntegerFilter(django_filters.NumberFilter):
         kwargs.setdefault("min_value", BIGINT_MIN)
         kwargs.setdefault("max_value", BIGINT_MAX)
         super().__init__(*args, **kwargs)
+
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+class StrictBooleanField(forms.NullBooleanField):
+    """`true`/`false` (or 1/0, yes/no, on/off, any case); anything else is a 400 naming the filter.
+    Django's NullBooleanField (through its select widget) reads any other text as "no filter"."""
+
+    widget = forms.TextInput
+
+    def to_python(self, value: Any) -> bool | None:
+        if value in EMPTY_VALUES or isinstance(value, bool):
+            return value if isinstance(value, bool) else None
+        text = str(value).strip().lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise forms.ValidationError(f"{value!r} is not a boolean; allowed: true, false.", code="invalid")
+
+    def validate(self, value: Any) -> None:
+        pass
+
+
+class BooleanFilter(django_filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+
+class _AllowedChoicesNamed:
+    """A choice form field whose invalid-choice error names every allowed value (agents fix their
+    call from it), as the body's choice fields do."""
+
+    choices: Any
+
+    def validate(self, value: Any) -> None:
+        try:
+            super().validate(value)  # type: ignore[misc]
+        except forms.ValidationError as error:
+            if error.code != "invalid_choice":
+                raise
+            allowed = ", ".join(str(key) for key, _label in self.choices if key not in EMPTY_VALUES)
+            raise forms.ValidationError(f"{error.params['value']!r} is not a valid choice; allowed: {allowed}.",
+                                  code="invalid_choice") from None
+
+
+class ChoiceField(_AllowedChoicesNamed, filter_fields.ChoiceField):
+    pass
+
+
+class MultipleChoiceField(_AllowedChoicesNamed, filter_fields.MultipleChoiceField):
+    pass
+
+
+class ChoiceFilter(django_filters.ChoiceFilter):
+    field_class = ChoiceField
+
+
+class MultipleChoiceFilter(django_filters.MultipleChoiceFilter):
+    """`?status=a&status=b`: any of the values."""
+
+    field_class = MultipleChoiceField
 
 
 class NonBlankKeyFilter(django_filters.CharFilter):
@@ -79,15 +143,33 @@ class _ClassFormFields(dict):
 
 
 class RalphFilterSet(django_filters.FilterSet):
-    """django-filter's FilterSet with its form class built once per FilterSet class, and its
-    filters and form fields copied shallowly per request (`_ClassFilters`, `_ClassFormFields`).
+    """django-filter's FilterSet with strict value parsing, its form class built once per FilterSet
+    class, and its filters and form fields copied shallowly per request (`_ClassFilters`,
+    `_ClassFormFields`).
+
+    Filters generated from model fields parse strictly: integers as `IntegerFilter`, booleans as
+    `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones).
 
     django-filter builds a new Form class (one form field per filter) on every request; our filters'
     fields depend on the class alone (no per-request querysets), and a form instance copies its
     class's fields anyway, so one class serves every request.
     """
 
+    FILTER_DEFAULTS = {
+        **FILTER_FOR_DBFIELD_DEFAULTS,
+        **{field: {"filter_class": IntegerFilter}
+           for field in (*FILTER_FOR_DBFIELD_DEFAULTS, models.BigIntegerField, models.PositiveBigIntegerField)
+           if issubclass(field, models.IntegerField)},
+        models.BooleanField: {"filter_class": BooleanFilter},
+    }
     _form_classes: ClassVar[dict[type, type[forms.Form]]] = {}
+
+    @classmethod
+    def filter_for_lookup(cls, field: models.Field, lookup_type: str) -> tuple[type[Filter] | None, dict[str, Any]]:
+        filter_class, params = super().filter_for_lookup(field, lookup_type)
+        if filter_class is django_filters.ChoiceFilter:
+            filter_class = ChoiceFilter
+        return filter_class, params
 
     @classmethod
     def get_filters(cls) -> "OrderedDict[str, Filter]":

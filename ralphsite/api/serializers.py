@@ -47,13 +47,11 @@ ACTING_AGENT_FIELD = "agent"
 
 class StrictKeysMixin:
     """Unknown body keys are a 400 naming them (an agent's typo must not be silently dropped); so are
-    the server-assigned fields a serializer lists in `refused_fields` (e.g. sequence numbers).
-
-    Read-only fields are known keys: a client may send back the body it read. Every declared text
-    field without a max_length of its own is bounded (`text_bounded`), once per class.
+    read-only fields (server-assigned: sequence numbers, totals, timestamps), which would be dropped
+    just the same, unless an update sends back the value the row already has (a client may PUT the
+    body it read). Every declared text field without a max_length of its own is bounded
+    (`text_bounded`), once per class.
     """
-
-    refused_fields: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -64,16 +62,34 @@ class StrictKeysMixin:
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
             fields = self.fields
-            unknown = [name for name in data if name not in fields]
             errors: dict[str, list[str]] = {}
-            if unknown:
-                writable = ", ".join(sorted(name for name, field in fields.items() if not field.read_only))
-                errors = {name: [f"Unknown field; allowed: {writable}."] for name in unknown}
-            errors |= {name: ["Assigned by the server; do not send it."] for name in self.refused_fields
-                       if name in data}
+            for name, value in data.items():
+                field = fields.get(name)
+                if field is None:
+                    errors[name] = [f"Unknown field; allowed: {self._writable_names()}."]
+                elif field.read_only and not self._is_stored_value(field, value):
+                    errors[name] = [f"Read-only: the server sets it; writable fields: {self._writable_names()}."]
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)
+
+    def _writable_names(self) -> str:
+        return ", ".join(sorted(name for name, field in self.fields.items() if not field.read_only))
+
+    def _is_stored_value(self, field: serializers.Field, value: Any) -> bool:
+        """Whether `value` is what the row being updated already holds for this read-only field (as
+        read, or in another spelling of the same value: an id in lower case, a time in another offset)."""
+        instance = getattr(self, "instance", None)
+        if instance is None or isinstance(instance, (list, models.QuerySet)):
+            return False
+        try:
+            attribute = field.get_attribute(instance)
+            if value == (None if attribute is None else field.to_representation(attribute)):
+                return True
+            return attribute is not None and field.to_internal_value(value) == attribute
+        except (AttributeError, KeyError, TypeError, ValueError, NotImplementedError, serializers.SkipField,
+                serializers.ValidationError):
+            return False
 
 
 class RalphInputSerializer(StrictKeysMixin, serializers.Serializer):

@@ -1,4 +1,8 @@
-"""The project base viewset: concrete viewsets declare queryset, serializer_class, filterset_class."""
+"""The project's base viewsets: concrete viewsets declare queryset, serializer_class, filterset_class.
+
+Every viewset derives from one of these, so the rules of `StrictQueryParametersMixin` (unknown query
+parameters are a 400) hold on every route.
+"""
 
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from ralphsite.access import OutOfScope, current_scope
+from ralphsite.api.query import StrictQueryParametersMixin
 from ralphsite.api.representation import represent_row
 from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.db.precompiled import NotPrecompilable, PrecompiledLookup
@@ -24,7 +29,19 @@ from ralphsite.ulid import ulid_normalize
 _UNSET = object()
 
 
-class RalphModelViewSet(viewsets.ModelViewSet):
+class RalphViewSet(StrictQueryParametersMixin, viewsets.ViewSet):
+    """Routes that are not a model's CRUD (statistics, search, sync): no FilterSet, no ordering, and
+    pages only where an action declares its own."""
+
+    filter_backends = ()
+    pagination_class = None
+
+
+class RalphReadOnlyModelViewSet(StrictQueryParametersMixin, viewsets.ReadOnlyModelViewSet):
+    """A model read through the API and written only by domain actions."""
+
+
+class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     """CRUD over one model, writing through services.
 
     Offline-first creates: a client may send its own ULID `id`. Retrying a create with the same

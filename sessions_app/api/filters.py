@@ -1,8 +1,6 @@
 import django_filters
-from django.db import models
-from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 
-from ralphsite.api.filters import IntegerFilter, NonBlankKeyFilter, RalphFilterSet
+from ralphsite.api.filters import IntegerFilter, MultipleChoiceFilter, NonBlankKeyFilter, RalphFilterSet
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,
@@ -59,22 +57,11 @@ from sessions_app.models import (
 )
 
 
-class IntegerValidatingFilterSet(RalphFilterSet):
-    """Base of every FilterSet here: filters generated for integer model fields are IntegerFilters."""
-
-    FILTER_DEFAULTS = {
-        **FILTER_FOR_DBFIELD_DEFAULTS,
-        **{field: {"filter_class": IntegerFilter}
-           for field in (*FILTER_FOR_DBFIELD_DEFAULTS, models.BigIntegerField, models.PositiveBigIntegerField)
-           if issubclass(field, models.IntegerField)},
-    }
-
-
-class SessionFilterSet(IntegerValidatingFilterSet):
+class SessionFilterSet(RalphFilterSet):
     key = NonBlankKeyFilter()
-    status = django_filters.MultipleChoiceFilter(choices=SessionStatus.choices)
-    state = django_filters.MultipleChoiceFilter(choices=OrchestratorState.choices)
-    command_type = django_filters.MultipleChoiceFilter(choices=CommandType.choices)
+    status = MultipleChoiceFilter(choices=SessionStatus.choices)
+    state = MultipleChoiceFilter(choices=OrchestratorState.choices)
+    command_type = MultipleChoiceFilter(choices=CommandType.choices)
     created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
     started_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
@@ -89,82 +76,82 @@ class SessionFilterSet(IntegerValidatingFilterSet):
 # Each filter is backed by an index (one led by the session FK, or another in the model's Meta).
 
 
-class SessionStateEntryFilterSet(IntegerValidatingFilterSet):
+class SessionStateEntryFilterSet(RalphFilterSet):
     class Meta:
         model = SessionStateEntry
         fields = ["session", "key"]
 
 
-class SessionPhaseFilterSet(IntegerValidatingFilterSet):
-    phase_type = django_filters.MultipleChoiceFilter(choices=PhaseType.choices)
+class SessionPhaseFilterSet(RalphFilterSet):
+    phase_type = MultipleChoiceFilter(choices=PhaseType.choices)
 
     class Meta:
         model = SessionPhase
         fields = ["session", "phase_type"]
 
 
-class ProgressSummaryFilterSet(IntegerValidatingFilterSet):
+class ProgressSummaryFilterSet(RalphFilterSet):
     class Meta:
         model = ProgressSummary
         fields = ["session"]
 
 
-class BugFilterSet(IntegerValidatingFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=BugStatus.choices)
-    severity = django_filters.MultipleChoiceFilter(choices=Priority.choices)
-    complexity = django_filters.MultipleChoiceFilter(choices=BugComplexity.choices)
+class BugFilterSet(RalphFilterSet):
+    status = MultipleChoiceFilter(choices=BugStatus.choices)
+    severity = MultipleChoiceFilter(choices=Priority.choices)
+    complexity = MultipleChoiceFilter(choices=BugComplexity.choices)
 
     class Meta:
         model = Bug
         fields = ["session", "status", "severity", "complexity"]
 
 
-class EscalationFilterSet(IntegerValidatingFilterSet):
+class EscalationFilterSet(RalphFilterSet):
     class Meta:
         model = Escalation
         fields = ["session", "task_key", "agent", "to_model"]
 
 
-class AcceptanceCriterionFilterSet(IntegerValidatingFilterSet):
-    category = django_filters.MultipleChoiceFilter(choices=CriterionCategory.choices)
+class AcceptanceCriterionFilterSet(RalphFilterSet):
+    category = MultipleChoiceFilter(choices=CriterionCategory.choices)
 
     class Meta:
         model = AcceptanceCriterion
         fields = ["key", "plan_key", "task_key", "sprint_key", "passes", "category"]
 
 
-class FeatureFilterSet(IntegerValidatingFilterSet):
+class FeatureFilterSet(RalphFilterSet):
     class Meta:
         model = Feature
         fields = ["key", "plan_key", "sprint_key", "passes", "category"]
 
 
-class ContextBudgetFilterSet(IntegerValidatingFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=ContextStatus.choices)
+class ContextBudgetFilterSet(RalphFilterSet):
+    status = MultipleChoiceFilter(choices=ContextStatus.choices)
 
     class Meta:
         model = ContextBudget
         fields = ["session", "model", "status"]
 
 
-class ContextSnapshotFilterSet(IntegerValidatingFilterSet):
-    snapshot_type = django_filters.MultipleChoiceFilter(choices=SnapshotType.choices)
+class ContextSnapshotFilterSet(RalphFilterSet):
+    snapshot_type = MultipleChoiceFilter(choices=SnapshotType.choices)
 
     class Meta:
         model = ContextSnapshot
         fields = ["session", "snapshot_type"]
 
 
-class InterviewFilterSet(IntegerValidatingFilterSet):
-    interview_type = django_filters.MultipleChoiceFilter(choices=InterviewType.choices)
-    status = django_filters.MultipleChoiceFilter(choices=InterviewStatus.choices)
+class InterviewFilterSet(RalphFilterSet):
+    interview_type = MultipleChoiceFilter(choices=InterviewType.choices)
+    status = MultipleChoiceFilter(choices=InterviewStatus.choices)
 
     class Meta:
         model = Interview
         fields = ["session", "interview_type", "status"]
 
 
-class InterviewQuestionFilterSet(IntegerValidatingFilterSet):
+class InterviewQuestionFilterSet(RalphFilterSet):
     session = django_filters.CharFilter(field_name="interview__session", help_text="The interview's session.")
 
     class Meta:
@@ -172,35 +159,35 @@ class InterviewQuestionFilterSet(IntegerValidatingFilterSet):
         fields = ["interview", "session", "question_key"]
 
 
-class LoopRunFilterSet(IntegerValidatingFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=LoopRunStatus.choices)
+class LoopRunFilterSet(RalphFilterSet):
+    status = MultipleChoiceFilter(choices=LoopRunStatus.choices)
 
     class Meta:
         model = LoopRun
         fields = ["session", "status"]
 # -- orchestration ----------------------------------------------------------------------------
 
-class IterationFilterSet(IntegerValidatingFilterSet):
+class IterationFilterSet(RalphFilterSet):
     class Meta:
         model = Iteration
         fields = ["session", "number", "planning_complete"]
 
 
-class PlanFilterSet(IntegerValidatingFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=PlanStatus.choices)
+class PlanFilterSet(RalphFilterSet):
+    status = MultipleChoiceFilter(choices=PlanStatus.choices)
 
     class Meta:
         model = Plan
         fields = ["session", "key", "status", "research_session"]
 
 
-class PlanSnapshotFilterSet(IntegerValidatingFilterSet):
+class PlanSnapshotFilterSet(RalphFilterSet):
     class Meta:
         model = PlanSnapshot
         fields = ["session", "iteration_number"]
 
 
-class ReplanningDeltaFilterSet(IntegerValidatingFilterSet):
+class ReplanningDeltaFilterSet(RalphFilterSet):
     session = django_filters.CharFilter(field_name="iteration__session")
 
     class Meta:
@@ -208,25 +195,25 @@ class ReplanningDeltaFilterSet(IntegerValidatingFilterSet):
         fields = ["session", "iteration"]
 
 
-class ResearchSessionFilterSet(IntegerValidatingFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=ResearchStatus.choices)
+class ResearchSessionFilterSet(RalphFilterSet):
+    status = MultipleChoiceFilter(choices=ResearchStatus.choices)
 
     class Meta:
         model = ResearchSession
         fields = ["session", "status"]
 
 
-class ResearchFindingFilterSet(IntegerValidatingFilterSet):
+class ResearchFindingFilterSet(RalphFilterSet):
     session = django_filters.CharFilter(field_name="research_session__session")
-    finding_type = django_filters.MultipleChoiceFilter(choices=FindingType.choices)
+    finding_type = MultipleChoiceFilter(choices=FindingType.choices)
 
     class Meta:
         model = ResearchFinding
         fields = ["session", "research_session", "finding_type"]
 
 
-class TaskFilterSet(IntegerValidatingFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=TaskStatus.choices)
+class TaskFilterSet(RalphFilterSet):
+    status = MultipleChoiceFilter(choices=TaskStatus.choices)
 
     class Meta:
         model = Task
@@ -234,8 +221,8 @@ class TaskFilterSet(IntegerValidatingFilterSet):
                   "claimed_by"]
 
 
-class TaskAttemptFilterSet(IntegerValidatingFilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=AttemptStatus.choices)
+class TaskAttemptFilterSet(RalphFilterSet):
+    status = MultipleChoiceFilter(choices=AttemptStatus.choices)
     task_key = django_filters.CharFilter(field_name="task__key")
 
     class Meta:
@@ -243,7 +230,7 @@ class TaskAttemptFilterSet(IntegerValidatingFilterSet):
         fields = ["session", "task", "task_key", "status", "review_verdict", "model"]
 
 
-class TaskFileFilterSet(IntegerValidatingFilterSet):
+class TaskFileFilterSet(RalphFilterSet):
     session = django_filters.CharFilter(field_name="task__session")
 
     class Meta:
@@ -251,16 +238,16 @@ class TaskFileFilterSet(IntegerValidatingFilterSet):
         fields = ["session", "task", "access_type"]
 
 
-class QuestionFilterSet(IntegerValidatingFilterSet):
-    category = django_filters.MultipleChoiceFilter(choices=QuestionCategory.choices)
-    status = django_filters.MultipleChoiceFilter(choices=QuestionStatus.choices)
+class QuestionFilterSet(RalphFilterSet):
+    category = MultipleChoiceFilter(choices=QuestionCategory.choices)
+    status = MultipleChoiceFilter(choices=QuestionStatus.choices)
 
     class Meta:
         model = Question
         fields = ["session", "key", "category", "status"]
 
 
-class FeedbackBatchFilterSet(IntegerValidatingFilterSet):
+class FeedbackBatchFilterSet(RalphFilterSet):
     iteration_number = IntegerFilter(field_name="iteration__number")
 
     class Meta:
@@ -268,16 +255,16 @@ class FeedbackBatchFilterSet(IntegerValidatingFilterSet):
         fields = ["session", "iteration", "iteration_number"]
 
 
-class FeedbackItemFilterSet(IntegerValidatingFilterSet):
+class FeedbackItemFilterSet(RalphFilterSet):
     session = django_filters.CharFilter(field_name="batch__session")
-    severity = django_filters.MultipleChoiceFilter(choices=FeedbackSeverity.choices)
+    severity = MultipleChoiceFilter(choices=FeedbackSeverity.choices)
 
     class Meta:
         model = FeedbackItem
         fields = ["session", "batch", "issue_key", "severity", "is_resolved"]
 
 
-class FeedbackAttachmentFilterSet(IntegerValidatingFilterSet):
+class FeedbackAttachmentFilterSet(RalphFilterSet):
     session = django_filters.CharFilter(field_name="batch__session")
 
     class Meta:
@@ -285,17 +272,17 @@ class FeedbackAttachmentFilterSet(IntegerValidatingFilterSet):
         fields = ["session", "batch"]
 
 
-class SignalFilterSet(IntegerValidatingFilterSet):
-    type = django_filters.MultipleChoiceFilter(choices=SignalType.choices)
+class SignalFilterSet(RalphFilterSet):
+    type = MultipleChoiceFilter(choices=SignalType.choices)
 
     class Meta:
         model = Signal
         fields = ["session", "type", "is_processed"]
 
 
-class AgentInvocationFilterSet(IntegerValidatingFilterSet):
-    role = django_filters.MultipleChoiceFilter(choices=AgentRole.choices)
-    status = django_filters.MultipleChoiceFilter(choices=InvocationStatus.choices)
+class AgentInvocationFilterSet(RalphFilterSet):
+    role = MultipleChoiceFilter(choices=AgentRole.choices)
+    status = MultipleChoiceFilter(choices=InvocationStatus.choices)
 
     class Meta:
         model = AgentInvocation

@@ -83,8 +83,8 @@ class SessionSerializer(RalphModelSerializer):
             "bug_council_activated", "bug_council_reason", "project_path", "summary",
             "summary_embedding", "token_count", "created_at", "updated_at",
         ]
-        read_only_fields = [*SESSION_TOTAL_FIELDS, "token_count", "last_activity_at", "created_at",
-                            "updated_at"]
+        # token_count is ralph-mem's own count (seed 004 writes it); usage rows add to it as well.
+        read_only_fields = [*SESSION_TOTAL_FIELDS, "last_activity_at", "created_at", "updated_at"]
 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
@@ -135,7 +135,8 @@ class AcceptanceCriterionSerializer(RalphModelSerializer):
         fields = ["id", "key", "plan_key", "task_key", "sprint_key", "description", "category",
                   *CRITERION_VERIFICATION_FIELDS, "verification_method", "verification_evidence", "priority",
                   "sequence", *_TIMES]
-        read_only_fields = [*CRITERION_VERIFICATION_FIELDS, *_TIMES]
+        # DevTeam writes `passes` with the criterion (seed 003); `verify/` records a verification.
+        read_only_fields = [*(name for name in CRITERION_VERIFICATION_FIELDS if name != "passes"), *_TIMES]
 
 
 class FeatureSerializer(RalphModelSerializer):
@@ -444,7 +445,8 @@ class SignalSerializer(RalphModelSerializer):
     class Meta:
         model = Signal
         fields = _model_fields(Signal)
-        read_only_fields = ["is_processed", "processed_at", "processed_by"]
+        # Ralph V2 writes IsProcessed and ProcessedAt (seed 000); poll-signal sets them and processed_by.
+        read_only_fields = ["processed_by"]
 
 
 class AgentInvocationSerializer(RalphModelSerializer):
@@ -549,6 +551,24 @@ class BlockedTaskSerializer(serializers.Serializer):
     task = serializers.CharField()
     because = serializers.ListField(child=serializers.CharField(),
                                     help_text="The failed, cancelled or blocked tasks upstream of it.")
+
+
+# Query parameters of the session actions.
+
+class FeedbackQuerySerializer(RalphInputSerializer):
+    iteration = serializers.IntegerField(min_value=1, max_value=INTEGER_MAX, required=False,
+                                         help_text="Only this iteration number's batches.")
+
+
+# A century: any larger threshold would put the cutoff before the first representable date.
+MAX_IDLE_SECONDS = 100 * 365 * 24 * 3600
+
+
+class InterruptedQuerySerializer(RalphInputSerializer):
+    project_path = serializers.CharField(required=False, allow_blank=True, help_text="Only sessions of this project.")
+    idle_seconds = serializers.IntegerField(
+        min_value=0, max_value=MAX_IDLE_SECONDS, default=DEFAULT_IDLE_SECONDS,
+        help_text="How long without activity makes a running session interrupted.")
 
 
 class ProgressSerializer(serializers.Serializer):

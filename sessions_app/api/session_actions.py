@@ -2,37 +2,23 @@
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ralphsite.fields import INTEGER_MAX
+from ralphsite.api.query import query_parameters
 from sessions_app import selectors, services
 from sessions_app.api import serializers as api
 from sessions_app.api.serializers import SessionSerializer
 from sessions_app.models import PlanSnapshot, Session
-
-# A century: any larger threshold would put the cutoff before the first representable date.
-MAX_IDLE_SECONDS = 100 * 365 * 24 * 3600
 
 
 def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
-
-
-def query_number(request: Request, name: str, *, default: int | None = None, **bounds: int) -> int | None:
-    """An integer query parameter; a bad or out-of-range value is a 400 naming the parameter."""
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        return serializers.IntegerField(**bounds).run_validation(raw)
-    except serializers.ValidationError as error:
-        raise serializers.ValidationError({name: error.detail}) from error
 
 
 def _plan_response(session: Session) -> Response:
@@ -69,13 +55,13 @@ class SessionOrchestrationActions:
             return Response(services.session_waves_store(session=self.get_object()))
         return Response(selectors.session_waves(session=self.get_object()))
 
-    @extend_schema(responses=api.FeedbackBatchSerializer(many=True), parameters=[
-        OpenApiParameter("iteration", int, description="Only this iteration number's batches.")])
+    @extend_schema(responses=api.FeedbackBatchSerializer(many=True))
+    @query_parameters(api.FeedbackQuerySerializer)
     @action(detail=True, methods=["get"])
     def feedback(self, request: Request, pk: str | None = None) -> Response:
         session = self.get_object()
         batches = selectors.feedback_batch_list().filter(session=session)
-        number = query_number(request, "iteration", min_value=1, max_value=INTEGER_MAX)
+        number = self.query.get("iteration")
         if number is not None:
             batches = batches.filter(iteration__number=number)
         return Response(api.FeedbackBatchSerializer(batches, many=True).data)
@@ -113,14 +99,12 @@ class SessionOrchestrationActions:
         # The claim saved every changed column of `task`: only its relations need loading.
         return Response(api.TaskSerializer(selectors.task_details_load(task=task)).data)
 
-    @extend_schema(responses=SessionSerializer(many=True), parameters=[
-        OpenApiParameter("project_path", str), OpenApiParameter("idle_seconds", int)])
+    @extend_schema(responses=SessionSerializer(many=True))
+    @query_parameters(api.InterruptedQuerySerializer, paginated=True)
     @action(detail=False, methods=["get"])
     def interrupted(self, request: Request) -> Response:
-        idle_seconds = query_number(request, "idle_seconds", default=selectors.DEFAULT_IDLE_SECONDS, min_value=0,
-                                    max_value=MAX_IDLE_SECONDS)
-        sessions = selectors.sessions_interrupted(idle_seconds=idle_seconds,
-                                                  project_path=request.query_params.get("project_path"))
+        sessions = selectors.sessions_interrupted(idle_seconds=self.query["idle_seconds"],
+                                                  project_path=self.query.get("project_path"))
         page = self.paginate_queryset(sessions)
         return self.get_paginated_response(SessionSerializer(page, many=True).data)
 

@@ -82,8 +82,10 @@ def test_it_soft_deletes_and_restores_with_runs_and_messages(api: APIClient, mak
     tombstones = api.get(CHATS, {"include_deleted": "true"}).json()["results"]
     assert [(c["id"], c["is_deleted"]) for c in tombstones] == [(chat.pk, True)]
     assert api.get(f"/api/v1/messages/{message.pk}/", {"include_deleted": "true"}).status_code == 200
-    assert_error_shape(api.patch(_url(chat) + "?include_deleted=true", {"title": "x"}, format="json"), 404,
-                       "ACODE-CONV-DATA-001")  # a tombstone is read-only until restored
+    # A tombstone is read-only until restored: ?include_deleted is for reads only.
+    assert_error_shape(api.patch(_url(chat), {"title": "x"}, format="json"), 404, "ACODE-CONV-DATA-001")
+    assert_error_shape(api.patch(_url(chat) + "?include_deleted=true", {"title": "x"}, format="json"), 400,
+                       "validation_error")
 
     restored = api.post(_url(chat, "restore/"))
     assert restored.status_code == 200 and restored.json()["is_deleted"] is False

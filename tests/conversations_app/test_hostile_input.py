@@ -92,7 +92,7 @@ CASES = {
     "message moved to another run": Case("patch", "/api/v1/messages/{message}/", {"run": MISSING}),
     "message sequence number": Case("patch", "/api/v1/messages/{message}/", {"sequence_number": 5}),
     "messages bad role filter": Case("get", "/api/v1/messages/?role=robot"),
-    "messages junk cursor": Case("get", "/api/v1/messages/?cursor=junk", status=404, code="not_found"),
+    "messages junk cursor": Case("get", "/api/v1/messages/?cursor=junk"),
     "message bad ulid in url": Case("get", "/api/v1/messages/nope/", status=404, code="ACODE-CONV-DATA-003"),
     # observations
     "observation importance above 1": Case("post", "/api/v1/observations/", {

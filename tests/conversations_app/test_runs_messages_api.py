@@ -133,6 +133,16 @@ def test_it_lists_messages_of_a_run_in_sequence_order_with_a_cursor(api: APIClie
     assert api.get("/api/v1/messages/", {"run": run.pk, "role": "assistant"}).json()["results"] == []
 
 
+def test_it_lists_the_latest_messages_of_a_run_first(api: APIClient, make_run, append) -> None:
+    run = make_run()
+    append(run, *[f"m{i}" for i in range(5)])
+    first = api.get("/api/v1/messages/", {"run": run.pk, "ordering": "-sequence_number", "page_size": 3}).json()
+    assert [m["sequence_number"] for m in first["results"]] == [5, 4, 3]
+    assert [m["sequence_number"] for m in api.get(first["next"]).json()["results"]] == [2, 1]
+    body = assert_error_shape(api.get("/api/v1/messages/", {"ordering": "created_at"}), 400, "validation_error")
+    assert "allowed: sequence_number" in body["details"]["ordering"][0]
+
+
 def test_it_finishes_a_run_with_tokens(api: APIClient, make_run) -> None:
     run = make_run()
     body = api.patch(f"/api/v1/runs/{run.pk}/", {"status": "failed", "tokens_used": 42}, format="json").json()

@@ -44,6 +44,21 @@ def test_it_marks_rows_synced_with_their_remote_ids(api: APIClient, make_run, ap
     assert SyncMapping.objects.get(entity="chat").remote_id == "remote-chat-2"
 
 
+def test_it_finds_chats_runs_and_messages_by_remote_id(api: APIClient, make_run, append) -> None:
+    run, other = make_run(), make_run()
+    message = append(run, "hi")[0]
+    append(other, "unsynced")
+    items = [{"entity": "chat", "id": run.chat_id, "remote_id": "rc"},
+             {"entity": "run", "id": run.pk, "remote_id": "rr"},
+             {"entity": "message", "id": message.pk, "remote_id": "rm"}]
+    api.post(MARK, {"items": items}, format="json")
+    for resource, remote_id, local_id in (("chats", "rc", run.chat_id), ("runs", "rr", run.pk),
+                                          ("messages", "rm", message.pk)):
+        rows = api.get(f"/api/v1/{resource}/", {"remote_id": remote_id}).json()["results"]
+        assert [row["id"] for row in rows] == [local_id], resource
+        assert api.get(f"/api/v1/{resource}/", {"remote_id": "elsewhere"}).json()["results"] == []
+
+
 def test_it_marks_nothing_when_one_id_is_unknown(api: APIClient, make_chat) -> None:
     chat = make_chat()
     items = [{"entity": "chat", "id": chat.pk, "remote_id": "r1"},

@@ -168,6 +168,25 @@ def test_it_pages_by_cursor_without_count(api: APIClient) -> None:
     assert [row["id"] for row in second["results"]] == ids[2:4]
 
 
+def test_it_pages_the_newest_events_first_by_cursor(api: APIClient, django_assert_num_queries) -> None:
+    # ralphy's getRecentEvents(runId, limit) in one call.
+    session, other = make_session(), make_session()
+    ids = [make_event(session, i).id for i in range(25)]
+    make_event(other, 99)
+    with django_assert_num_queries(2):  # auth, one keyset page
+        first = api.get(URL, {"session": session.id, "ordering": "-id", "page_size": 20}).json()
+    assert [row["id"] for row in first["results"]] == ids[::-1][:20]
+    rest = api.get(first["next"]).json()
+    assert [row["id"] for row in rest["results"]] == ids[::-1][20:] and rest["next"] is None
+    assert [row["id"] for row in api.get(rest["previous"]).json()["results"]] == ids[::-1][:20]
+
+
+@pytest.mark.parametrize("url", ["/api/v1/events/", "/api/v1/token-usage/", "/api/v1/errors/"])
+def test_it_orders_a_cursor_list_only_by_its_keys(api: APIClient, url: str) -> None:
+    body = assert_error_shape(api.get(url, {"ordering": "timestamp"}), 400, "validation_error")
+    assert body["details"]["ordering"] == ["Unknown ordering 'timestamp'; allowed: id (prefix '-' for descending)."]
+
+
 def test_it_cost_adds_to_the_session_total(api: APIClient) -> None:
     session = make_session()
     api.post(URL, [{"session": session.id, "type": "backend_call_finished", "cost_usd": "0.125000",

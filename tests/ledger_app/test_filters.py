@@ -7,7 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from ledger_app.api import filters
-from ledger_app.models import Checkpoint, CheckpointRestore
+from ledger_app.models import Checkpoint, CheckpointRestore, GateResult
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_event, make_session
 
@@ -100,3 +100,12 @@ def test_it_every_filter_on_a_foreign_key_checks_the_ulid_syntax(filterset: type
     on_relations = {name: type(f) for name, f in filterset.base_filters.items() if f.field_name in relations}
     assert on_relations, f"{filterset.__name__} has no filter on its foreign key"
     assert set(on_relations.values()) == {filters.ULIDFilter}, on_relations
+
+
+def test_it_filters_gate_results_by_outcome(api: APIClient) -> None:
+    session = make_session()
+    for passed in (True, False, False):
+        GateResult.objects.create(session=session, gate="tests", iteration=1, passed=passed)
+    assert [row["passed"] for row in api.get("/api/v1/gate-results/", {"passed": "false"}).json()["results"]] == [
+        False, False]
+    assert api.get("/api/v1/gate-results/", {"session": session.pk, "passed": "true"}).json()["count"] == 1

@@ -3,34 +3,14 @@
 The routes are read from the router, so every resource added later is covered automatically.
 """
 
-import re
-
 import pytest
 from rest_framework.test import APIClient
 
-from ralphsite.api.urls import router
+from tests.api_mixins import api_routes
 
 pytestmark = pytest.mark.django_db
 
-_GROUP = re.compile(r"\(\?P<(?P<name>\w+)>[^)]*\)")
-_METHODS = ("get", "post", "put", "patch", "delete")
-
-
-def _router_requests() -> list[tuple[str, str]]:
-    requests = []
-    for prefix, viewset, _basename in router.registry:
-        lookup = router.get_lookup_regex(viewset)
-        for route in router.get_routes(viewset):
-            mapping = router.get_method_map(viewset, route.mapping)
-            if not mapping:
-                continue
-            regex = route.url.format(prefix=prefix, lookup=lookup, trailing_slash="/")
-            path = "/api/v1/" + _GROUP.sub("01ARZ3NDEKTSV4RRFFQ69G5FAV", regex).strip("^$")
-            requests.extend((method, path) for method in mapping if method in _METHODS)
-    return requests
-
-
-ROUTES = _router_requests()
+ROUTES = [(route.method, route.path) for route in api_routes()]
 
 
 def test_the_router_has_routes() -> None:

@@ -36,8 +36,15 @@ def _record(api: APIClient, budget: dict[str, Any], body: dict[str, Any]) -> Any
     (210_000, 105.0, "critical"),
 ])
 def test_it_derives_usage_percent_and_status(api: APIClient, usage: int, percent: float, status: str) -> None:
-    budget = _budget(api, current_usage=usage, usage_percent=1.0, status="ok")
+    budget = _budget(api, current_usage=usage)
     assert (budget["usage_percent"], budget["status"]) == (percent, status)
+
+
+def test_it_refuses_derived_fields_in_a_write_body(api: APIClient) -> None:
+    payload = {"session": devteam_session().pk, "model": "opus", "context_limit": 1000, "usage_percent": 1.0,
+               "status": "ok"}
+    details = assert_error_shape(api.post(BUDGETS, payload, format="json"), 400, "validation_error")["details"]
+    assert set(details) == {"usage_percent", "status"}
 
 
 def test_it_is_critical_at_the_limit_even_without_thresholds(api: APIClient) -> None:

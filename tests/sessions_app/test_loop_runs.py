@@ -29,8 +29,11 @@ def _finish(api: APIClient, loop_run: dict[str, Any], body: dict[str, Any]) -> A
     return api.post(reverse("looprun-finish", args=[loop_run["id"]]), body, format="json")
 
 
-def test_it_starts_running_and_ignores_client_progress(api: APIClient) -> None:
-    loop_run = _loop_run(api, status="success", iterations=5)
+def test_it_starts_running_and_refuses_client_progress(api: APIClient) -> None:
+    refused = api.post(LOOP_RUNS, {"session": devteam_session().pk, "task": "t", "criteria": [], "status": "success",
+                                   "iterations": 5}, format="json")
+    assert set(assert_error_shape(refused, 400, "validation_error")["details"]) == {"status", "iterations"}
+    loop_run = _loop_run(api)
     assert (loop_run["status"], loop_run["iterations"], loop_run["max_iterations"]) == ("running", 0, 10)
 
 

@@ -160,6 +160,13 @@ def test_it_polls_signals_oldest_first_once_each_then_204(api: APIClient, sessio
     assert [e["event_type"] for e in events] == ["signal_sent", "signal_sent", "signal_processed", "signal_processed"]
 
 
+def test_it_records_a_signal_already_processed_as_ralph_v2_writes_it(api: APIClient, session: Session) -> None:
+    body = api.post("/api/v1/signals/", {"session": session.pk, "type": "info", "is_processed": True},
+                    format="json").json()
+    assert body["is_processed"] is True and body["processed_at"]
+    assert api.post(url(session, "poll-signal"), format="json").status_code == 204
+
+
 def test_it_refuses_a_bad_signal_type_naming_the_allowed_ones(api: APIClient, session: Session) -> None:
     body = assert_error_shape(api.post("/api/v1/signals/", {"session": session.pk, "type": "shout"}, format="json"),
                               400, "validation_error")

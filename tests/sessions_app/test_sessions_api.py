@@ -105,16 +105,26 @@ def test_it_allows_many_sessions_without_a_key(api: APIClient) -> None:
 
 
 def test_it_does_not_let_clients_write_the_totals(api: APIClient) -> None:
-    body = api.post(SESSIONS, {"total_tokens_input": 999, "total_cost_usd": "5"}, format="json").json()
-    assert body["total_tokens_input"] == 0
-    assert body["total_cost_usd"] == "0.000000"
+    response = api.post(SESSIONS, {"total_tokens_input": 999, "total_cost_usd": "5"}, format="json")
+    assert set(assert_error_shape(response, 400, "validation_error")["details"]) == {"total_tokens_input",
+                                                                                    "total_cost_usd"}
+    assert not Session.objects.exists()
 
 
-def test_it_refuses_to_change_the_id(api: APIClient) -> None:
+def test_it_lets_the_writer_set_the_token_count(api: APIClient) -> None:
+    assert api.post(SESSIONS, {"token_count": 1200}, format="json").json()["token_count"] == 1200
+
+
+def test_it_refuses_to_change_the_id_but_accepts_it_sent_back_unchanged(api: APIClient) -> None:
     session = Session.objects.create()
-    response = api.patch(reverse("session-detail", args=[session.pk]), {"id": CLIENT_ULID}, format="json")
-    assert response.status_code == 200
-    assert response.json()["id"] == session.pk
+    url = reverse("session-detail", args=[session.pk])
+    response = api.patch(url, {"id": CLIENT_ULID}, format="json")
+    assert "id" in assert_error_shape(response, 400, "validation_error")["details"]
+    read = api.get(url).json()
+    echoed = api.put(url, {**read, "summary_embedding": None, "id": session.pk.lower(), "summary": "s"},
+                     format="json")
+    assert echoed.status_code == 200, echoed.content
+    assert echoed.json()["summary"] == "s"
 
 
 def test_it_filters_by_status_state_project_and_command_type(api: APIClient) -> None:

@@ -1,0 +1,222 @@
+"""Nothing a client sends is silently ignored (issue #14 §1), walked over every route of the three
+routers (sessions, conversations, ledger, stats included), so a route added later is covered too:
+an unknown query parameter, a junk filter or page value, an unknown ordering and a read-only field in
+a write body are each a 400 naming what is allowed, and the schema lists exactly what a route honours."""
+
+import re
+from typing import Any
+
+import pytest
+from django.urls import resolve
+from django_filters import filters as django_filters
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
+from rest_framework.views import APIView
+
+from ledger_app.api.filters import ULIDFilter
+from ralphsite.api.query import allowed_query_parameters
+from tests.api_mixins import ApiRoute, api_routes, assert_error_shape
+
+pytestmark = pytest.mark.django_db
+
+ROUTES = api_routes()
+IDS = [route.id for route in ROUTES]
+
+
+def _send(api: APIClient, route: ApiRoute, query: str) -> Any:
+    request = getattr(api, route.method)
+    if route.method in ("get", "delete"):
+        return request(f"{route.path}?{query}")
+    return request(f"{route.path}?{query}", {}, format="json")
+
+
+def _view(path: str, method: str) -> APIView:
+    """The viewset instance the router builds for one method of a path (not dispatched)."""
+    match = resolve(path)
+    view = match.func.cls(**match.func.initkwargs)
+    view.action_map = match.func.actions
+    view.action = match.func.actions[method]
+    view.request, view.args, view.kwargs, view.format_kwarg = None, (), match.kwargs, None
+    return view
+
+
+def _allowed(route: ApiRoute) -> frozenset[str]:
+    return allowed_query_parameters(_view(route.path, route.method))
+
+
+def test_it_walks_every_router_and_kind_of_route() -> None:
+    prefixes = {route.prefix for route in ROUTES}
+    assert {"sessions", "chats", "events", "stats", "search", "sync"} <= prefixes
+    actions = {(route.prefix, route.action) for route in ROUTES}
+    assert {("sessions", "interrupted"), ("stats", "retrieve"), ("runs", "messages"), ("tasks", "status"),
+            ("events", "create"), ("chats", "destroy")} <= actions
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=IDS)
+def test_it_refuses_an_unknown_query_parameter_naming_the_allowed_ones(api: APIClient, route: ApiRoute) -> None:
+    body = assert_error_shape(_send(api, route, "no_such_parameter=1"), 400, "validation_error")
+    assert list(body["details"]) == ["no_such_parameter"], body
+    allowed = body["details"]["no_such_parameter"][0].removeprefix("Unknown query parameter; allowed: ")
+    assert set(allowed.rstrip(".").split(", ")) == _allowed(route)
+
+
+def test_it_accepts_format_and_names_a_list_s_filters_ordering_and_pages(api: APIClient) -> None:
+    assert api.get("/api/v1/tasks/?format=json&status=failed&ordering=key&page=1&page_size=5").status_code == 200
+    message = assert_error_shape(api.get("/api/v1/tasks/?sesion=x"), 400, "validation_error")["message"]
+    assert message.startswith("sesion: Unknown query parameter; allowed: ")
+    assert {"session", "status", "ordering", "page", "page_size", "format"} <= set(
+        message.split("allowed: ")[1].rstrip(".").split(", "))
+
+
+def _schema_operations() -> list[tuple[str, str, dict[str, Any]]]:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return [(path, method, operation) for path, operations in schema["paths"].items()
+            for method, operation in operations.items()]
+
+
+def test_the_schema_lists_exactly_the_query_parameters_each_route_honours() -> None:
+    operations = _schema_operations()
+    assert len(operations) == len(ROUTES)
+    for path, method, operation in operations:
+        declared = {parameter["name"] for parameter in operation.get("parameters", []) if parameter["in"] == "query"}
+        view = _view(re.sub(r"\{[^}]+\}", "1", path), method)
+        assert declared | {"format"} == allowed_query_parameters(view), (method, path)
+
+
+def test_interrupted_sessions_advertise_only_what_they_honour() -> None:
+    [operation] = [op for path, method, op in _schema_operations() if path == "/api/v1/sessions/interrupted/"]
+    assert {parameter["name"] for parameter in operation["parameters"]} == {
+        "idle_seconds", "project_path", "page", "page_size"}
+
+
+# -- junk values ---------------------------------------------------------------------------------
+
+CHOICE_FILTERS = (django_filters.ChoiceFilter, django_filters.MultipleChoiceFilter)
+
+
+def _junk(filter_: django_filters.Filter) -> str | None:
+    """A value the filter cannot mean anything by (None: any text is a valid value for it)."""
+    if isinstance(filter_, django_filters.BooleanFilter):
+        return "maybe"
+    if isinstance(filter_, CHOICE_FILTERS):
+        return "no-such-value"
+    if isinstance(filter_, (django_filters.NumberFilter, django_filters.DateTimeFilter, ULIDFilter,
+                            django_filters.ModelChoiceFilter)):
+        return "x"
+    return None
+
+
+JUNK_FILTERS = [
+    pytest.param(route.path, name, junk,
+                 isinstance(filter_, CHOICE_FILTERS) and not isinstance(filter_, django_filters.ModelChoiceFilter),
+                 id=f"{route.prefix}?{name}={junk}")
+    for route in ROUTES if route.action == "list" and getattr(route.viewset, "filterset_class", None)
+    for name, filter_ in route.viewset.filterset_class.base_filters.items()
+    if (junk := _junk(filter_)) is not None
+]
+
+
+def test_it_finds_junk_for_every_kind_of_filter() -> None:
+    ids = {param.id for param in JUNK_FILTERS}
+    assert {"acceptance-criteria?passes=maybe", "gate-results?passed=maybe", "chats?include_deleted=maybe",
+            "tasks?status=no-such-value", "events?session=x", "tasks?wave=x", "events?since=x"} <= ids
+
+
+@pytest.mark.parametrize(("path", "name", "junk", "is_choice"), JUNK_FILTERS)
+def test_it_refuses_a_junk_filter_value_naming_the_filter(api: APIClient, path: str, name: str, junk: str,
+                                                          is_choice: bool) -> None:
+    body = assert_error_shape(api.get(path, {name: junk}), 400, "validation_error")
+    assert list(body["details"]) == [name], body
+    if is_choice:
+        assert "allowed: " in body["details"][name][0], body
+
+
+def test_it_reads_boolean_filters_in_the_usual_spellings(api: APIClient) -> None:
+    for spelling in ("true", "True", "1", "yes", "false", "0", "no"):
+        assert api.get("/api/v1/acceptance-criteria/", {"passes": spelling}).status_code == 200, spelling
+
+
+PAGED = [
+    pytest.param(route.path, name, value, id=f"{route.path}?{name}={value}")
+    for route in ROUTES if route.method == "get"
+    for name, values in (("page_size", ("0", "-1", "x", "1.5")), ("page", ("0", "x")), ("cursor", ("junk",)))
+    if name in _allowed(route)
+    for value in values
+]
+
+
+def test_it_finds_page_number_cursor_and_declared_pages() -> None:
+    paths = {param.values[0] for param in PAGED}
+    assert {"/api/v1/tasks/", "/api/v1/events/", "/api/v1/messages/", "/api/v1/sessions/interrupted/",
+            "/api/v1/search/"} <= paths
+
+
+@pytest.mark.parametrize(("path", "name", "value"), PAGED)
+def test_it_refuses_a_junk_page_size_page_or_cursor(api: APIClient, path: str, name: str, value: str) -> None:
+    body = assert_error_shape(api.get(path, {name: value}), 400, "validation_error")
+    assert name in body["details"], body
+
+
+# -- ordering ------------------------------------------------------------------------------------
+
+ORDERED = [pytest.param(route, id=route.prefix) for route in ROUTES
+           if route.method == "get" and "ordering" in _allowed(route)]
+
+
+def test_every_model_list_is_ordered() -> None:
+    model_lists = {route.prefix for route in ROUTES if route.action == "list" and hasattr(route.viewset, "queryset")}
+    assert {param.id for param in ORDERED} == model_lists
+
+
+@pytest.mark.parametrize("route", ORDERED)
+def test_it_orders_by_every_allowed_field_and_refuses_others(api: APIClient, route: ApiRoute) -> None:
+    fields = route.viewset.ordering_fields
+    for field in fields:
+        for term in (field, f"-{field}"):
+            assert api.get(route.path, {"ordering": term}).status_code == 200, term
+    body = assert_error_shape(api.get(route.path, {"ordering": "-no_such_field"}), 400, "validation_error")
+    assert body["details"]["ordering"][0].endswith(f"allowed: {', '.join(sorted(fields))} (prefix '-' for "
+                                                   "descending).")
+
+
+# -- read-only fields in write bodies -----------------------------------------------------------
+
+def _read_only_fields(route: ApiRoute) -> list[str]:
+    serializer = _view(route.path, route.method).get_serializer()
+    return sorted(name for name, field in serializer.fields.items() if field.read_only)
+
+
+READ_ONLY_ON_CREATE = [
+    pytest.param(route.path, name, id=f"{route.prefix} {name}")
+    for route in ROUTES if route.action == "create"
+    for name in _read_only_fields(route)
+]
+
+
+def test_it_finds_the_read_only_fields_of_every_create() -> None:
+    ids = {param.id for param in READ_ONLY_ON_CREATE}
+    assert {"sessions total_cost_usd", "runs sequence_number", "events id", "signals processed_by",
+            "acceptance-criteria failure_count", "chats created_at"} <= ids
+    assert "acceptance-criteria passes" not in ids and "sessions token_count" not in ids  # the seeds write these
+
+
+@pytest.mark.parametrize(("path", "name"), READ_ONLY_ON_CREATE)
+def test_it_refuses_a_read_only_field_in_a_create_body(api: APIClient, path: str, name: str) -> None:
+    body = assert_error_shape(api.post(path, {name: "x"}, format="json"), 400, "validation_error")
+    assert name in body["details"], body
+
+
+READ_ONLY_ON_UPDATE = [
+    pytest.param(route, name, id=f"{route.prefix} {name}")
+    for route in ROUTES if route.action == "partial_update"
+    for name in _read_only_fields(route)
+]
+
+
+@pytest.mark.parametrize(("route", "name"), READ_ONLY_ON_UPDATE)
+def test_it_refuses_a_changed_read_only_field_in_an_update(route: ApiRoute, name: str) -> None:
+    view = _view(route.path, route.method)
+    model = view.get_queryset().model
+    serializer = view.get_serializer_class()(instance=model(), data={name: "x"}, partial=True)
+    assert not serializer.is_valid()
+    assert name in serializer.errors and "Read-only" in str(serializer.errors[name][0]), serializer.errors
