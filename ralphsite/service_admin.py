@@ -199,10 +199,11 @@ class ServiceModelAdmin(RalphModelAdmin):
             return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_change",
                                                 args=[unquote(object_id)]))
 
-    def response_action(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+    def response_action(self, request: HttpRequest, queryset: QuerySet, **kwargs: Any) -> HttpResponse | None:
+        # **kwargs: Django 6.1 passes `action_location` (actions on the change form too); 5.2 passes none.
         try:
             with transaction.atomic():  # a bulk action is all or nothing, as one API call is
-                return super().response_action(request, queryset)
+                return super().response_action(request, queryset, **kwargs)
         except DomainError as error:
             self.message_user(request, f"Nothing done: {error.message}", messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
