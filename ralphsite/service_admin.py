@@ -359,4 +359,6 @@ class SessionFilter(admin.SimpleListFilter):
 def session_filter_media() -> forms.Media:
     """The admin's select2 autocomplete (jQuery, select2, autocomplete.js) and our filter's script."""
     return (AutocompleteSelect(Signal._meta.get_field("session"), admin.site).media
-            + forms.Media(js=["ralphsite/session_filter.js"]))
+            # Listed with what it needs first, so the merge puts it after jQuery, jquery.init and select2.
+            + forms.Media(js=["admin/js/vendor/jquery/jquery.min.js", "admin/js/jquery.init.js",
+                              "admin/js/autocomplete.js", "ralphsite/session_filter.js"]))

@@ -1,0 +1,190 @@
+"""The console in a real browser (headless Chromium through Selenium), at 1400 and 400 pixels wide:
+log in through the form, open the dashboard and a session's console, watch the live feed pick up
+an event appended through the API without a reload, pause the session with its button, answer a
+question, and find no error in the browser's console.
+
+Runs when Chromium and chromedriver are installed (`apt-get install chromium chromium-driver`);
+under CI (CI=true) a missing browser is a failure, not a skip. With RALPH_SCREENSHOTS=<dir> the
+tests save the dashboard and console screenshots the README shows (tests/screenshots/).
+"""
+
+import json
+import os
+import shutil
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from conversations_app.models import Chat
+from ledger_app.models import LedgerEvent, TokenUsage
+from ralphsite.tokens import api_token_create
+from sessions_app.models import Question, QuestionStatus, Session, Signal, TaskAttempt
+from tests.sessions_app.factories import make_session, make_task
+
+pytestmark = pytest.mark.django_db(transaction=True)
+PASSWORD = "console-pass-4821"
+WIDTHS = [1400, 400]
+
+
+def _browser_paths() -> tuple[str, str] | None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    return (chromium, driver) if chromium and driver else None
+
+
+@pytest.fixture
+def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
+    paths = _browser_paths()
+    if paths is None:
+        message = "Chromium and chromedriver are needed: apt-get install chromium chromium-driver"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from selenium import webdriver
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = paths[0]
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     f"--window-size={request.param},1000", "--lang=en-US"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(paths[1]))
+    driver.implicitly_wait(0)
+    driver.width = request.param
+    yield driver
+    driver.quit()
+
+
+def loop_session() -> Session:
+    session = make_session(key="widget-loop", project_path="/srv/widget-store", current_agent="exec-a",
+                           current_task_key="task-2", current_model="claude-sonnet-4",
+                           user_request="Build the widget store: schema, API, admin, tests, docs.")
+    first = make_task(session, "task-1", title="Database schema", status="completed", assigned_agent="exec-a")
+    second = make_task(session, "task-2", title="REST endpoints", depends_on=(first,), status="in_progress",
+                       assigned_agent="exec-a", claimed_by="exec-a")
+    failed = make_task(session, "task-3", title="Admin screens", depends_on=(first,), status="failed",
+                       status_annotation="review failed: TypeError in widget_label()", assigned_agent="exec-b")
+    make_task(session, "task-4", title="Integration tests", depends_on=(second, failed))
+    TaskAttempt.objects.create(task=failed, session=session, attempt_number=1, agent="exec-b", review_verdict="failed",
+                               review_report="The admin list crashes on an empty widget name.")
+    Question.objects.create(session=session, key="Q-REQ-002", category="requirements", priority="high",
+                            text="Do admins need to bulk-import widgets from CSV in this release?")
+    for n, (kind, message) in enumerate([("task_claimed", "exec-a claimed task-2"),
+                                         ("agent_started", "exec-a started task-2"),
+                                         ("task_failed", "review failed: TypeError in widget_label()")]):
+        LedgerEvent.objects.create(session=session, type=kind, task_key=f"task-{n + 1}", agent="exec-a",
+                                   message=message)
+    for model, cost in (("claude-sonnet-4", "0.412000"), ("gpt-5-mini", "0.031500")):
+        TokenUsage.objects.create(session=session, model=model, agent="exec-a", input_tokens=12000,
+                                  output_tokens=2100, cost_usd=cost)
+    Chat.objects.create(title="task-6: 릴리스 노트 (release notes)", session=session)
+    return session
+
+
+def log_in(browser: Any, live_server: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    get_user_model().objects.create_superuser("operator", "operator@example.com", PASSWORD)
+    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
+    browser.find_element(By.NAME, "username").send_keys("operator")
+    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
+    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    wait_for(browser, lambda b: b.current_url.rstrip("/").endswith("/admin"))
+
+
+def wait_for(browser: Any, condition: Any, seconds: float = 15) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, seconds, poll_frequency=0.2).until(condition)
+
+
+def console_errors(browser: Any) -> list[dict[str, Any]]:
+    return [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def screenshot(browser: Any, name: str) -> None:
+    folder = os.environ.get("RALPH_SCREENSHOTS")
+    if folder:
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        browser.set_window_size(browser.width, min(height, 2400))
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(Path(folder) / f"{name}-{browser.width}.png"))
+
+
+def api_append(live_server: Any, session: Session, **event: Any) -> None:
+    secret = api_token_create(user=get_user_model().objects.get(username="operator"), scope="session",
+                              session_id=session.pk, label="browser test").secret
+    request = urllib.request.Request(f"{live_server.url}/api/v1/events/", method="POST",
+                                     data=json.dumps({"session": session.pk, **event}).encode(),
+                                     headers={"Authorization": f"Token {secret}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 201
+
+
+@pytest.mark.parametrize("browser", WIDTHS, indirect=True, ids=[f"{w}px" for w in WIDTHS])
+def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, live_server: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    session = loop_session()
+    log_in(browser, live_server)
+
+    # The dashboard: what needs attention, failures first.
+    assert "Sessions, conversations and the ledger" in browser.page_source
+    assert browser.find_element(By.ID, "rd-open_questions").text.startswith("1")
+    screenshot(browser, "dashboard")
+
+    # The console: header, failures, questions, the live feed.
+    browser.get(f"{live_server.url}/admin/sessions_app/session/{session.pk}/change/")
+    assert browser.find_element(By.CSS_SELECTOR, ".rc-title h1").text == "widget-loop"
+    assert "TypeError in widget_label()" in browser.find_element(By.ID, "rc-failures").text
+    feed = browser.find_element(By.ID, "rc-events")
+    assert "exec-a claimed task-2" in feed.text
+    wait_for(browser, lambda b: "rc-on" in b.find_element(By.CSS_SELECTOR, '[data-live="indicator"]')
+             .get_attribute("class"))
+    screenshot(browser, "console")
+    browser.execute_script("window.__notReloaded = true;")
+    api_append(live_server, session, type="agent_completed", task_key="task-2", agent="exec-a",
+               message="exec-a reported task-2: endpoints done")
+    wait_for(browser, lambda b: "exec-a reported task-2: endpoints done" in b.find_element(By.ID, "rc-events").text)
+    assert browser.execute_script("return window.__notReloaded === true;"), "the feed updated without a reload"
+    assert browser.find_element(By.CSS_SELECTOR, "#rc-events li").text.find("agent_completed") >= 0  # newest on top
+
+    # Pause with its button: a pause signal for the orchestrator, shown as pending.
+    browser.find_element(By.CSS_SELECTOR, 'button[data-action="pause"]').click()
+    wait_for(browser, lambda b: "Pause signal sent" in b.page_source)
+    assert list(Signal.objects.filter(session=session).values_list("type", "is_processed")) == [("pause", False)]
+    assert "pause" in browser.find_element(By.ID, "rc-signals").text
+
+    # Answer the question in place.
+    form = browser.find_element(By.CSS_SELECTOR, "#rc-questions form")
+    form.find_element(By.NAME, "answer").send_keys("No: CSV import waits for the next release.")
+    form.find_element(By.CSS_SELECTOR, 'button[data-action="answer"]').click()
+    wait_for(browser, lambda b: "Q-REQ-002 answered" in b.page_source)
+    question = Question.objects.get(session=session)
+    assert (question.status, question.answer) == (QuestionStatus.ANSWERED, "No: CSV import waits for the next release.")
+
+    # At 1400 px nothing of the header is cut off; at any width the page has no horizontal scroll.
+    overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth;")
+    assert overflow <= 0, f"{overflow}px of horizontal scroll at {browser.width}px"
+    assert console_errors(browser) == []
+
+
+@pytest.mark.parametrize("browser", [1400], indirect=True, ids=["1400px"])
+def test_the_people_lists_show_their_key_columns_at_1400_pixels(browser: Any, live_server: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    Signal.objects.create(session=loop_session(), type="steer", message="Prefer small pull requests.")
+    log_in(browser, live_server)
+    for path, column in (("sessions_app/task", "status_badge"), ("sessions_app/question", "status_badge"),
+                         ("sessions_app/signal", "is_processed_badge"), ("ledger_app/ledgerevent", "agent"),
+                         ("sessions_app/session", "status_badge"), ("ledger_app/tokenusage", "cost_usd"),
+                         ("conversations_app/chat", "title")):
+        browser.get(f"{live_server.url}/admin/{path}/")
+        header = browser.find_element(By.CSS_SELECTOR, f"#result_list th.column-{column}")
+        right = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return r.right;", header)
+        assert right <= browser.execute_script("return window.innerWidth;"), f"{path}: {column} is cut off"
+    assert console_errors(browser) == []
