@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger_app', '0003_foreign_keys_indexed_by_composites'),
+        ('ledger_app', '0004_ledger_hash_chain'),
         ('sessions_app', '0007_foreign_keys_indexed_by_composites'),
     ]
 
