@@ -10,9 +10,8 @@ Each server process (each gunicorn worker, see `gunicorn_conf.post_worker_init`)
   under constant load, once it is `MAX_JOB_DELAY_SECONDS` overdue. A job must be correct whenever
   it runs, or if it never does (whoever needs its result first does the work itself).
 * An `exclusive` job runs in one process of the whole deployment at a time, however many workers
-  and hosts there are: it holds a PostgreSQL transaction-level advisory lock (`pg_try_advisory_xact_lock`,
-  shared by every host of the database), or on SQLite an exclusive `flock` next to the database
-  file (SQLite has one host). A process that finds the lock taken skips its turn.
+  and hosts there are (`ralphsite.db.locks.deployment_lock_try`): a process that finds the job's
+  lock taken skips its turn.
 
 On SQLite the thread also checkpoints the write-ahead log. By default SQLite checkpoints inside
 whichever commit pushes the log past 1,000 pages: that request copies the log back into the
@@ -25,20 +24,18 @@ truncates the log after a checkpoint. Without the thread (tests, `manage.py`) co
 SQLite's automatic checkpoints.
 """
 
-import contextlib
-import fcntl
-import hashlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from django.db import connections, transaction
+from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
+
+from ralphsite.db.locks import deployment_lock_try
 
 logger = logging.getLogger(__name__)
 
@@ -90,34 +87,6 @@ class WorkerActivity:
 worker_activity = WorkerActivity()
 
 
-def _advisory_key(name: str) -> int:
-    """A stable signed 64-bit key for PostgreSQL's advisory locks (Python's hash() varies per process)."""
-    return int.from_bytes(hashlib.sha256(f"ralph-upkeep:{name}".encode()).digest()[:8], "big", signed=True)
-
-
-@contextlib.contextmanager
-def exclusive_lock(connection: BaseDatabaseWrapper, name: str) -> Iterator[bool]:
-    """Yield whether this process got the deployment-wide lock `name`; released on exit."""
-    if connection.vendor == "postgresql":
-        # Transaction-level: released at COMMIT or ROLLBACK whatever the job does, so a pooled
-        # connection never carries a leaked lock back into the pool.
-        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_advisory_key(name)])
-            yield bool(cursor.fetchone()[0])
-        return
-    path = Path(f"{connection.settings_dict['NAME']}-upkeep-{name}")
-    with open(path, "a+b") as lock_file:
-        try:
-            fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(lock_file.fileno(), fcntl.LOCK_UN)
-
-
 class UpkeepThread(threading.Thread):
     def __init__(self, *, alias: str = "default", interval: float = DEFAULT_INTERVAL_SECONDS) -> None:
         super().__init__(name=f"upkeep-{alias}", daemon=True)
@@ -161,7 +130,7 @@ class UpkeepThread(threading.Thread):
     def _run_job(self, job: UpkeepJob) -> None:
         try:
             if job.exclusive:
-                with exclusive_lock(self.connection, job.name) as acquired:
+                with deployment_lock_try(self.connection, f"upkeep-{job.name}") as acquired:
                     if not acquired:
                         return
                     job.run()

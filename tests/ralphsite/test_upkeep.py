@@ -9,8 +9,9 @@ import pytest
 from django.db import connection
 
 from conversations_app.models import Chat
+from ralphsite.db.locks import deployment_lock_try
 from ralphsite.server import upkeep
-from ralphsite.server.upkeep import UpkeepJob, WorkerActivity, exclusive_lock, upkeep_start, upkeep_stop
+from ralphsite.server.upkeep import UpkeepJob, WorkerActivity, upkeep_start, upkeep_stop
 
 pytestmark = pytest.mark.django_db(transaction=True)
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
@@ -146,34 +147,6 @@ def test_it_runs_a_job_at_most_every_few_seconds_and_survives_its_failures(
     assert thread.job_runs["flaky"] == calls.count("run") - 1  # the failed run is not counted
 
 
-def test_an_exclusive_job_runs_in_one_process_at_a_time() -> None:
-    """Two connections (two workers, or two hosts of one PostgreSQL database) contend for one lock."""
-    held = threading.Event()
-    release = threading.Event()
-    seen: list[bool] = []
-
-    def holder() -> None:
-        try:
-            with exclusive_lock(connection, "backup") as acquired:
-                seen.append(acquired)
-                held.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=holder)
-    thread.start()
-    try:
-        assert held.wait(10)
-        assert _in_new_connection(lambda: _try_lock("backup")) is False  # the holder has it
-        assert _in_new_connection(lambda: _try_lock("another job")) is True  # locks are per job
-    finally:
-        release.set()
-        thread.join()
-    assert seen == [True]
-    assert _in_new_connection(lambda: _try_lock("backup")) is True  # released when the holder finished
-
-
 def test_an_exclusive_job_skips_its_turn_while_another_process_runs_it(stop_upkeep: None,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
@@ -184,7 +157,7 @@ def test_an_exclusive_job_skips_its_turn_while_another_process_runs_it(stop_upke
 
     def other_process() -> None:
         try:
-            with exclusive_lock(connection, "sweep"):
+            with deployment_lock_try(connection, "upkeep-sweep"):
                 held.set()
                 release.wait(10)
         finally:
@@ -202,11 +175,6 @@ def test_an_exclusive_job_skips_its_turn_while_another_process_runs_it(stop_upke
         other.join()
     _wait_until(lambda: calls)
     assert thread.job_runs["sweep"] >= 1
-
-
-def _try_lock(name: str) -> bool:
-    with exclusive_lock(connection, name) as acquired:
-        return acquired
 
 
 def _wait_until(condition: Callable[[], Any]) -> None:

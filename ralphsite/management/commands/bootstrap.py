@@ -1,8 +1,10 @@
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.db import connection
 
 from ralphsite.credentials import admin_bootstrap, credentials_file_write
+from ralphsite.db.locks import deployment_lock
 from ralphsite.management.commands._output import credentials_text, site_base_url
 
 
@@ -10,7 +12,8 @@ class Command(BaseCommand):
     help = "Create the admin user and API token on the first run and print them once."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        credentials = admin_bootstrap()
+        with deployment_lock(connection, "bootstrap"):  # hosts started together create one admin
+            credentials = admin_bootstrap()
         if credentials is not None:
             text = credentials_text(credentials)
             path = credentials_file_write(text)
