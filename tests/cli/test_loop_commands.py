@@ -1,0 +1,143 @@
+"""The loop's verbs through `ralph`: claims, statuses, reports, signals, the ledger, memory, progress."""
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from conversations_app.models import Observation
+from ledger_app.models import Checkpoint, Issue, LedgerEvent
+from sessions_app.models import Session, Signal, Task, TaskAttempt
+from tests.cli.conftest import RalphRunner
+from tests.sessions_app.factories import make_session, make_task
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def session() -> Session:
+    session = make_session(key="loop-1")
+    first = make_task(session, "task-1", title="Schema", sequence=1)
+    make_task(session, "task-2", title="API", sequence=2, depends_on=(first,))
+    return session
+
+
+def test_a_task_is_claimed_worked_and_reported(ralph: RalphRunner, session: Session, tmp_path) -> None:
+    env = {"RALPH_SESSION": "loop-1"}
+    claimed = ralph("task", "claim", "--agent", "exec-1", "--lease", "120", **env)
+    assert claimed.status == 0, claimed.stderr
+    task = json.loads(claimed.stdout)
+    assert (task["key"], task["status"], task["claimed_by"]) == ("task-1", "in_progress", "exec-1")
+
+    nothing = ralph("task", "claim", "--agent", "exec-2", **env)  # task-2 waits for task-1
+    assert (nothing.status, nothing.stdout) == (3, "")
+    assert nothing.stderr.startswith("ralph: no_ready_task: ")
+
+    beat = ralph("task", "heartbeat", "task-1", "--agent", "exec-1", "--lease", "300", **env)
+    assert beat.status == 0 and beat.stdout.startswith("task-1 leased until ")
+    stranger = ralph("task", "heartbeat", "task-1", "--agent", "exec-2", "--json", **env)
+    assert stranger.status == 2 and json.loads(stranger.stderr)["code"] == "not_claim_holder"
+
+    report_file = tmp_path / "report.md"
+    report_file.write_text("## PART 1\nImplemented the schema.\n", encoding="utf-8")
+    reported = ralph("task", "report", "task-1", str(report_file), "--agent", "exec-1", "--model", "sonnet", **env)
+    assert reported.stdout == "task-1 attempt 1\n"
+    again = ralph("task", "report", "task-1", "-", "--agent", "exec-1", input="Second try: ünïcode.\n", **env)
+    assert again.stdout == "task-1 attempt 2\n"
+    reports = list(TaskAttempt.objects.filter(task__key="task-1").order_by("attempt_number")
+                   .values_list("implementation_report", "agent", "model"))
+    assert reports == [("## PART 1\nImplemented the schema.", "exec-1", "sonnet"),  # the API trims text
+                       ("Second try: ünïcode.", "exec-1", "")]
+    missing = ralph("task", "report", "task-1", str(tmp_path / "nope.md"), **env)
+    assert missing.status == 1 and "cannot read" in missing.stderr
+
+    done = ralph("task", "status", "task-1", "completed", "--note", "reviewed", "--agent", "orchestrator", **env)
+    assert done.stdout == "task-1 completed\n"
+    stored = Task.objects.get(key="task-1")
+    assert (stored.status, stored.status_annotation, stored.claimed_by) == ("completed", "reviewed", "")
+    bad_status = ralph("task", "status", "task-1", "finished", **env)
+    assert bad_status.status == 2 and "validation_error" in bad_status.stderr
+    unknown = ralph("task", "status", "task-9", "completed", **env)
+    assert unknown.status == 2 and "not_found" in unknown.stderr
+
+    second = json.loads(ralph("task", "claim", "--agent", "exec-2", **env).stdout)
+    assert second["key"] == "task-2" and second["depends_on"] == ["task-1"]
+    released = ralph("task", "release", "task-2", "--agent", "exec-2", "--reason", "out of budget", **env)
+    assert released.stdout == "task-2 not_started\n"
+    shown = json.loads(ralph("task", "show", "task-2", **env).stdout)
+    assert shown["status"] == "not_started" and shown["claimed_by"] == ""
+    assert [e.type for e in LedgerEvent.objects.filter(session=session).order_by("id")] == [
+        "task_claimed", "task_status_changed", "task_claimed", "task_released"]
+
+
+def test_claiming_on_a_finished_session_is_nothing_to_claim(ralph: RalphRunner, session: Session) -> None:
+    assert ralph("session", "end", "completed", RALPH_SESSION=session.id).status == 0
+    finished = ralph("task", "claim", "--agent", "exec-1", "--json", RALPH_SESSION=session.id)
+    assert finished.status == 3 and json.loads(finished.stderr)["code"] == "session_finished"
+
+
+def test_signals_are_sent_and_polled_once(ralph: RalphRunner, session: Session) -> None:
+    env = {"RALPH_SESSION": session.id}
+    sent = ralph("signal", "send", "steer", "Prefer small PRs", **env)
+    assert sent.status == 0 and sent.stdout.strip() == Signal.objects.get().id
+    polled = ralph("signal", "poll", "--agent", "orchestrator", **env)
+    assert (polled.status, polled.stdout) == (0, "steer: Prefer small PRs\n")
+    empty = ralph("signal", "poll", **env)
+    assert (empty.status, empty.stdout) == (3, "") and "no_signal" in empty.stderr
+    assert Signal.objects.get().processed_by == "orchestrator"
+    refused = ralph("signal", "send", "shout", "x", **env)
+    assert refused.status == 2 and "type:" in refused.stderr
+
+
+def test_events_issues_and_checkpoints_go_to_the_ledger(ralph: RalphRunner, session: Session) -> None:
+    env = {"RALPH_SESSION": session.id}
+    appended = ralph("event", "backend_call_finished", "--tokens-in", "120", "--tokens-out", "30",
+                     "--cost-usd", "0.0042", "--meta", '{"backend": "claude"}', "--task", "task-1",
+                     "--agent", "exec-1", "--idempotency-key", "call-1", **env)
+    assert appended.status == 0, appended.stderr
+    event = LedgerEvent.objects.get(type="backend_call_finished")
+    assert appended.stdout == f"{event.id}\n"
+    assert (event.tokens_in, event.tokens_out, event.cost_usd, event.meta, event.task_key, event.agent) == (
+        120, 30, Decimal("0.0042"), {"backend": "claude"}, "task-1", "exec-1")
+    retried = ralph("event", "backend_call_finished", "--tokens-in", "120", "--idempotency-key", "call-1", **env)
+    assert retried.stdout == f"{event.id}\n"  # the same event: a retry is recorded once
+    assert ralph("event", "x-custom", "--meta", "{not json", **env).status == 1
+    assert ralph("event", "no_such_type", **env).status == 2
+
+    for _ in range(2):
+        recorded = ralph("issue", "record", "test_failure", "tests/test_api.py::test_x", "AssertionError",
+                         "--file", "tests/test_api.py", "--line", "42", "--task", "task-1", **env)
+        assert recorded.status == 0, recorded.stderr
+    assert recorded.stdout == "tests/test_api.py::test_x seen 2 time(s)\n"
+    issue = Issue.objects.get()
+    assert (issue.count, issue.file, issue.line, issue.task_key) == (2, "tests/test_api.py", 42, "task-1")
+    no_task = ralph("issue", "record", "lint", "sig", "msg", **env)
+    assert no_task.status == 1 and "RALPH_TASK" in no_task.stderr
+    assert ralph("issue", "record", "lint", "sig", "msg", RALPH_TASK="task-2", **env).status == 0
+
+    created = ralph("checkpoint", "create", "chk-1", "refs/heads/ralph/task-1", "--summary", "schema done",
+                    "--task", "task-1", **env)
+    assert created.stdout == "chk-1\n"
+    checkpoint = Checkpoint.objects.get()
+    assert (checkpoint.session_id, checkpoint.git_ref, checkpoint.summary) == (
+        session.id, "refs/heads/ralph/task-1", "schema done")
+    duplicate = ralph("checkpoint", "create", "chk-1", "HEAD", **env)
+    assert duplicate.status == 2 and "conflict" in duplicate.stderr
+    assert LedgerEvent.objects.filter(session=session, type="checkpoint_created").count() == 1
+
+
+def test_search_and_progress(ralph: RalphRunner, session: Session) -> None:
+    Observation.objects.create(session=session, type="decision", content="Chose PostgreSQL for the ledger")
+    found = ralph("search", "PostgreSQL")
+    assert found.status == 0
+    assert found.stdout.startswith("observation ") and "<mark>PostgreSQL</mark>" in found.stdout
+    page = json.loads(ralph("search", "PostgreSQL", "--kind", "observation", "--json").stdout)
+    assert page["count"] == 1 and page["results"][0]["session"] == session.id
+    assert ralph("search", "nothing-like-this").status == 3
+
+    shown = ralph("progress", RALPH_SESSION="loop-1")
+    assert shown.stdout.splitlines() == ["2 tasks: 2 not_started",
+                                         "task-1  not_started     Schema",
+                                         "task-2  not_started     API"]
+    as_json = json.loads(ralph("progress", "--json", RALPH_SESSION="loop-1").stdout)
+    assert as_json["total"] == 2 and as_json["by_status"]["not_started"] == 2
