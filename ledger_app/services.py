@@ -80,6 +80,17 @@ def events_append(*, items: list[dict[str, Any]]) -> list[AppendResult]:
                 raise
 
 
+def event_append_one(*, item: dict[str, Any]) -> tuple[LedgerEvent, bool]:
+    """Append one validated event; returns (event, created). A repeated idempotency key returns the
+    event that key recorded first (created False); an unknown session is a 400."""
+    [result] = events_append(items=[item])
+    if result.status == "invalid":
+        raise InvalidInput(next(iter(result.errors.values()))[0], details=result.errors)
+    if result.status == "duplicate":
+        return LedgerEvent.objects.get(pk=result.event_id), False
+    return result.event, True
+
+
 def _sessions_existing(session_ids: set[str]) -> set[str]:
     """Which of these sessions exist: one parameterised SELECT on the primary key (the ORM compiled
     it, with the model's default ordering, on every append)."""

@@ -39,6 +39,7 @@ from sessions_app.models import (
     InterviewQuestion,
     InvocationStatus,
     LoopRun,
+    PlanSnapshot,
     ProgressSummary,
     Question,
     ReviewVerdict,
@@ -233,12 +234,25 @@ def feedback_batch_list() -> QuerySet[FeedbackBatch]:
         "items", Prefetch("attachments", queryset=FeedbackAttachment.objects.defer("content")))
 
 
+def session_feedback(*, session: Session, iteration_number: int | None = None) -> QuerySet[FeedbackBatch]:
+    """GetFeedback: the session's batches (of one iteration number when given), with their items."""
+    batches = feedback_batch_list().filter(session=session).select_related("iteration")
+    return batches if iteration_number is None else batches.filter(iteration__number=iteration_number)
+
+
 def feedback_item_list() -> QuerySet[FeedbackItem]:
     return FeedbackItem.objects.select_related("batch")
 
 
 def feedback_attachment_list() -> QuerySet[FeedbackAttachment]:
     return FeedbackAttachment.objects.all()
+
+
+def session_plan(*, session: Session) -> dict[str, Any]:
+    """GetPlan: the current plan, the iteration it was written in, and the iterations that kept a snapshot."""
+    snapshots = list(PlanSnapshot.objects.filter(session=session).values_list("iteration_number", flat=True))
+    return {"session": session.pk, "content": session.current_plan_content, "iteration": session.plan_iteration,
+            "snapshots": snapshots}
 
 
 def session_progress(*, session: Session) -> dict[str, Any]:

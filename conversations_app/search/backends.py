@@ -17,6 +17,7 @@ from conversations_app.search.schema import SOURCES, SearchSource
 from conversations_app.search.terms import (
     MATCH_END,
     MATCH_START,
+    NO_QUERY,
     STOP_WORDS,
     TAG_STAND_INS,
     Group,
@@ -252,6 +253,19 @@ def _postgresql_select(source: SearchSource, query: SearchQuery, filters: Search
 
 
 _BACKENDS = {"sqlite": _sqlite_select, "postgresql": _postgresql_select}
+
+
+def search_validated(params: dict[str, Any]) -> tuple[int, list[SearchHit]]:
+    """`search_page` for parameters validated by the API's SearchParamsSerializer (q, kind, session, chat,
+    role, type, created_after, created_before, page, page_size): the API's search and MCP's alike."""
+    filters = SearchFilters(
+        kinds=(params["kind"],) if "kind" in params else ("message", "observation"),
+        session=params.get("session"), chat=params.get("chat"),
+        roles=(params["role"],) if "role" in params else (), types=(params["type"],) if "type" in params else (),
+        created_after=params.get("created_after"), created_before=params.get("created_before"))
+    size = params["page_size"]
+    return search_page(query=params.get("q", NO_QUERY), filters=filters, limit=size,
+                       offset=(params["page"] - 1) * size)
 
 
 def search_page(*, query: SearchQuery, filters: SearchFilters, limit: int, offset: int) -> tuple[int, list[SearchHit]]:

@@ -13,7 +13,7 @@ from ledger_app import selectors, services
 from ledger_app.api import filters
 from ledger_app.api import serializers as s
 from ledger_app.chain import chain_head
-from ledger_app.models import Checkpoint, CheckpointRestore, LedgerEvent
+from ledger_app.models import Checkpoint, CheckpointRestore
 from ledger_app.stats import STATS, StatFilters
 from ralphsite.api.pagination import IdCursorPagination
 from ralphsite.api.query import query_parameters
@@ -80,12 +80,9 @@ class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
             return self._append_many(_list_body(request.data, limit=services.MAX_EVENTS_PER_APPEND))
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        [result] = services.events_append(items=[serializer.validated_data])
-        if result.status == "invalid":
-            raise InvalidInput(next(iter(result.errors.values()))[0], details=result.errors)
-        if result.status == "duplicate":
-            return Response(self.get_serializer(LedgerEvent.objects.get(pk=result.event_id)).data)
-        return Response(self.get_serializer(result.event).data, status=status.HTTP_201_CREATED)
+        event, created = services.event_append_one(item=serializer.validated_data)
+        answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(self.get_serializer(event).data, status=answer)
 
     @extend_schema(responses=s.ChainHeadSerializer)
     @action(detail=False, methods=["get"])

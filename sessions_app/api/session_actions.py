@@ -12,19 +12,12 @@ from ralphsite.api.query import query_parameters
 from sessions_app import selectors, services
 from sessions_app.api import serializers as api
 from sessions_app.api.serializers import SessionSerializer
-from sessions_app.models import PlanSnapshot, Session
 
 
 def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
-
-
-def _plan_response(session: Session) -> Response:
-    snapshots = list(PlanSnapshot.objects.filter(session=session).values_list("iteration_number", flat=True))
-    return Response({"session": session.pk, "content": session.current_plan_content,
-                     "iteration": session.plan_iteration, "snapshots": snapshots})
 
 
 class SessionOrchestrationActions:
@@ -38,7 +31,7 @@ class SessionOrchestrationActions:
         if request.method == "PUT":
             body = validated(api.PlanInputSerializer, request)
             session = services.plan_update(session=session, content=body["content"], agent=body["agent"])
-        return _plan_response(session)
+        return Response(selectors.session_plan(session=session))
 
     @extend_schema(responses=api.ProgressSerializer)
     @action(detail=True, methods=["get"])
