@@ -94,6 +94,8 @@ def question_result(question: Question) -> dict[str, Any]:
 
 
 AGENT = text("Who is acting (the agent's name), for the audit trail.")
+# Claims need the agent; not `required` in the schema, because a token bound to an agent supplies it.
+HOLDER = text("The agent holding the claim (needed unless the token is bound to an agent).")
 TASK = text("The task's key, e.g. task-1 (or its id).", required=True)
 
 # -- seed 000: the session tools ------------------------------------------------------------------
@@ -258,7 +260,7 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
 
 @tool("claim_task", "Claim the next ready task (every dependency completed): it is set in progress and leased "
       "to you. Answers the task, or task null with the reason nothing can be claimed.",
-      agent=text("Who claims (the agent's name).", required=True), lease_seconds=LEASE)
+      agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
 def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
     try:
         task = services.task_claim_next(session=call.session(), **call.validated(api.LeaseInputSerializer))
@@ -272,13 +274,13 @@ def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
 
 
 @tool("heartbeat_task", "Extend the lease of a task you hold, so nobody else claims it.",
-      task=TASK, agent=text("The agent holding the claim.", required=True), lease_seconds=LEASE)
+      task=TASK, agent=HOLDER, lease_seconds=LEASE)
 def heartbeat_task(call: ToolCall) -> Any:  # POST tasks/{id}/heartbeat/
     return task_brief(services.task_heartbeat(task=call.task(), **call.validated(api.LeaseInputSerializer)))
 
 
 @tool("release_task", "Give back a task you hold: it is not started again and anyone may claim it.",
-      task=TASK, agent=text("The agent holding the claim.", required=True), reason=text("Why."))
+      task=TASK, agent=HOLDER, reason=text("Why."))
 def release_task(call: ToolCall) -> Any:  # POST tasks/{id}/release/
     return task_brief(services.task_release(task=call.task(), **call.validated(api.ReleaseInputSerializer)))
 

@@ -54,6 +54,7 @@ class McpView(APIView):
     answer 405: this server keeps no sessions and sends nothing unasked."""
 
     parser_classes: list[Any] = []  # the body is JSON-RPC, read by the protocol (a parse error is its own)
+    schema = None  # not a REST resource: the tools describe themselves through tools/list
 
     def handle_exception(self, exc: Exception) -> HttpResponse:
         """A refusal before any message is read (authentication, permission, throttling, method) keeps the

@@ -77,8 +77,9 @@ def test_addressing_and_argument_errors_name_the_argument(connect: Callable[...,
         unknown = agent.error("get_progress", session="errors", verbose=True)
         assert unknown["code"] == "validation_error"
         assert unknown["details"] == {"verbose": ["Unknown argument; allowed: session."]}
-        missing = agent.error("claim_task", session="errors")
-        assert missing["details"] == {"agent": ["This argument is required."]}
+        missing = agent.error("get_task", session="errors")
+        assert missing["details"] == {"task": ["This argument is required."]}
+        assert agent.error("claim_task", session="errors")["details"] == {"agent": ["This field is required."]}
         wrong_type = agent.error("claim_task", session="errors", agent="exec-1", lease_seconds="soon")
         assert wrong_type["details"] == {"lease_seconds": ["A valid integer is required."]}
         assert agent.error("get_task", session=7, task="task-1")["details"] == {"session": ["Expected a string."]}

@@ -168,7 +168,7 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
     audit = [e.type for e in LedgerEvent.objects.filter(session=session).order_by("id")]
     assert audit == ["question_answered", "task_claimed", "task_released", "task_claimed", "issue_recorded",
                      "issue_recorded", "backend_call_finished", "checkpoint_created", "task_status_changed",
-                     "signal_processed"]
+                     "signal_sent", "signal_processed"]
     # Session totals: the attempt, the event and the usage row.
     assert (session.total_tokens_input, session.total_tokens_output) == (1000 + 10 + 300, 200 + 5 + 40)
     assert session.total_cost_usd == Decimal("0.0125") + Decimal("0.001") + Decimal("0.002")
