@@ -10,31 +10,32 @@ from ralphsite.access import scope_unbound_during
 from ralphsite.api.errors import payload_too_large_response
 from ralphsite.views import answers_json
 
-API_PREFIX = "/api/"
+# Where agents call: the REST API and the MCP endpoint (`/mcp`, `/mcp/`).
+AGENT_PREFIXES = ("/api/", "/mcp")
 
 
 class AdminMessageMiddleware(MessageMiddleware):
-    """Django's messages (the admin's one-time notices) for every page but the API.
+    """Django's messages (the admin's one-time notices) for every page but the agents' endpoints.
 
-    An API response never shows a message, and setting up the message storage (cookie and session
-    backends) was measurable on every agent call.
+    An API or MCP response never shows a message, and setting up the message storage (cookie and
+    session backends) was measurable on every agent call.
     """
 
     def process_request(self, request: HttpRequest) -> None:
-        if not request.path_info.startswith(API_PREFIX):
+        if not request.path_info.startswith(AGENT_PREFIXES):
             super().process_request(request)
 
 
 class ApiScopeMiddleware:
-    """Every API request starts with no scope bound, and ends restoring what was bound before: the
-    permission class binds the request's own, and nothing of one request's scope reaches the next
+    """Every API or MCP request starts with no scope bound, and ends restoring what was bound before:
+    the permission class binds the request's own, and nothing of one request's scope reaches the next
     request served by the same thread."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info.startswith(API_PREFIX):
+        if request.path_info.startswith(AGENT_PREFIXES):
             return scope_unbound_during(self.get_response, request)
         return self.get_response(request)
 

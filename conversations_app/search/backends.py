@@ -27,6 +27,7 @@ from conversations_app.search.terms import (
     like_pattern,
     snippet_html,
 )
+from ralphsite.access import current_scope
 
 SNIPPET_WORDS = 16
 SNIPPET_CHARS = 160
@@ -103,6 +104,11 @@ def _filters(kind: str, filters: SearchFilters) -> tuple[list[str], list[Any]]:
             where.append(condition)
             params.append(connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime)
                           else value)
+    # A scoped token finds only the rows of its sessions (a chat of no session is in no scope).
+    in_scope = current_scope().session_sql(_KIND_SQL[kind].session)
+    if in_scope is not None:
+        where.append(in_scope[0])
+        params += in_scope[1]
     return where, params
 
 

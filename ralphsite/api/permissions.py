@@ -29,6 +29,21 @@ def _viewset_model(view: Any) -> type[models.Model] | None:
     return queryset.model if queryset is not None else None
 
 
+def write_check(scope: Scope, model: type[models.Model] | None, action: str | None) -> None:
+    """Refuse (403) a write this scope may not make to rows of `model` (None: no particular model);
+    `action` is the viewset action (`create`, `destroy`, …)."""
+    if not scope.writable:
+        raise PermissionDenied("This token is read-only.")
+    if scope.is_global or model is None:
+        return
+    path = scope_path_of(model)
+    plural = model._meta.verbose_name_plural
+    if path in (SCOPE_SHARED, SCOPE_GLOBAL_ONLY):
+        raise PermissionDenied(f"Only global tokens change {plural}.")
+    if path == "" and scope.kind == TokenScope.SESSION and action in ("create", "destroy"):
+        raise PermissionDenied(f"A session token neither creates nor deletes {plural}.")
+
+
 class ScopedTokenPermission(BasePermission):
     """Authenticated with a scope; a write needs a write token, and a scope that may write that kind of
     row: rows of no session (model prices, patterns, features) are written by global tokens only, and
@@ -43,17 +58,6 @@ class ScopedTokenPermission(BasePermission):
         if scope is None:
             return False
         scope_bind(scope)
-        if request.method in SAFE_METHODS:
-            return True
-        if not scope.writable:
-            raise PermissionDenied("This token is read-only.")
-        model = _viewset_model(view)
-        if scope.is_global or model is None:
-            return True
-        path = scope_path_of(model)
-        plural = model._meta.verbose_name_plural
-        if path in (SCOPE_SHARED, SCOPE_GLOBAL_ONLY):
-            raise PermissionDenied(f"Only global tokens change {plural}.")
-        if path == "" and scope.kind == TokenScope.SESSION and getattr(view, "action", None) in ("create", "destroy"):
-            raise PermissionDenied(f"A session token neither creates nor deletes {plural}.")
+        if request.method not in SAFE_METHODS:
+            write_check(scope, _viewset_model(view), getattr(view, "action", None))
         return True

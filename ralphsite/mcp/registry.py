@@ -15,9 +15,12 @@ from django.db.models import Model, QuerySet, TextChoices
 from rest_framework import serializers
 from rest_framework.request import Request
 
+from ralphsite.access import current_scope
 from ralphsite.api.errors import api_exception_handler
-from ralphsite.errors import InvalidInput, NotFound
+from ralphsite.api.permissions import write_check
+from ralphsite.errors import InvalidInput, NotFound, PermissionDenied
 from ralphsite.mcp.protocol import INVALID_PARAMS, RpcError
+from ralphsite.models import TokenScope
 from ralphsite.ulid import ulid_normalize
 from sessions_app.models import Question, Session, Task
 
@@ -82,13 +85,20 @@ class Tool:
     description: str
     arguments: dict[str, Arg]
     run: Callable[["ToolCall"], Any]
-    read_only: bool
+    # The kind of row the tool writes (the API's write permission for it applies), or None: it only reads.
+    writes: type[Model] | None
+    # The API action it is, for that permission (a session token may update its session, not create one).
+    action: str = "create"
     # Acts on one session: named by the `session` argument, or by the token when it is session-bound.
     session_bound: bool = True
     _definitions: dict[bool, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def takes(self, *, session_argument: bool) -> dict[str, Arg]:
-        if self.session_bound and session_argument:
+        """The arguments, with `session` first when the caller names sessions; a session token's caller
+        names none (not even as a filter: its tools see its session only)."""
+        if not session_argument:
+            return {name: arg for name, arg in self.arguments.items() if name != "session"}
+        if self.session_bound:
             return {"session": SESSION_ARGUMENT, **self.arguments}
         return self.arguments
 
@@ -106,7 +116,7 @@ class Tool:
             if required:
                 schema["required"] = required
             cached = {"name": self.name, "description": self.description, "inputSchema": schema,
-                      "annotations": {"readOnlyHint": self.read_only, "destructiveHint": False,
+                      "annotations": {"readOnlyHint": self.writes is None, "destructiveHint": False,
                                       "openWorldHint": False}}
             self._definitions[session_argument] = cached  # a benign race: both threads build the same dict
         return cached
@@ -115,13 +125,16 @@ class Tool:
 TOOLS: dict[str, Tool] = {}
 
 
-def tool(name: str, description: str, /, *, read_only: bool = False, session_bound: bool = True,
-         **arguments: Arg) -> Callable[[Callable[["ToolCall"], Any]], Callable[["ToolCall"], Any]]:
+Run = Callable[["ToolCall"], Any]
+
+
+def tool(name: str, description: str, /, *, writes: type[Model] | None, action: str = "create",
+         session_bound: bool = True, **arguments: Arg) -> Callable[[Run], Run]:
     """Register the decorated function as the tool `name` (its arguments in the order given)."""
 
-    def register(run: Callable[["ToolCall"], Any]) -> Callable[["ToolCall"], Any]:
+    def register(run: Run) -> Run:
         assert name not in TOOLS, f"tool {name} is registered twice"
-        TOOLS[name] = Tool(name, description, arguments, run, read_only, session_bound)
+        TOOLS[name] = Tool(name, description, arguments, run, writes, action, session_bound)
         return run
 
     return register
@@ -153,8 +166,15 @@ class ToolCall:
         self._session: Session | None = None
 
     def session(self) -> Session:
+        """The session acted on: the token's own (a session token), else the one the `session` argument
+        names among those the token sees (one it does not see is not found, as in the API)."""
         if self._session is None:
-            self._session = _by_reference(Session.objects.all(), self.arguments.get("session"), what="session")
+            scope = current_scope()
+            if self._session_argument:
+                self._session = _by_reference(scope.filter(Session.objects.all()), self.arguments.get("session"),
+                                              what="session")
+            else:
+                self._session = Session.objects.get(pk=scope.session_id)
         return self._session
 
     def task(self) -> Task:
@@ -195,6 +215,8 @@ def tool_result(payload: Any, *, error: bool = False) -> dict[str, Any]:
 def run_tool(call: ToolCall) -> dict[str, Any]:
     """Run the tool; any failure is answered as the API would answer it, with `isError: true`."""
     try:
+        if call.tool.writes is not None:
+            write_check(current_scope(), call.tool.writes, call.tool.action)
         call.check_arguments()
         return tool_result(call.tool.run(call))
     except Exception as exc:  # everything the API's handler shapes: domain, DRF, database, unexpected
@@ -212,16 +234,36 @@ INSTRUCTIONS = (
 
 
 class Toolbox:
-    """The tools as one caller sees them: `session` is an argument of every session tool."""
-
-    instructions = INSTRUCTIONS
+    """The tools as one caller sees them. A session token is seed 000's `SessionTools.CreateTools(db,
+    sessionId)`: every tool acts on its session and takes no `session` argument; other tokens name the
+    session in each call. Tools that write are listed only to tokens that may make that write."""
 
     def __init__(self, request: Request) -> None:
         self.request = request
-        self.session_argument = True
+        self.scope = current_scope()
+        self.session_argument = self.scope.kind != TokenScope.SESSION
+
+    @property
+    def instructions(self) -> str:
+        if self.session_argument:
+            return INSTRUCTIONS
+        session = Session.objects.filter(pk=self.scope.session_id).values("key", "user_request").get()
+        name = session["key"] or self.scope.session_id
+        request = f" ({session['user_request'][:200]})" if session["user_request"] else ""
+        return f"{INSTRUCTIONS} Every tool acts on session {name}{request}."
+
+    def _usable(self, tool: Tool) -> bool:
+        if tool.writes is None:
+            return True
+        try:
+            write_check(self.scope, tool.writes, tool.action)
+        except PermissionDenied:
+            return False
+        return True
 
     def definitions(self) -> list[dict[str, Any]]:
-        return [tool.definition(session_argument=self.session_argument) for tool in TOOLS.values()]
+        return [tool.definition(session_argument=self.session_argument) for tool in TOOLS.values()
+                if self._usable(tool)]
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tool = TOOLS.get(name)

@@ -13,10 +13,11 @@ from rest_framework import serializers
 
 from conversations_app import services as memory
 from conversations_app.api import serializers as memory_api
-from conversations_app.models import ObservationType, PatternType
+from conversations_app.models import GlobalPattern, Observation, ObservationType, PatternType
 from conversations_app.search.backends import search_validated
 from ledger_app import services as ledger
 from ledger_app.api import serializers as ledger_api
+from ledger_app.models import Checkpoint, Issue, LedgerEvent, TokenUsage
 from ralphsite.api.serializers import RalphInputSerializer
 from ralphsite.errors import Conflict
 from ralphsite.fields import INTEGER_MAX
@@ -43,8 +44,12 @@ from sessions_app.models import (
     QuestionCategory,
     QuestionStatus,
     ReviewVerdict,
+    Session,
+    SessionStateEntry,
+    Signal,
     SignalType,
     Task,
+    TaskAttempt,
     TaskStatus,
     TaskType,
     WorkType,
@@ -103,7 +108,7 @@ TASK = text("The task's key, e.g. task-1 (or its id).", required=True)
 
 @tool("get_plan", "Read the session's current plan (markdown), the iteration it was written in, and the "
       "iterations whose earlier plan was kept as a snapshot. An empty content means no plan exists yet.",
-      read_only=True)
+      writes=None)
 def get_plan(call: ToolCall) -> Any:  # GET sessions/{id}/plan/
     plan = selectors.session_plan(session=call.session())
     return {"content": plan["content"], **pick(plan, ("iteration", "snapshots"))}
@@ -111,6 +116,7 @@ def get_plan(call: ToolCall) -> Any:  # GET sessions/{id}/plan/
 
 @tool("update_plan", "Replace the session's plan with new content; a plan written in an earlier iteration is "
       "kept as that iteration's snapshot.",
+      writes=Session, action="update",
       content=text("The whole new plan (markdown).", required=True), agent=AGENT)
 def update_plan(call: ToolCall) -> Any:  # PUT sessions/{id}/plan/
     body = call.validated(api.PlanInputSerializer)
@@ -119,12 +125,13 @@ def update_plan(call: ToolCall) -> Any:  # PUT sessions/{id}/plan/
 
 
 @tool("get_task", "Read one task: title, objective, type, status, files, success criteria, the keys it depends "
-      "on, notes, who holds it, and its latest attempt.", read_only=True, task=TASK)
+      "on, notes, who holds it, and its latest attempt.", writes=None, task=TASK)
 def get_task(call: ToolCall) -> Any:  # GET tasks/{id}/
     return task_result(call.task())
 
 
 @tool("create_task", "Create a task definition with its dependencies, target files and success criteria.",
+      writes=Task,
       key=text("The task's key, unique in the session, e.g. task-3.", required=True, max_length=100),
       title=text("A short title.", required=True, max_length=500),
       objective=text("What the task must achieve."),
@@ -145,6 +152,7 @@ def create_task(call: ToolCall) -> Any:  # POST tasks/
 
 @tool("update_task_status", "Set a task's status, with a one-line annotation saying why. Ending statuses "
       "(completed, failed, cancelled, skipped) end its claim.",
+      writes=Task,
       task=TASK, status=choice("The new status.", TaskStatus, required=True),
       annotation=text("Why, in a line.", max_length=500), agent=AGENT)
 def update_task_status(call: ToolCall) -> Any:  # POST tasks/{id}/status/
@@ -152,7 +160,7 @@ def update_task_status(call: ToolCall) -> Any:  # POST tasks/{id}/status/
 
 
 @tool("get_progress", "Progress of the session's tasks: counts by status and by wave, and each task's key, "
-      "title, status and wave.", read_only=True)
+      "title, status and wave.", writes=None)
 def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
     progress = selectors.session_progress(session=call.session())
     return {"total": progress["total"],
@@ -161,6 +169,7 @@ def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
 
 
 @tool("submit_report", "Submit an implementation report (PART 1) for a task; it becomes the task's next attempt.",
+      writes=TaskAttempt,
       task=TASK, implementation_report=text("The report (markdown).", required=True),
       attempt_number=integer("The attempt number; omit to take the next one.", minimum=1),
       status=choice("The attempt's outcome.", AttemptStatus),
@@ -174,6 +183,7 @@ def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
 
 
 @tool("submit_review", "Submit a review (PART 2) with its verdict, on the task's latest report.",
+      writes=TaskAttempt,
       task=TASK, review_report=text("The review (markdown).", required=True),
       verdict=choice("qualified or failed.", ReviewVerdict, required=True), agent=AGENT)
 def submit_review(call: ToolCall) -> Any:  # POST tasks/{id}/review/
@@ -183,7 +193,8 @@ def submit_review(call: ToolCall) -> Any:  # POST tasks/{id}/review/
 
 
 @tool("get_questions", "List the session's questions (optionally of one category or status), with answers.",
-      read_only=True, category=choice("Only this category.", QuestionCategory),
+      writes=None,
+      category=choice("Only this category.", QuestionCategory),
       status=choice("Only questions with this status.", QuestionStatus))
 def get_questions(call: ToolCall) -> Any:  # GET questions/?session=…&category=…&status=…
     questions = filters.QuestionFilterSet(data={name: [value] for name, value in call.body().items()},
@@ -194,6 +205,7 @@ def get_questions(call: ToolCall) -> Any:  # GET questions/?session=…&category
 
 
 @tool("create_question", "Ask a question (planning, research or feedback) for the session.",
+      writes=Question,
       key=text("The question's key, unique in the session, e.g. Q-TECH-001.", required=True, max_length=100),
       category=choice("The category.", QuestionCategory, required=True),
       text=text("The question.", required=True),
@@ -205,6 +217,7 @@ def create_question(call: ToolCall) -> Any:  # POST questions/
 
 
 @tool("answer_question", "Answer a question: the answer, where it comes from, how confident, and what it implies.",
+      writes=Question,
       question=text("The question's key, e.g. Q-TECH-001 (or its id).", required=True),
       answer=text("The answer.", required=True), answer_source=text("Where the answer comes from.", max_length=500),
       answer_confidence=choice("How confident the answer is.", Level),
@@ -222,7 +235,7 @@ class FeedbackQuerySerializer(RalphInputSerializer):
 
 
 @tool("get_feedback", "Read the session's feedback batches (of one iteration when given): each issue with its "
-      "severity, description, evidence, suggested fix and whether it is resolved.", read_only=True,
+      "severity, description, evidence, suggested fix and whether it is resolved.", writes=None,
       iteration=integer("Only this iteration number's feedback.", minimum=1))
 def get_feedback(call: ToolCall) -> Any:  # GET sessions/{id}/feedback/?iteration=…
     number = call.validated(FeedbackQuerySerializer).get("iteration")
@@ -236,6 +249,7 @@ def get_feedback(call: ToolCall) -> Any:  # GET sessions/{id}/feedback/?iteratio
 
 
 @tool("create_signal", "Send a steering signal to the orchestrator (steer, pause, stop or info).",
+      writes=Signal,
       type=choice("The kind of signal.", SignalType, required=True), message=text("What to tell it."))
 def create_signal(call: ToolCall) -> Any:  # POST signals/
     signal = services.signal_create(data=call.validated(api.SignalSerializer, session=call.session().pk))
@@ -243,6 +257,7 @@ def create_signal(call: ToolCall) -> Any:  # POST signals/
 
 
 @tool("poll_signal", "Take the oldest unprocessed signal (it is marked processed); null when there is none.",
+      writes=Signal,
       agent=AGENT)
 def poll_signal(call: ToolCall) -> Any:  # POST sessions/{id}/poll-signal/
     signal = services.signal_poll(session=call.session(), **call.validated(api.AgentInputSerializer))
@@ -260,6 +275,7 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
 
 @tool("claim_task", "Claim the next ready task (every dependency completed): it is set in progress and leased "
       "to you. Answers the task, or task null with the reason nothing can be claimed.",
+      writes=Task,
       agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
 def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
     try:
@@ -274,25 +290,27 @@ def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
 
 
 @tool("heartbeat_task", "Extend the lease of a task you hold, so nobody else claims it.",
+      writes=Task,
       task=TASK, agent=HOLDER, lease_seconds=LEASE)
 def heartbeat_task(call: ToolCall) -> Any:  # POST tasks/{id}/heartbeat/
     return task_brief(services.task_heartbeat(task=call.task(), **call.validated(api.LeaseInputSerializer)))
 
 
 @tool("release_task", "Give back a task you hold: it is not started again and anyone may claim it.",
+      writes=Task,
       task=TASK, agent=HOLDER, reason=text("Why."))
 def release_task(call: ToolCall) -> Any:  # POST tasks/{id}/release/
     return task_brief(services.task_release(task=call.task(), **call.validated(api.ReleaseInputSerializer)))
 
 
 @tool("get_waves", "The session's tasks in waves: wave 1 has no dependencies, each later wave depends only on "
-      "earlier ones.", read_only=True)
+      "earlier ones.", writes=None)
 def get_waves(call: ToolCall) -> Any:  # GET sessions/{id}/waves/
     return selectors.session_waves(session=call.session())
 
 
 @tool("get_state", "Read the session's key/value state: one key, or every key when none is named. A key that "
-      "is not set is absent from the answer.", read_only=True, key=text("The key to read."))
+      "is not set is absent from the answer.", writes=None, key=text("The key to read."))
 def get_state(call: ToolCall) -> Any:  # GET session-state/?session=…&key=…
     entries = selectors.session_state_list().filter(session=call.session())
     if "key" in call.arguments:
@@ -301,6 +319,7 @@ def get_state(call: ToolCall) -> Any:  # GET session-state/?session=…&key=…
 
 
 @tool("set_state", "Set one key of the session's state to any JSON value (replacing what it held).",
+      writes=SessionStateEntry,
       key=text("The key, e.g. current_phase.", required=True), value=any_json("The value: any JSON.", required=True))
 def set_state(call: ToolCall) -> Any:  # POST session-state/set/
     entry, created = services.session_state_set(**call.validated(api.SessionStateSetSerializer,
@@ -310,6 +329,7 @@ def set_state(call: ToolCall) -> Any:  # POST session-state/set/
 
 @tool("append_event", "Append an event to the session's ledger (append-only). A retry with the same "
       "idempotency_key records it once.",
+      writes=LedgerEvent,
       type=text("An event type (task_started, backend_call_finished, phase_entered, …) or x-<custom>.",
                 required=True),
       message=text("What happened."), task_key=text("The task it concerns."), agent=AGENT,
@@ -326,6 +346,7 @@ def append_event(call: ToolCall) -> Any:  # POST events/
 
 
 @tool("record_issue", "Record an occurrence of an issue; a signature seen before in the session counts up.",
+      writes=Issue,
       task_key=text("The task it happened in, e.g. task-1.", required=True),
       kind=text("The kind, e.g. test_failure, lint, build.", required=True),
       signature=text("What identifies the issue across occurrences, e.g. a test id.", required=True),
@@ -338,6 +359,7 @@ def record_issue(call: ToolCall) -> Any:  # POST issues/record/
 
 
 @tool("create_checkpoint", "Record a checkpoint (a git ref to come back to).",
+      writes=Checkpoint,
       key=text("The checkpoint's key, unique.", required=True, max_length=200),
       git_ref=text("The git ref, e.g. a branch or tag.", required=True), git_commit=text("The commit sha."),
       task_key=text("The task it follows."), summary=text("What is done at this point."),
@@ -350,6 +372,7 @@ def create_checkpoint(call: ToolCall) -> Any:  # POST checkpoints/
 
 @tool("add_token_usage", "Record one model call's tokens and cost; the session's totals grow by it. Omit "
       "cost_usd to have it priced from the model's price.",
+      writes=TokenUsage,
       model=text("The model.", required=True), input_tokens=integer("Input tokens.", required=True),
       output_tokens=integer("Output tokens.", required=True), cost_usd=number("Cost in USD."),
       cached_read_tokens=integer("Cache-read tokens."), cached_write_tokens=integer("Cache-write tokens."),
@@ -366,7 +389,8 @@ def add_token_usage(call: ToolCall) -> Any:  # POST token-usage/
 
 @tool("search_memory", "Full-text search of past messages and observations (English with stemming; Chinese, "
       "Japanese and Korean too). Answers the best matches first, each with a snippet: <mark> around the matches.",
-      read_only=True, session_bound=False,
+      writes=None,
+      session_bound=False,
       q=text("What to look for.", required=True),
       kind=choice("message or observation; both when omitted.", ("message", "observation")),
       session=text("Only this session (its id or key)."),
@@ -381,6 +405,7 @@ def search_memory(call: ToolCall) -> Any:  # GET search/?q=…
 
 @tool("record_observation", "Remember something about this session's work: a tool use, a command, an error, a "
       "success or a note. Observations are found again by search_memory.",
+      writes=Observation,
       type=choice("What kind of observation.", ObservationType, required=True),
       content=text("What to remember.", required=True), tool_name=text("The tool it concerns."),
       importance=number("How much it matters, 0 to 1 (default 0.5)."))
@@ -392,6 +417,7 @@ def record_observation(call: ToolCall) -> Any:  # POST observations/
 
 @tool("record_pattern", "Record a pattern worth reusing across projects (an error and its fix, a best practice, "
       "a tool usage); recording it again counts up its frequency.", session_bound=False,
+      writes=GlobalPattern,
       pattern_type=choice("What kind of pattern.", PatternType, required=True),
       description=text("The pattern, self-contained.", required=True),
       project=text("The project where it was seen."))

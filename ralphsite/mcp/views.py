@@ -10,9 +10,12 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from django.http.request import split_domain_port, validate_host
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from ralphsite.access import scope_bind
+from ralphsite.api.permissions import ScopedTokenPermission, request_scope
 from ralphsite.mcp import tools  # noqa: F401  (registers the tools)
 from ralphsite.mcp.protocol import INVALID_REQUEST, Answer, RpcError, respond
 from ralphsite.mcp.registry import Toolbox
@@ -49,10 +52,26 @@ def origin_allowed(request: Request) -> bool:
     return bool(domain) and validate_host(domain, allowed)
 
 
+class McpScopePermission(BasePermission):
+    """The API's authentication, with its scope bound for the tools. Every MCP message is a POST, so
+    what a token may write is checked per tool (`registry.run_tool`), not per HTTP method: a read
+    token lists and calls the reading tools."""
+
+    message = ScopedTokenPermission.message
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        scope = request_scope(request)
+        if scope is None:
+            return False
+        scope_bind(scope)
+        return True
+
+
 class McpView(APIView):
     """The MCP endpoint. GET (the handshake era's server-to-client stream) and DELETE (session end)
     answer 405: this server keeps no sessions and sends nothing unasked."""
 
+    permission_classes = [McpScopePermission]
     parser_classes: list[Any] = []  # the body is JSON-RPC, read by the protocol (a parse error is its own)
     schema = None  # not a REST resource: the tools describe themselves through tools/list
 

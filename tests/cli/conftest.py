@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rest_framework.authtoken.models import Token
+
+from ralphsite.tokens import MintedToken
 
 RALPH = Path(sys.executable).parent / "ralph"
 
@@ -25,11 +26,11 @@ RalphRunner = Callable[..., Run]
 
 
 @pytest.fixture
-def ralph_env(live_server, token: Token) -> dict[str, str]:
+def ralph_env(live_server, token: MintedToken) -> dict[str, str]:
     """The environment a loop runs `ralph` in: the server, a token, no session yet."""
     assert RALPH.exists(), f"{RALPH} is missing: `make install-dev` installs the console script"
     env = {name: value for name, value in os.environ.items() if not name.startswith("RALPH_")}
-    return {**env, "RALPH_URL": live_server.url, "RALPH_TOKEN": token.key}
+    return {**env, "RALPH_URL": live_server.url, "RALPH_TOKEN": token.secret}
 
 
 @pytest.fixture

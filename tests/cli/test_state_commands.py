@@ -112,7 +112,7 @@ def test_exit_codes_for_usage_refusal_and_an_unreachable_server(ralph: RalphRunn
 def test_flags_override_the_environment(ralph: RalphRunner, live_server, token) -> None:
     session = Session.objects.create(command="c", command_type="plan")
     other = Session.objects.create(command="c", command_type="plan")
-    ran = ralph("--url", live_server.url, "--token", token.key, "state", "set", "k", "v", "--session", session.id,
+    ran = ralph("--url", live_server.url, "--token", token.secret, "state", "set", "k", "v", "--session", session.id,
                 RALPH_URL="http://127.0.0.1:9", RALPH_TOKEN="wrong", RALPH_SESSION=other.id)
     assert ran.status == 0
     assert SessionStateEntry.objects.get().session_id == session.id

@@ -10,7 +10,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from rest_framework.authtoken.models import Token
+
+from ralphsite.tokens import MintedToken
 
 
 class McpAgent:
@@ -63,10 +64,11 @@ def mcp_url(live_server) -> str:
 
 
 @pytest.fixture
-def connect(mcp_url: str, token: Token) -> Callable[..., Any]:
-    """`with connect(mode=…, token=…) as agent:` an SDK client on the live server (the test user's token)."""
+def connect(mcp_url: str, token: MintedToken) -> Callable[..., Any]:
+    """`with connect(mode=…, secret=…, scheme=…) as agent:` an SDK client on the live server (by default with
+    the test user's global token)."""
 
-    def make(*, mode: str = "auto", token_key: str | None = None) -> Any:
-        return mcp_agent(mcp_url, token_key or token.key, mode=mode)
+    def make(*, mode: str = "auto", secret: str | None = None, scheme: str = "Token") -> Any:
+        return mcp_agent(mcp_url, secret or token.secret, mode=mode, scheme=scheme)
 
     return make

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import pytest
 from mcp.shared.exceptions import MCPError
-from rest_framework.authtoken.models import Token
 
 from ralphsite.mcp.protocol import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS
+from ralphsite.tokens import MintedToken
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,12 +28,12 @@ class Reply:
 
 
 @pytest.fixture
-def post(mcp_url: str, token: Token) -> Callable[..., Reply]:
+def post(mcp_url: str, token: MintedToken) -> Callable[..., Reply]:
     """POST a raw body (a dict is sent as JSON) to /mcp/ with the test user's token, unless told otherwise."""
     parts = urlsplit(mcp_url)
 
     def send(body: Any, *, headers: dict[str, str] | None = None, method: str = "POST",
-             path: str = parts.path, auth: str | None = f"Token {token.key}") -> Reply:
+             path: str = parts.path, auth: str | None = f"Token {token.secret}") -> Reply:
         payload = body if isinstance(body, bytes) else json.dumps(body).encode()
         all_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                        **({"Authorization": auth} if auth else {}), **(headers or {})}
@@ -229,7 +229,7 @@ def test_the_sdk_client_speaks_2026_by_default_and_the_handshake_when_asked(conn
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_the_sdk_client_with_a_wrong_token_is_told_why(connect: Callable[..., Any], mode: str) -> None:
-    with pytest.raises(ExceptionGroup) as failure, connect(token_key="not-a-token", mode=mode):
+    with pytest.raises(ExceptionGroup) as failure, connect(secret="not-a-token", mode=mode):
         pass
     refusal = failure.value
     while isinstance(refusal, ExceptionGroup):
