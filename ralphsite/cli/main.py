@@ -32,7 +32,7 @@ class UsageError(Exception):
 
 
 class Nothing(Exception):
-    """Exit 3: nothing to claim, poll or read; `reason` says why in a word (`no_ready_task`, `all_done`…)."""
+    """Exit 3: nothing to claim, poll or read; `reason` says why in a word (`all_done`, `no_signal`…)."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -171,16 +171,12 @@ def tokens_add(cmd: Command) -> None:
 def task_claim(cmd: Command) -> None:
     body = cmd.optional_fields(lease_seconds=cmd.args.lease)
     try:
-        reply = cmd.api.call("POST", path_of("sessions", cmd.session(), "claim-task"), body)
+        task = cmd.api.call("POST", path_of("sessions", cmd.session(), "claim-task"), body).data
     except Refused as refusal:
-        if refusal.code == "session_finished":  # not a failure of the caller: the loop is over
-            raise Nothing(refusal.code, refusal.message) from refusal
+        # Not a failure of the caller: the API says why there is nothing (all_done, waiting, blocked, …).
+        if refusal.code == "nothing_to_claim" and isinstance(refusal.details, dict):
+            raise Nothing(str(refusal.details.get("reason", refusal.code)), refusal.message) from refusal
         raise
-    task = reply.data
-    if reply.status == 204 or not isinstance(task, dict) or "key" not in task:
-        reason = task.get("reason", "no_ready_task") if isinstance(task, dict) else "no_ready_task"
-        message = task.get("message", "") if isinstance(task, dict) else ""
-        raise Nothing(reason, message or "no task can be claimed now")
     print(json.dumps(task, ensure_ascii=False))
 
 

@@ -19,7 +19,6 @@ from ledger_app import services as ledger
 from ledger_app.api import serializers as ledger_api
 from ledger_app.models import Checkpoint, Issue, LedgerEvent, TokenUsage
 from ralphsite.api.serializers import RalphInputSerializer
-from ralphsite.errors import Conflict
 from ralphsite.fields import INTEGER_MAX
 from ralphsite.mcp.registry import (
     TOOLS,
@@ -273,19 +272,18 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
                 maximum=7 * 24 * 3600)
 
 
-@tool("claim_task", "Claim the next ready task (every dependency completed): it is set in progress and leased "
-      "to you. Answers the task, or task null with the reason nothing can be claimed.",
+@tool("claim_task", "Claim the next task the plan lets start: it is set in progress and leased to you. Answers "
+      "the task, or task null with the reason nothing can be claimed: all_done, waiting (work in progress will "
+      "unblock more), blocked (a failed dependency), at_capacity or session_finished.",
       writes=Task,
       agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
 def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
     try:
         task = services.task_claim_next(session=call.session(), **call.validated(api.LeaseInputSerializer))
-    except Conflict as refusal:
-        if refusal.code != "session_finished":
-            raise
-        return {"task": None, "reason": refusal.code, "message": refusal.message}
-    if task is None:
-        return {"task": None, "reason": "no_ready_task", "message": "No task is ready to claim now."}
+    except services.NothingToClaim as nothing:
+        # An answer, not a failure: the reason tells the agent whether to wait, stop or report a blockage.
+        return {"task": None, "reason": nothing.details.get("reason"), "message": nothing.message,
+                **pick(nothing.details, tuple(name for name in nothing.details if name not in ("reason", "session")))}
     return {"task": task_result(task)}
 
 

@@ -76,8 +76,9 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
         # -- an executor ----------------------------------------------------------------------------
         claimed = agent.ok("claim_task", agent="exec-1", lease_seconds=120, **s)["task"]
         assert (claimed["key"], claimed["status"], claimed["claimed_by"]) == ("task-1", "in_progress", "exec-1")
-        assert agent.ok("claim_task", agent="exec-2", **s) == {
-            "task": None, "reason": "no_ready_task", "message": "No task is ready to claim now."}
+        assert agent.ok("claim_task", agent="exec-2", **s) == {  # task-2 waits for task-1
+            "task": None, "reason": "waiting", "message": "Tasks in progress or in review will unblock more.",
+            "max_concurrency": 2, "in_progress": ["task-1"], "unfinished": 3}
         beat = agent.ok("heartbeat_task", task="task-1", agent="exec-1", lease_seconds=300, **s)
         assert beat["key"] == "task-1" and beat["lease_expires_at"].endswith("Z")
         released = agent.ok("release_task", task="task-1", agent="exec-1", reason="context full", **s)
