@@ -1,10 +1,14 @@
 from django.apps import AppConfig
 
+from conversations_app.errors import MIGRATION_FAILED
+
 
 class ConversationsAppConfig(AppConfig):
     name = "conversations_app"
     label = "conversations_app"
     verbose_name = "Conversations and memory"
+    # Seed 002: a failed migration of this app is reported as ACODE-CONV-DATA-005 (manage.py migrate).
+    migration_failure_code = MIGRATION_FAILED
 
     def ready(self) -> None:
         from conversations_app.search.indexing import search_index_pending
