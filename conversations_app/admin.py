@@ -1,14 +1,18 @@
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.urls import reverse
-from django.utils.html import format_html, format_html_join
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 
-from conversations_app import services
+from conversations_app import selectors, services
 from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run, SyncMapping
 from ralphsite.errors import Conflict
 from ralphsite.service_admin import (
@@ -49,17 +53,37 @@ class RunInline(admin.TabularInline):
         return False
 
 
-def transcript_html(runs: QuerySet[Run] | list[Run]) -> str:
-    """The chat's messages run by run: role, content and pretty-printed tool calls."""
-    blocks = []
-    for run in runs:
-        rows = format_html_join(
-            "", '<div style="margin:.4em 0"><strong>#{} {}</strong><pre style="white-space:pre-wrap">{}</pre>{}</div>',
-            ((m.sequence_number, m.role, m.content,
-              format_html("<pre>{}</pre>", json.dumps(m.tool_calls, indent=2, ensure_ascii=False))
-              if m.tool_calls else "") for m in run.messages.all()))
-        blocks.append(format_html("<h4>Run {} ({})</h4>{}", run.sequence_number, run.status, rows))
-    return format_html_join("", "{}", ((block,) for block in blocks)) or "No messages."
+TRANSCRIPT_PAGE_SIZE = 200
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    name: str
+    status: str
+    arguments: str
+    result: str
+
+
+def tool_call_views(tool_calls: Any) -> list[ToolCallView]:
+    """Seed 002's ToolCall (Id, Name, Arguments, Result, Status) for reading; agents send the keys in
+    either case, and anything that is not a list of objects is shown as it is."""
+    if not isinstance(tool_calls, list):
+        tool_calls = [] if tool_calls is None else [{"arguments": tool_calls}]
+    views = []
+    for call in tool_calls:
+        fields = {str(key).lower(): value for key, value in call.items()} if isinstance(call, dict) else {
+            "arguments": call}
+        arguments = fields.get("arguments")
+        views.append(ToolCallView(
+            name=str(fields.get("name") or "tool call"), status=str(fields.get("status") or ""),
+            arguments=arguments if isinstance(arguments, str) else json.dumps(arguments, indent=2, ensure_ascii=False),
+            result="" if fields.get("result") is None else str(fields["result"])))
+    return views
+
+
+def transcript_link(chat_id: str, run_number: int | None = None) -> str:
+    url = reverse("admin:conversations_app_chat_transcript", args=[chat_id])
+    return f"{url}?run={run_number}" if run_number is not None else url
 
 
 def _soft_delete(queryset: QuerySet[Chat]) -> int:
@@ -121,7 +145,48 @@ class ChatAdmin(RalphModelAdmin):
     def transcript(self, chat: Chat) -> str:
         if not chat.pk:
             return "—"
-        return transcript_html(chat.runs.order_by("sequence_number").prefetch_related("messages"))
+        return format_html('<a href="{}">Read the conversation</a> ({} run{})', transcript_link(chat.pk),
+                           chat.run_count, "" if chat.run_count == 1 else "s")
+
+    def get_urls(self) -> list:
+        transcript = self.admin_site.admin_view(self.transcript_view)
+        return [path("<path:object_id>/transcript/", transcript, name="conversations_app_chat_transcript"),
+                *super().get_urls()]
+
+    def transcript_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """A chat read as a conversation, one run per page (`?run=<sequence number>`, the latest by default)
+        and, in a long run, `TRANSCRIPT_PAGE_SIZE` messages at a time (`&after=<message sequence number>`)."""
+        chat = self.get_object(request, unquote(object_id))
+        if chat is None:
+            raise Http404(f"No chat {object_id}.")
+        if not self.has_view_or_change_permission(request, chat):
+            raise PermissionDenied
+        runs = selectors.chat_runs(chat_id=chat.pk)
+        wanted, after = request.GET.get("run", ""), request.GET.get("after", "0")
+        if not (wanted.isdigit() or wanted == "") or not after.isdigit():
+            raise Http404("run and after are sequence numbers.")
+        run = next((run for run in runs if str(run.sequence_number) == wanted), None) if wanted else (
+            runs[-1] if runs else None)
+        if wanted and run is None:
+            raise Http404(f"Chat {chat.pk} has no run {wanted}.")
+        messages_shown, more = (selectors.run_messages_page(run_id=run.pk, after_sequence=int(after),
+                                                            limit=TRANSCRIPT_PAGE_SIZE) if run else ([], False))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": chat.title,
+            "opts": self.model._meta,
+            "original": chat,
+            "runs": [{"run": each, "url": transcript_link(chat.pk, each.sequence_number)} for each in runs],
+            "run": run,
+            "run_url": reverse("admin:conversations_app_run_change", args=[run.pk]) if run else "",
+            "messages_shown": [{"message": message, "tool_calls": tool_call_views(message.tool_calls)}
+                               for message in messages_shown],
+            "continued": int(after) > 0,
+            "run_start_url": transcript_link(chat.pk, run.sequence_number) if run else "",
+            "next_url": (f"{transcript_link(chat.pk, run.sequence_number)}&after={messages_shown[-1].sequence_number}"
+                         if more else ""),
+        }
+        return TemplateResponse(request, "admin/conversations_app/transcript.html", context)
 
     @admin.action(description="Soft-delete selected chats")
     def soft_delete_chats(self, request: HttpRequest, queryset: QuerySet[Chat]) -> None:
@@ -180,7 +245,15 @@ class RunAdmin(RalphModelAdmin):
 
     @admin.display(description="Transcript")
     def transcript(self, run: Run) -> str:
-        return transcript_html([run]) if run.pk else "—"
+        return format_html('<a href="{}">Read this run</a> ({} messages)',
+                           transcript_link(run.chat_id, run.sequence_number), run.message_count) if run.pk else "—"
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        """Titled by the chat's title, which is what a person knows a conversation by."""
+        run = self.get_object(request, unquote(object_id))
+        title = {"title": f"{run.chat.title} · run {run.sequence_number}"} if run else {}
+        return super().change_view(request, object_id, form_url, {**title, **(extra_context or {})})
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # runs get their sequence number from the API's run_create
@@ -291,8 +364,7 @@ def _chats_panel(request: HttpRequest, session: Session) -> dict[str, Any] | Non
     if not request.user.has_perm("conversations_app.view_chat"):
         return None
     chats = list(Chat.objects.filter(session=session, is_deleted=False).order_by("-updated_at")[:CHATS_SHOWN])
-    return {"chats": [{"chat": chat, "url": reverse("admin:conversations_app_chat_change", args=[chat.pk])}
-                      for chat in chats],
+    return {"chats": [{"chat": chat, "url": transcript_link(chat.pk)} for chat in chats],
             "all_url": reverse("admin:conversations_app_chat_changelist") + f"?session={session.pk}"}
 
 

@@ -41,6 +41,21 @@ def run_latest(*, chat_id: str) -> Run | None:
     return Run.objects.filter(chat_id=chat_id).order_by("-sequence_number").first()
 
 
+def chat_runs(*, chat_id: str) -> list[Run]:
+    """A chat's runs in order, without their messages (the transcript's run navigation)."""
+    return list(Run.objects.filter(chat_id=chat_id).order_by("sequence_number")
+                .only("id", "chat_id", "sequence_number", "status", "started_at", "completed_at", "tokens_used",
+                      "message_count"))
+
+
+def run_messages_page(*, run_id: str, after_sequence: int, limit: int) -> tuple[list[Message], bool]:
+    """One page of a run's messages in order (sequence numbers above `after_sequence`) and whether more
+    follow: a run of thousands of messages is read a page at a time on its unique (run, sequence) index."""
+    rows = list(Message.objects.filter(run_id=run_id, sequence_number__gt=after_sequence)
+                .order_by("sequence_number")[:limit + 1])
+    return rows[:limit], len(rows) > limit
+
+
 def observation_list() -> QuerySet[Observation]:
     return Observation.objects.all()
 
