@@ -4,6 +4,8 @@ import base64
 import binascii
 import json
 import math
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -15,6 +17,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from ralphsite.access import current_scope, scope_path_of
+from ralphsite.choices import choice_canonical
 from ralphsite.errors import Conflict
 from ralphsite.ulid import ulid_normalize
 
@@ -197,7 +200,8 @@ def text_bounded(field: serializers.Field) -> serializers.Field:
 
 
 class ChoiceFieldNamingAllowed(serializers.ChoiceField):
-    """A choice field whose error names every allowed value (agents fix their call from it)."""
+    """A choice field whose error names every allowed value (agents fix their call from it), and that
+    accepts the enum's aliases (`ralphsite.choices`), answering with the canonical value."""
 
     default_error_messages = {"invalid_choice": "{input!r} is not a valid choice; allowed: {allowed}."}
 
@@ -207,7 +211,47 @@ class ChoiceFieldNamingAllowed(serializers.ChoiceField):
         try:
             return self.choice_strings_to_values[str(data)]
         except KeyError:
-            self.fail("invalid_choice", input=data, allowed=", ".join(self.choice_strings_to_values))
+            canonical = choice_canonical(self.choice_strings_to_values, data)
+            if canonical is None:
+                self.fail("invalid_choice", input=data, allowed=", ".join(self.choice_strings_to_values))
+            return self.choice_strings_to_values[canonical]
+
+
+_EPOCH_MILLISECONDS_FROM = 10**11  # as seconds, the year 5138: a larger number counts milliseconds
+_EPOCH_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+def epoch_moment(value: Any) -> datetime | None:
+    """The UTC time an epoch number (int, float or a string of digits) names, counted in seconds, or
+    in milliseconds from 10**11 on (ralphy stores epoch integers); None when `value` is no number.
+    Raises ValueError when the number is out of range."""
+    if isinstance(value, str) and _EPOCH_NUMBER.fullmatch(value.strip()):
+        value = float(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        return datetime.fromtimestamp(value / 1000 if abs(value) >= _EPOCH_MILLISECONDS_FROM else value, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"{value!r} is out of range as epoch seconds or milliseconds") from None
+
+
+class EpochOrISODateTimeField(serializers.DateTimeField):
+    """A time in ISO 8601, or as epoch seconds or milliseconds (`epoch_moment`). Answered in ISO 8601 UTC."""
+
+    def to_internal_value(self, value: Any) -> datetime:
+        try:
+            moment = epoch_moment(value)
+        except ValueError:
+            self.fail("invalid", format="ISO 8601, epoch seconds or epoch milliseconds")
+        return super().to_internal_value(value) if moment is None else self.enforce_timezone(moment)
+
+
+def epoch_times_accepted(field: serializers.Field) -> serializers.Field:
+    """The field, or an `EpochOrISODateTimeField` built from its arguments when it is a writable plain
+    DateTimeField (a declared one: the base serializer maps model datetimes to it already)."""
+    if field.read_only or type(field) is not serializers.DateTimeField:
+        return field
+    return EpochOrISODateTimeField(*field._args, **field._kwargs)
 
 
 @extend_schema_field(OpenApiTypes.BYTE)

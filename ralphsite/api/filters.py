@@ -13,10 +13,13 @@ from django_filters.constants import EMPTY_VALUES
 from django_filters.filters import Filter, FilterMethod
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 from django_filters.rest_framework import DjangoFilterBackend
+from django_filters.utils import get_model_field
 from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.request import Request
 
 from ralphsite.access import current_scope
+from ralphsite.api.fields import epoch_moment
+from ralphsite.choices import choice_canonical
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
 
 
@@ -59,11 +62,30 @@ class BooleanFilter(django_filters.BooleanFilter):
     field_class = StrictBooleanField
 
 
+class EpochOrIsoDateTimeFormField(filter_fields.IsoDateTimeField):
+    """ISO 8601, or epoch seconds or milliseconds (`ralphsite.api.fields.epoch_moment`), as the body's times."""
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            moment = epoch_moment(value)
+        except ValueError as error:
+            raise forms.ValidationError(str(error), code="invalid") from None
+        return super().to_python(value) if moment is None else moment
+
+
 class _AllowedChoicesNamed:
     """A choice form field whose invalid-choice error names every allowed value (agents fix their
-    call from it), as the body's choice fields do."""
+    call from it), and that accepts the enum's aliases (`ralphsite.choices`), as the body's choice
+    fields do."""
 
     choices: Any
+
+    def to_python(self, value: Any) -> Any:
+        value = super().to_python(value)  # type: ignore[misc]
+        values = [key for key, _label in self.choices if key not in EMPTY_VALUES]
+        if isinstance(value, list):
+            return [choice_canonical(values, item) or item for item in value]
+        return choice_canonical(values, value) or value
 
     def validate(self, value: Any) -> None:
         try:
@@ -117,6 +139,19 @@ def _filter_clone(template: Filter) -> Filter:
     return clone
 
 
+def _has_id_twin(filterset: type[django_filters.FilterSet], name: str, template: Filter) -> bool:
+    """Whether filter `name` reads a foreign key (`session`, `interview__session`, `session_id`) or a
+    column named `<name>_id` (`worktree` → `worktree_id`): it then has a twin named `<name>_id`, the
+    seeds' column name."""
+    model = filterset._meta.model
+    if model is None or not template.field_name or name.endswith("_id"):
+        return False
+    if template.field_name == f"{name}_id":
+        return True
+    field = get_model_field(model, template.field_name)
+    return field is not None and bool(field.many_to_one or field.one_to_one)
+
+
 class _ClassFilters(OrderedDict):
     """A FilterSet class's filters, copied shallowly when django-filter deep-copies them per request.
 
@@ -148,7 +183,9 @@ class RalphFilterSet(django_filters.FilterSet):
     `_ClassFormFields`).
 
     Filters generated from model fields parse strictly: integers as `IntegerFilter`, booleans as
-    `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones).
+    `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones; an enum
+    alias is read as its value). Every filter of a foreign key (or of a column `<name>_id`) has a twin
+    named `<name>_id`, the seeds' column name; every time filter accepts epoch numbers too.
 
     django-filter builds a new Form class (one form field per filter) on every request; our filters'
     fields depend on the class alone (no per-request querysets), and a form instance copies its
@@ -173,7 +210,14 @@ class RalphFilterSet(django_filters.FilterSet):
 
     @classmethod
     def get_filters(cls) -> "OrderedDict[str, Filter]":
-        return _ClassFilters(super().get_filters())
+        filters = super().get_filters()
+        for name, template in list(filters.items()):
+            if isinstance(template, django_filters.DateTimeFilter):
+                template.field_class = EpochOrIsoDateTimeFormField
+            twin = f"{name}_id"
+            if twin not in filters and _has_id_twin(cls, name, template):
+                filters[twin] = _filter_clone(template)
+        return _ClassFilters(filters)
 
     @property
     def form(self) -> forms.Form:

@@ -11,10 +11,12 @@ from ralphsite.api.fields import (
     TEXT_MAX_CHARS,
     ActingAgentField,
     ChoiceFieldNamingAllowed,
+    EpochOrISODateTimeField,
     FiniteFloatField,
     ScopedPrimaryKeyRelatedField,
     StorableJSONField,
     ULIDSerializerField,
+    epoch_times_accepted,
     text_bounded,
 )
 from ralphsite.api.representation import Step, reads_columns_only, represent, representation_plan
@@ -50,14 +52,15 @@ class StrictKeysMixin:
     read-only fields (server-assigned: sequence numbers, totals, timestamps), which would be dropped
     just the same, unless an update sends back the value the row already has (a client may PUT the
     body it read). Every declared text field without a max_length of its own is bounded
-    (`text_bounded`), once per class.
+    (`text_bounded`) and every declared time accepts epoch numbers (`epoch_times_accepted`), once per class.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         declared = getattr(cls, "_declared_fields", None)  # what each instance deep-copies its fields from
         if declared:
-            cls._declared_fields = {name: text_bounded(field) for name, field in declared.items()}
+            cls._declared_fields = {name: epoch_times_accepted(text_bounded(field))
+                                    for name, field in declared.items()}
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
@@ -114,6 +117,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         ULIDField: ULIDSerializerField,
         models.JSONField: StorableJSONField,
         models.FloatField: FiniteFloatField,
+        models.DateTimeField: EpochOrISODateTimeField,
     }
     _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
     _validator_templates: ClassVar[dict[tuple[type, bool], list[Any]]] = {}

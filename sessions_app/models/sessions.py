@@ -3,6 +3,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from ralphsite.choices import input_aliases
 from ralphsite.models import ULIDModel
 from ralphsite.money import usd_to_cents
 
@@ -46,6 +47,7 @@ class CommandType(models.TextChoices):
     ISSUE = "issue"
 
 
+@input_aliases(**{"half-open": "half_open"})  # DevTeam's spelling (the folding rule accepts it too; listed here)
 class CircuitBreakerState(models.TextChoices):
     CLOSED = "closed"
     OPEN = "open"

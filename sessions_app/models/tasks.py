@@ -1,10 +1,12 @@
 from django.db import models
 from django.db.models import F, Q
 
+from ralphsite.choices import input_aliases
 from ralphsite.models import ULIDModel
 from sessions_app.models.planning import Priority
 
 
+@input_aliases(pending="not_started", running="in_progress", done="completed")
 class TaskStatus(models.TextChoices):
     """Ralph V2 `TaskItemStatus` plus DevTeam's `blocked` and `skipped`.
 

@@ -97,7 +97,7 @@ def test_it_refuses_a_duplicate_key_in_a_session_with_409(api: APIClient, sessio
 
 
 @pytest.mark.parametrize("body, field", [
-    ({"status": "pending"}, "status"),
+    ({"status": "finished"}, "status"),  # `pending` is DevTeam's alias of not_started
     ({"task_type": "sometimes"}, "task_type"),
     ({"colour": "blue"}, "colour"),
     ({"success_criteria": "not a list"}, "success_criteria"),
@@ -147,7 +147,7 @@ def test_it_updates_a_status_with_its_annotation_and_times(api: APIClient, sessi
 
 def test_it_refuses_a_bad_status_naming_the_allowed_ones(api: APIClient, session: Session) -> None:
     task = make_task(session, "task-1")
-    body = assert_error_shape(api.post(f"{TASKS}{task.pk}/status/", {"status": "done"}, format="json"), 400,
+    body = assert_error_shape(api.post(f"{TASKS}{task.pk}/status/", {"status": "finished"}, format="json"), 400,
                               "validation_error")
     assert "not_started" in body["message"] and "skipped" in body["message"]
 
