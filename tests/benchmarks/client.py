@@ -39,13 +39,15 @@ class BenchClient:
     TCP connections opened, so a server that does not keep connections alive is visible.
     """
 
-    def __init__(self, *, port: int, token: str | None, timeout: float = 30.0) -> None:
+    def __init__(self, *, port: int, token: str | None, cookie: str | None = None, timeout: float = 30.0) -> None:
         self.port = port
         self.timeout = timeout
         self.connects = 0
         self._headers = {"Accept": "application/json", "Connection": "keep-alive"}
         if token:
             self._headers["Authorization"] = f"Token {token}"
+        if cookie:  # the admin's pages: a logged-in session instead of a token
+            self._headers["Cookie"] = cookie
         self._conn: _NoDelayConnection | None = None
 
     def _connection(self) -> _NoDelayConnection:

@@ -218,6 +218,23 @@ SCALE_OPERATIONS: tuple[Operation, ...] = (
               f"{API}/events/?session={{session}}&page_size=100&after={{deep_event}}", floor="list_100"),
 )
 
+# The operator's console at the same two scales (issue #18: no page may slow down with the ledger's
+# size, so no changelist counts a big table). Sent with an admin session cookie, not the API token.
+ADMIN = "/admin"
+ADMIN_SCALE_OPERATIONS: tuple[Operation, ...] = (
+    Operation("admin_dashboard", "admin: dashboard", "GET", f"{ADMIN}/", expect=(200,)),
+    Operation("admin_events", "admin: ledger events", "GET", f"{ADMIN}/ledger_app/ledgerevent/", expect=(200,)),
+    Operation("admin_events_session", "admin: a session's events", "GET",
+              f"{ADMIN}/ledger_app/ledgerevent/?session={{session}}", expect=(200,)),
+    Operation("admin_messages", "admin: messages", "GET", f"{ADMIN}/conversations_app/message/", expect=(200,)),
+    Operation("admin_usage", "admin: token usage", "GET", f"{ADMIN}/ledger_app/tokenusage/", expect=(200,)),
+    Operation("admin_console", "admin: session console", "GET",
+              f"{ADMIN}/sessions_app/session/{{session}}/change/", expect=(200,)),
+    Operation("admin_transcript", "admin: conversation", "GET",
+              f"{ADMIN}/conversations_app/chat/{{chat}}/transcript/", expect=(200,)),
+)
+ADMIN_SAMPLES = 100  # pages of tens of milliseconds: enough for a p50 and a p99 without minutes per phase
+
 HTTP_FLOOR = Operation("http_floor", "HTTP floor (/__floor__)", "GET", "/__floor__", expect=(200,))
 
 BULK_APPEND_PATH = f"{API}/events/"

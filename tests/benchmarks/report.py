@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from tests.benchmarks.operations import OPERATIONS, SCALE_OPERATIONS
+from tests.benchmarks.operations import ADMIN_SCALE_OPERATIONS, OPERATIONS, SCALE_OPERATIONS
 from tests.benchmarks.stats import ratio
 
-_LABELS = {op.key: op.label for op in (*OPERATIONS, *SCALE_OPERATIONS)}
+_LABELS = {op.key: op.label for op in (*OPERATIONS, *SCALE_OPERATIONS, *ADMIN_SCALE_OPERATIONS)}
 _SEED_TARGETS = {op.key: op.seed_target_ms for op in OPERATIONS if op.seed_target_ms}
 
 

@@ -30,6 +30,8 @@ from tests.benchmarks.measure import (
     measure_operation,
 )
 from tests.benchmarks.operations import (
+    ADMIN_SAMPLES,
+    ADMIN_SCALE_OPERATIONS,
     HTTP_FLOOR,
     OPERATIONS,
     SCALE_OPERATIONS,
@@ -114,6 +116,25 @@ def _token_create() -> str:
     token = api_token_create(user=user, scope=TokenScope.GLOBAL).secret
     connection.close()
     return token
+
+
+def _admin_cookie() -> str:
+    """A logged-in admin session for the bench user (made a superuser), as a Cookie header value."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+    from django.db import connection
+
+    user = get_user_model().objects.get(username=BENCH_USERNAME)
+    user.is_superuser = True
+    user.save(update_fields=["is_superuser"])
+    session = import_module(settings.SESSION_ENGINE).SessionStore()
+    session.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+                    HASH_SESSION_KEY: user.get_session_auth_hash()})
+    session.create()
+    connection.close()
+    return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
 
 
 def _meta(args: argparse.Namespace, server: BenchServer) -> dict[str, Any]:
@@ -213,10 +234,15 @@ def _scale_seed(args: argparse.Namespace, client: BenchClient, state: State) -> 
     return seeded
 
 
-def _scale_measure(args: argparse.Namespace, client: BenchClient, state: State) -> dict[str, Any]:
+def _scale_measure(args: argparse.Namespace, client: BenchClient, admin: BenchClient,
+                   state: State) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for op in SCALE_OPERATIONS:
         out[op.key] = measure_operation(client, op, state, samples=args.samples, warmup=args.warmup,
+                                        run_setup=False)
+    samples = min(args.samples, ADMIN_SAMPLES)
+    for op in ADMIN_SCALE_OPERATIONS:
+        out[op.key] = measure_operation(admin, op, state, samples=samples, warmup=min(args.warmup, samples // 5),
                                         run_setup=False)
     return out
 
@@ -287,17 +313,26 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _scale(args: argparse.Namespace, client: BenchClient, state: State) -> dict[str, Any]:
+    admin = BenchClient(port=client.port, token=None, cookie=_admin_cookie())
+    try:
+        return _scale_phases(args, client, admin, state)
+    finally:
+        admin.close()
+
+
+def _scale_phases(args: argparse.Namespace, client: BenchClient, admin: BenchClient,
+                  state: State) -> dict[str, Any]:
     _log("bench: scale (small)")
     try:
         setup_run(client, state, 0)
     except Exception as exc:
         _log(f"bench: no chat/run for the scale phase: {exc}")
     _deep_event_set(state)
-    small = _scale_measure(args, client, state)
+    small = _scale_measure(args, client, admin, state)
     seeded = _scale_seed(args, client, state)
     _deep_event_set(state)
     _log("bench: scale (large)")
-    large = _scale_measure(args, client, state)
+    large = _scale_measure(args, client, admin, state)
     return {"seeded": seeded, "small": small, "large": large}
 
 
