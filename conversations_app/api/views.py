@@ -17,8 +17,7 @@ from conversations_app.api import filters
 from conversations_app.api import serializers as s
 from conversations_app.errors import RUN_NOT_FOUND, not_found
 from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
-from conversations_app.search.backends import SearchFilters, search_page
-from conversations_app.search.terms import NO_QUERY
+from conversations_app.search.backends import search_validated
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import query_parameters
 from ralphsite.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
@@ -270,14 +269,8 @@ class SearchViewSet(RalphViewSet):
         return self._search(request, params.validated_data, links=False)
 
     def _search(self, request: Request, p: dict[str, Any], *, links: bool) -> Response:
-        search_filters = SearchFilters(
-            kinds=(p["kind"],) if "kind" in p else ("message", "observation"),
-            session=p.get("session"), chat=p.get("chat"),
-            roles=(p["role"],) if "role" in p else (), types=(p["type"],) if "type" in p else (),
-            created_after=p.get("created_after"), created_before=p.get("created_before"))
         page, size = p["page"], p["page_size"]
-        total, hits = search_page(query=p.get("q", NO_QUERY), filters=search_filters, limit=size,
-                                  offset=(page - 1) * size)
+        total, hits = search_validated(p)
         url = request.build_absolute_uri()
         return Response({
             "count": total,

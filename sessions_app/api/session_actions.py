@@ -52,11 +52,7 @@ class SessionOrchestrationActions:
     @query_parameters(api.FeedbackQuerySerializer)
     @action(detail=True, methods=["get"])
     def feedback(self, request: Request, pk: str | None = None) -> Response:
-        session = self.get_object()
-        batches = selectors.feedback_batch_list().filter(session=session)
-        number = self.query.get("iteration")
-        if number is not None:
-            batches = batches.filter(iteration__number=number)
+        batches = selectors.session_feedback(session=self.get_object(), iteration_number=self.query.get("iteration"))
         return Response(api.FeedbackBatchSerializer(batches, many=True).data)
 
     @extend_schema(request=api.AgentInputSerializer, responses={200: api.SignalSerializer, 204: None})
