@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -93,7 +94,8 @@ def log_in(browser: Any, live_server: Any) -> None:
     browser.find_element(By.NAME, "username").send_keys("operator")
     browser.find_element(By.NAME, "password").send_keys(PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    wait_for(browser, lambda b: b.current_url.rstrip("/").endswith("/admin"))
+    # The path, not the whole URL: the login page's own URL ends with "?next=/admin/" too.
+    wait_for(browser, lambda b: urlsplit(b.current_url).path == "/admin/")
 
 
 def wait_for(browser: Any, condition: Any, seconds: float = 15) -> Any:
