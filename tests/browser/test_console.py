@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.contrib.auth import get_user_model
 
-from conversations_app.models import Chat
+from conversations_app import services
 from ledger_app.models import LedgerEvent, TokenUsage
 from ralphsite.tokens import api_token_create
 from sessions_app.models import Question, QuestionStatus, Session, Signal, TaskAttempt
@@ -82,7 +82,13 @@ def loop_session() -> Session:
     for model, cost in (("claude-sonnet-4", "0.412000"), ("gpt-5-mini", "0.031500")):
         TokenUsage.objects.create(session=session, model=model, agent="exec-a", input_tokens=12000,
                                   output_tokens=2100, cost_usd=cost)
-    Chat.objects.create(title="task-6: 릴리스 노트 (release notes)", session=session)
+    chat = services.chat_create(data={"title": "task-6: 릴리스 노트 (release notes)", "session_id": session.pk})
+    run = services.run_create(data={"chat_id": chat.pk})
+    services.message_append(run_id=run.pk, items=[
+        {"role": "user", "content": "릴리스 노트를 작성해 주세요 (write the release notes)"},
+        {"role": "assistant", "content": "Reading the changelog first.",
+         "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "CHANGELOG.md" * 20},
+                         "result": "## 2.0 " + "widgets " * 200, "status": "completed"}]}])
     return session
 
 
@@ -106,6 +112,10 @@ def wait_for(browser: Any, condition: Any, seconds: float = 15) -> Any:
 
 def console_errors(browser: Any) -> list[dict[str, Any]]:
     return [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def horizontal_overflow(browser: Any) -> int:
+    return browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth;")
 
 
 def screenshot(browser: Any, name: str) -> None:
@@ -170,8 +180,14 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
     assert (question.status, question.answer) == (QuestionStatus.ANSWERED, "No: CSV import waits for the next release.")
 
     # At 1400 px nothing of the header is cut off; at any width the page has no horizontal scroll.
-    overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth;")
-    assert overflow <= 0, f"{overflow}px of horizontal scroll at {browser.width}px"
+    assert horizontal_overflow(browser) <= 0, f"horizontal scroll at {browser.width}px"
+
+    # The conversation, from the console's Conversations panel: messages by role, a tool call unfolded.
+    browser.find_element(By.CSS_SELECTOR, "#rc-chats li a").click()
+    wait_for(browser, lambda b: "write the release notes" in b.find_element(By.ID, "rt-messages").text)
+    browser.find_element(By.CSS_SELECTOR, ".rt-tool-call summary").click()
+    assert "widgets widgets" in browser.find_element(By.CSS_SELECTOR, ".rt-tool-call").text
+    assert horizontal_overflow(browser) <= 0, f"horizontal scroll on the conversation at {browser.width}px"
     assert console_errors(browser) == []
 
 
