@@ -176,6 +176,7 @@ class ChatAdmin(RalphModelAdmin):
             "title": chat.title,
             "opts": self.model._meta,
             "original": chat,
+            "is_nav_sidebar_enabled": False,  # a conversation reads better at full width
             "runs": [{"run": each, "url": transcript_link(chat.pk, each.sequence_number)} for each in runs],
             "run": run,
             "run_url": reverse("admin:conversations_app_run_change", args=[run.pk]) if run else "",

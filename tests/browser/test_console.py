@@ -187,6 +187,7 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
     wait_for(browser, lambda b: "write the release notes" in b.find_element(By.ID, "rt-messages").text)
     browser.find_element(By.CSS_SELECTOR, ".rt-tool-call summary").click()
     assert "widgets widgets" in browser.find_element(By.CSS_SELECTOR, ".rt-tool-call").text
+    screenshot(browser, "conversation")
     assert horizontal_overflow(browser) <= 0, f"horizontal scroll on the conversation at {browser.width}px"
     assert console_errors(browser) == []
 
