@@ -61,3 +61,15 @@ def env_rate(name: str, default: str) -> tuple[int, int] | None:
     if not count.isdigit() or int(count) < 1 or period.lower() not in _PERIOD_SECONDS:
         raise ImproperlyConfigured(f"{name}={raw!r} is not a rate like 600/min (per s, min, hour or day) or off")
     return int(count), _PERIOD_SECONDS[period.lower()]
+
+
+def env_duration(name: str, default: str) -> int | None:
+    """`24h`, `30min`, `7d`, `90s` → seconds; `off` (or empty) → None."""
+    raw = os.environ.get(name, default).strip()
+    if raw.lower() in ("off", ""):
+        return None
+    number = raw.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = raw[len(number):].strip().lower() or "s"
+    if not number.strip().isdigit() or int(number) < 1 or unit not in _PERIOD_SECONDS:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a duration like 24h, 30min, 7d or 90s, or off")
+    return int(number) * _PERIOD_SECONDS[unit]

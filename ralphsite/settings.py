@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from ralphsite.db.config import database_config
-from ralphsite.env import env_bool, env_int, env_list, env_rate, env_str
+from ralphsite.env import env_bool, env_duration, env_int, env_list, env_rate, env_str
 from ralphsite.paths import BASE_DIR, data_dir, data_dir_create
 from ralphsite.secrets import secret_key_load_or_create
 
@@ -82,6 +82,13 @@ DATABASES = {
 }
 # The Retry-After of a 503 `database_unavailable` (the database could not be reached).
 RALPH_DB_RETRY_AFTER = env_int("RALPH_DB_RETRY_AFTER", 5, minimum=1)
+
+# Automatic backups from the server's upkeep thread (one process of the deployment at a time):
+# every RALPH_BACKUP_EVERY (e.g. 24h; off by default) into RALPH_BACKUP_DIR, keeping
+# RALPH_BACKUP_KEEP_DAYS days (seed 004's 7). `manage.py backup` does the same by hand.
+RALPH_BACKUP_EVERY = env_duration("RALPH_BACKUP_EVERY", "off")
+RALPH_BACKUP_DIR = env_str("RALPH_BACKUP_DIR", str(DATA_DIR / "backups"))
+RALPH_BACKUP_KEEP_DAYS = env_int("RALPH_BACKUP_KEEP_DAYS", 7, minimum=0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
