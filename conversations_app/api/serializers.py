@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.fields import empty
 
@@ -224,6 +225,7 @@ class SearchHitSerializer(serializers.Serializer):
         "no other markup."))
 
 
+@extend_schema_serializer(many=False)  # one page, even as the answer of a `list`
 class SearchPageSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     next = serializers.CharField(allow_null=True)

@@ -72,6 +72,7 @@ class ChatViewSet(ConversationViewSet):
     """Chats. Every response carries `ETag: "<version>"`; updates and deletes honour If-Match."""
 
     entity = "chat"
+    honours_if_match = True
     queryset = selectors.chat_list()
     serializer_class = s.ChatSerializer
     filterset_class = filters.ChatFilterSet
@@ -96,17 +97,18 @@ class ChatViewSet(ConversationViewSet):
             response["ETag"] = f'"{data["version"]}"'
         return super().finalize_response(request, response, *args, **kwargs)
 
-    @extend_schema(request=None, responses=s.ChatSerializer)
+    @extend_schema(request=None, responses=s.ChatSerializer, summary="Restore a deleted chat")
     @action(detail=True, methods=["post"])
     def restore(self, request: Request, pk: str) -> Response:
         """Bring a tombstoned chat back, with its runs and messages."""
         return Response(self.get_serializer(services.chat_restore(chat_id=pk)).data)
 
-    @extend_schema(responses=s.RunSerializer)
+    @extend_schema(responses=s.RunSerializer, summary="Get a chat's latest run")
     @query_parameters(s.IncludeDeletedQuerySerializer)
     @action(detail=True, methods=["get"], url_path="latest-run")
     def latest_run(self, request: Request, pk: str) -> Response:
-        """GetLatestByChat: the run with the highest sequence number."""
+        """GetLatestByChat: the chat's run with the highest sequence number; 404 `run_not_found` when the
+        chat has no runs yet."""
         chat = self.get_object()
         run = selectors.run_latest(chat_id=chat.pk)
         if run is None:
@@ -138,6 +140,7 @@ class RunViewSet(ConversationViewSet):
     @extend_schema(
         request=s.MessageAppendSerializer(many=True),
         responses={201: s.MessageSerializer(many=True)},
+        summary="Append messages to a run",
         description="Append one message (an object → the message) or up to 1,000 (a list → the list), "
                     "in one transaction; sequence numbers continue the run's.",
     )
@@ -218,7 +221,8 @@ class PatternViewSet(RalphReadOnlyModelViewSet):
     ordering_fields = ["frequency", "updated_at", "created_at"]
     ordering = ["-frequency", "-updated_at"]
 
-    @extend_schema(request=s.PatternRecordSerializer, responses={200: s.PatternSerializer, 201: s.PatternSerializer})
+    @extend_schema(request=s.PatternRecordSerializer, responses={200: s.PatternSerializer, 201: s.PatternSerializer},
+                   summary="Record a pattern")
     @action(detail=False, methods=["post"])
     def record(self, request: Request) -> Response:
         """Record a pattern seen in a project: new → 201 (frequency 1); known → 200, frequency + 1."""
@@ -233,7 +237,10 @@ class SyncViewSet(RalphViewSet):
     """What still needs syncing, and marking rows synced with their remote ids."""
 
     @extend_schema(responses=inline_serializer("SyncPending", {
-        entity: s.SyncPendingEntitySerializer(required=False) for entity in SyncEntity.values}))
+        entity: s.SyncPendingEntitySerializer(required=False) for entity in SyncEntity.values}),
+        summary="List rows waiting to be synced",
+        description="Per entity (chat, run, message), how many rows were never synced or changed since, and the "
+                    "first `limit` of them; `entity` asks for one.")
     @query_parameters(s.SyncPendingParamsSerializer)
     @action(detail=False, methods=["get"])
     def pending(self, request: Request) -> Response:
@@ -244,7 +251,10 @@ class SyncViewSet(RalphViewSet):
             body[entity] = {"count": count, "results": s.SyncPendingRowSerializer(rows, many=True).data}
         return Response(body)
 
-    @extend_schema(request=s.MarkSyncedSerializer, responses=s.MarkSyncedResultSerializer)
+    @extend_schema(request=s.MarkSyncedSerializer, responses=s.MarkSyncedResultSerializer, summary="Mark rows synced",
+                   description="Mark chats, runs and messages synced with the remote ids the remote store gave "
+                               "them, all or nothing; answers how many rows were marked per entity. Marking does "
+                               "not change a chat's version.")
     @action(detail=False, methods=["post"], url_path="mark-synced")
     def mark_synced(self, request: Request) -> Response:
         serializer = s.MarkSyncedSerializer(data=request.data)
@@ -255,12 +265,16 @@ class SyncViewSet(RalphViewSet):
 class SearchViewSet(RalphViewSet):
     """Full-text search over message content and observation content + tool names."""
 
-    @extend_schema(responses=s.SearchPageSerializer)
+    @extend_schema(responses=s.SearchPageSerializer, summary="Search messages and observations",
+                   description="Full-text search over message content and over observation content and tool "
+                               "names, best matches first, a page at a time. Quoted phrases, `OR` and prefix "
+                               "`term*` are understood; anything else is literal text.")
     @query_parameters(s.SearchParamsSerializer)
     def list(self, request: Request) -> Response:
         return self._search(request, self.query, links=True)
 
-    @extend_schema(request=s.SearchParamsSerializer, responses=s.SearchPageSerializer)
+    @extend_schema(request=s.SearchParamsSerializer, responses={200: s.SearchPageSerializer},
+                   summary="Search with a JSON body")
     def create(self, request: Request) -> Response:
         """The same search with its parameters in a JSON body, for queries too long for a URL. The page's
         `next` and `previous` are null: ask for another page with `page` in the body."""

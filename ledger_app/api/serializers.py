@@ -1,8 +1,10 @@
 """Validate and shape the ledger's rows; writes go through ledger_app.services."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ledger_app.models import (
+    CUSTOM_EVENT_TYPE,
     EVENT_TYPES,
     Baseline,
     Checkpoint,
@@ -24,9 +26,17 @@ from ralphsite.fields import INTEGER_MAX
 _NON_NEGATIVE = {"min_value": 0}
 
 
+@extend_schema_field({"anyOf": [{"type": "string", "enum": list(EVENT_TYPES)},
+                                {"type": "string", "pattern": CUSTOM_EVENT_TYPE.pattern}],
+                      "description": "One of the ledger's event types, or a custom type in the `x-` namespace "
+                                     "(`x-my_event`)."})
+class EventTypeField(serializers.CharField):
+    """An event's `type`; the schema lists the allowed values (`validate_type` checks them)."""
+
+
 class LedgerEventSerializer(RalphModelSerializer):
     session = ReferenceIdField(source="session_id")
-    type = serializers.CharField(max_length=64)
+    type = EventTypeField(max_length=64)
 
     class Meta:
         model = LedgerEvent

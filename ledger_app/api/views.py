@@ -84,7 +84,7 @@ class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
         answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(self.get_serializer(event).data, status=answer)
 
-    @extend_schema(responses=s.ChainHeadSerializer)
+    @extend_schema(responses=s.ChainHeadSerializer, summary="Get the ledger's chain head")
     @action(detail=False, methods=["get"])
     def head(self, request: Request) -> Response:
         """The newest event's id and hash (null and the genesis hash before the first event): record
@@ -127,10 +127,12 @@ class IssueViewSet(RalphModelViewSet):
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return self._record(request)
 
-    @extend_schema(request=s.IssueRecordSerializer, responses={200: s.IssueSerializer, 201: s.IssueSerializer})
+    @extend_schema(request=s.IssueRecordSerializer, responses={200: s.IssueSerializer, 201: s.IssueSerializer},
+                   summary="Record an issue occurrence")
     @action(detail=False, methods=["post"])
     def record(self, request: Request) -> Response:
-        """Record an occurrence: a known signature increments `count` (200), a new one is created (201)."""
+        """Record an occurrence: a known signature (in the session) increments `count` (200), a new one is
+        created (201). Either way an `issue_recorded` event is appended."""
         return self._record(request)
 
     def _record(self, request: Request) -> Response:
@@ -152,7 +154,8 @@ class CheckpointViewSet(RalphModelViewSet):
     def create_instance(self, data: dict[str, Any]) -> Checkpoint:
         return services.checkpoint_create(data=data)
 
-    @extend_schema(request=s.CheckpointRestoreRequestSerializer, responses={201: s.CheckpointRestoreSerializer})
+    @extend_schema(request=s.CheckpointRestoreRequestSerializer, responses={201: s.CheckpointRestoreSerializer},
+                   summary="Restore a checkpoint")
     @action(detail=True, methods=["post"])
     def restore(self, request: Request, pk: str) -> Response:
         """Record a restore of this checkpoint; 409 when its `can_restore` is false."""
@@ -201,12 +204,14 @@ class GateResultViewSet(RalphModelViewSet):
 class TokenUsageViewSet(CursorListMixin, RalphModelViewSet):
     """Usage rows are facts that feed session totals: recorded, never edited (no PUT/PATCH/DELETE)."""
 
+    resource_noun = ("token usage row", "token usage rows")
     queryset = selectors.token_usage_list()
     serializer_class = s.TokenUsageSerializer
     filterset_class = filters.TokenUsageFilterSet
     http_method_names = APPEND_ONLY_METHODS
 
-    @extend_schema(request=s.TokenUsageSerializer, responses={201: s.TokenUsageSerializer})
+    @extend_schema(request=s.TokenUsageSerializer, responses={201: s.TokenUsageSerializer},
+                   summary="Record token usage")
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """One usage row, or a list of up to 1,000 (one transaction: all are recorded or none)."""
         many = isinstance(request.data, list)
@@ -227,6 +232,7 @@ class ModelPriceViewSet(RalphModelViewSet):
 
 
 class ErrorLogViewSet(CursorListMixin, RalphModelViewSet):
+    resource_noun = ("error log entry", "error log entries")
     queryset = selectors.error_list()
     serializer_class = s.ErrorLogSerializer
     filterset_class = filters.ErrorLogFilterSet
@@ -239,7 +245,7 @@ class DeadLetterViewSet(IntegerIdMixin, RalphModelViewSet):
     ordering_fields = ["created_at", "retry_after", "status"]
     ordering = ["-created_at"]
 
-    @extend_schema(request=None, responses={200: s.DeadLetterSerializer})
+    @extend_schema(request=None, responses={200: s.DeadLetterSerializer}, summary="Retry a dead letter")
     @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str) -> Response:
         """Take this item for a retry (pending and due → retried); 409 when it is not."""
@@ -248,7 +254,7 @@ class DeadLetterViewSet(IntegerIdMixin, RalphModelViewSet):
             raise NotFound(f"Dead letter {pk} does not exist.")
         return Response(s.DeadLetterSerializer(services.dead_letter_retry(dead_letter_id=dead_letter_id)).data)
 
-    @extend_schema(request=None, responses={200: s.DeadLetterSerializer})
+    @extend_schema(request=None, responses={200: s.DeadLetterSerializer}, summary="Discard a dead letter")
     @action(detail=True, methods=["post"])
     def discard(self, request: Request, pk: str) -> Response:
         """Give up on this pending item (pending → failed): it is never retried; 409 when not pending."""
@@ -258,7 +264,8 @@ class DeadLetterViewSet(IntegerIdMixin, RalphModelViewSet):
         return Response(s.DeadLetterSerializer(services.dead_letter_discard(dead_letter_id=dead_letter_id)).data)
 
     @extend_schema(request=s.DeadLetterClaimSerializer,
-                   responses={200: s.DeadLetterSerializer, 204: OpenApiResponse(description="Nothing is due.")})
+                   responses={200: s.DeadLetterSerializer, 204: OpenApiResponse(description="Nothing is due.")},
+                   summary="Claim the next due dead letter")
     @action(detail=False, methods=["post"])
     def claim(self, request: Request) -> Response:
         """Atomically take the oldest due item for a retry; two workers never get the same one."""
@@ -278,12 +285,16 @@ class StatsViewSet(RalphViewSet):
 
     lookup_field = "name"
 
-    @extend_schema(responses=s.StatsResultSerializer(many=True))
+    @extend_schema(responses=s.StatsResultSerializer(many=True), summary="List the statistics",
+                   description="Every statistic this server computes, with its description and columns (no rows: "
+                               "ask for one by name).")
     def list(self, request: Request) -> Response:
         return Response([{"name": stat.name, "description": stat.description, "columns": list(stat.columns),
                           "rows": []} for stat in STATS.values()])
 
-    @extend_schema(parameters=[STAT_NAME], responses=s.StatsResultSerializer)
+    @extend_schema(parameters=[STAT_NAME], responses=s.StatsResultSerializer, summary="Compute a statistic",
+                   description="One statistic's rows, optionally for one session and a time range "
+                               "(`since`, `until`).")
     @query_parameters(s.StatsQuerySerializer)
     def retrieve(self, request: Request, name: str) -> Response:
         stat = STATS.get(name)

@@ -8,13 +8,14 @@ from ledger_app.models.checkpoints import (
     RollbackTrigger,
     RollbackType,
 )
-from ledger_app.models.events import EVENT_TYPES, LEDGER_PURGED, LedgerEvent, event_type_is_valid
+from ledger_app.models.events import CUSTOM_EVENT_TYPE, EVENT_TYPES, LEDGER_PURGED, LedgerEvent, event_type_is_valid
 from ledger_app.models.issues import Issue
 from ledger_app.models.quality import DeadLetter, DeadLetterStatus, ErrorLog, ErrorType, Gate, GateResult
 from ledger_app.models.retention import RetentionRun
 from ledger_app.models.usage import PRICED_TOKEN_FIELDS, ModelPrice, TokenUsage
 
 __all__ = [
+    "CUSTOM_EVENT_TYPE",
     "EVENT_TYPES",
     "LEDGER_PURGED",
     "PRICED_TOKEN_FIELDS",

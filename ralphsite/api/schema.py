@@ -1,18 +1,196 @@
-"""The OpenAPI schema reads the same declarations the routes enforce (`ralphsite.api.query`): an
-operation lists the FilterSet, ordering and page parameters only where they apply (a viewset's
-`list`), and an action lists the query parameters it declares, with a page only when it pages."""
+"""The OpenAPI schema, written for the agent calling the API.
+
+It reads the same declarations the routes enforce (`ralphsite.api.query`): an operation lists the
+FilterSet, ordering and page parameters only where they apply (a viewset's `list`), and an action
+lists the query parameters it declares, with a page only when it pages.
+
+Texts: a CRUD operation's summary and description come from templates over the resource's noun (the
+model's verbose name, or the viewset's `resource_noun`), so a new resource is documented by declaring
+nothing. A domain action declares its own summary (`@extend_schema(summary=…)`) and is described by
+`@extend_schema(description=…)` or its method's docstring, which is therefore written for agents.
+Class docstrings are for developers and never reach the schema. Every operation lists the error
+responses it can answer (`ERROR_RESPONSES`), all in the API's one error shape (the `Error` component).
+"""
 
 from typing import Any
 
+from django.db import models
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
 
+from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import filters_apply, paginates, query_declaration
+from ralphsite.fields import ULIDField
+
+# Where DRF's and the project's base viewsets define the CRUD methods: their docstrings are developer
+# notes, so these methods are described by the templates below.
+_BASE_MODULES = ("rest_framework.", "ralphsite.api.viewsets")
+
+
+class ErrorSerializer(serializers.Serializer):
+    """Every error the API answers, whatever the status."""
+
+    code = serializers.CharField(help_text="Stable and machine-readable, e.g. `validation_error`, `not_found`, "
+                                           "`conflict`; branch on it, not on the message.")
+    message = serializers.CharField(help_text="One line for a human or a log.")
+    details = serializers.JSONField(help_text="Specifics: for a validation error, the messages by field name.")
+
+
+# Status → (when it is answered, what it means); `_error_statuses` decides where each applies.
+ERROR_RESPONSES: dict[str, str] = {
+    "400": "Invalid input (`validation_error`, `parse_error`): a body field or query parameter failed validation, "
+           "or an unknown query parameter or body key was sent; `details` names each by field.",
+    "401": "No valid token (`not_authenticated`): send `Authorization: Token <token>`.",
+    "403": "This token may not do this (`permission_denied`): a read-only token writing, or a write outside the "
+           "token's session or project.",
+    "404": "No such row visible to this token (`not_found` or a resource's own code, e.g. `chat_not_found`).",
+    "409": "The request conflicts with the current state (`conflict` or a specific code in `details`): e.g. a "
+           "create retried with the same id and a different body, a state change the row's state does not "
+           "allow, or a delete of a row others still refer to.",
+    "412": "`If-Match` names another version than the current one (`precondition_failed`): read the row again.",
+    "413": "The body is larger than the server's limit (`payload_too_large`; `details.limit_bytes`).",
+    "429": "Too many requests with this token (`throttled`): retry after the `Retry-After` seconds.",
+    "503": "The database cannot be reached (`database_unavailable`): retry after the `Retry-After` seconds.",
+}
+
+IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=False,
+                            description='The ETag you read (`"<version>"`): write only over that version.')
+
+
+def _article(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def _own_docstring(method: Any) -> str:
+    """The method's docstring when a concrete viewset wrote it; base classes' docstrings are for developers."""
+    function = getattr(method, "__func__", method)
+    if not (function.__doc__ and not function.__module__.startswith(_BASE_MODULES)):
+        return ""
+    return " ".join(line.strip() for line in function.__doc__.strip().splitlines())
 
 
 class RalphAutoSchema(AutoSchema):
+    # -- texts ---------------------------------------------------------------------------------
+
+    def _model(self) -> type[models.Model] | None:
+        queryset = getattr(type(self.view), "queryset", None)
+        return queryset.model if queryset is not None else None
+
+    def _nouns(self) -> tuple[str, str] | None:
+        """(singular, plural) of the resource: the viewset's `resource_noun`, else the model's verbose names."""
+        declared = getattr(self.view, "resource_noun", None)
+        if declared is not None:
+            return declared
+        model = self._model()
+        return (str(model._meta.verbose_name), str(model._meta.verbose_name_plural)) if model else None
+
+    def _crud_texts(self) -> tuple[str, str] | None:
+        """The (summary, description) templates of a CRUD action, None for a domain action."""
+        nouns = self._nouns()
+        action = getattr(self.view, "action", None)
+        if nouns is None or action not in ("list", "retrieve", "create", "update", "partial_update", "destroy"):
+            return None
+        one, many = nouns
+        if action == "list":
+            if isinstance(self._get_paginator(), StrictCursorPagination):
+                pages = "Keyset pages of `page_size` rows: follow `next` (no total count)."
+            else:
+                pages = "Pages of `page_size` rows with the total in `count`: `page` or follow `next`."
+            return (f"List {many}", f"The {many} this token can see, filtered by the query parameters below "
+                                    f"(an unknown one is a 400 naming the allowed ones) and sorted by "
+                                    f"`ordering` (`-field` descending). {pages}")
+        if action == "retrieve":
+            return (f"Get {_article(one)}",
+                    f"One {one} by its id; 404 when it does not exist or this token cannot see it.")
+        if action == "create":
+            text = f"Create {_article(one)} (201). A key the {one} does not have, or a read-only one, is a 400."
+            if self._client_ids():
+                text += (" You may send your own ULID `id` (offline-first): a retry with the same id and the same "
+                         f"body returns the existing {one} (200); the same id with a different body is a 409.")
+            return f"Create {_article(one)}", text
+        if action == "update":
+            return (f"Replace {_article(one)}", f"A full update (PUT): send every required field. A key the {one} "
+                                                f"does not have, or a read-only one, is a 400.{self._if_match_text()}")
+        if action == "partial_update":
+            return (f"Update {_article(one)}", f"Change only the fields sent (PATCH). A key the {one} does not have, "
+                                               f"or a read-only one, is a 400.{self._if_match_text()}")
+        return (f"Delete {_article(one)}", f"Delete the {one} (204); 409 when other rows still need it."
+                                           f"{self._if_match_text()}")
+
+    def _client_ids(self) -> bool:
+        model = self._model()
+        return model is not None and isinstance(model._meta.pk, ULIDField)
+
+    def _honours_if_match(self) -> bool:
+        return getattr(self.view, "honours_if_match", False) and self.method in ("PUT", "PATCH", "DELETE")
+
+    def _if_match_text(self) -> str:
+        if not self._honours_if_match():
+            return ""
+        return (' Send the ETag you read as `If-Match: "<version>"` to write only over that version '
+                "(412 when it changed).")
+
+    def get_summary(self) -> str | None:
+        crud = self._crud_texts()
+        return crud[0] if crud else None
+
+    def get_description(self) -> str:
+        handler = getattr(self.view, getattr(self.view, "action", None) or self.method.lower(), None)
+        own = _own_docstring(handler) if handler is not None else ""
+        if own:
+            return own
+        crud = self._crud_texts()
+        return crud[1] if crud else ""
+
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        schema = super()._map_basic_serializer(serializer, direction)
+        if not type(serializer).__dict__.get("__doc__"):
+            schema.pop("description", None)  # inherited from a base serializer: a developer's note
+        return schema
+
+    # -- error responses -------------------------------------------------------------------------
+
+    def _error_statuses(self) -> list[str]:
+        statuses = ["400"]
+        if self.view.permission_classes:
+            statuses += ["401", "403"]
+        if "{" in self.path:
+            statuses.append("404")
+        if self.method in ("POST", "PUT", "PATCH", "DELETE") and self._model() is not None:
+            statuses.append("409")  # a write to rows: the rows' state or references may refuse it
+        if self._honours_if_match():
+            statuses.append("412")
+        if self.method in ("POST", "PUT", "PATCH"):
+            statuses.append("413")
+        if self.view.throttle_classes:
+            statuses.append("429")
+        return [*statuses, "503"]
+
+    def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
+        responses = super()._get_response_bodies(direction)
+        if direction != "response":
+            return responses
+        if getattr(self.view, "action", None) == "create" and "201" in responses and "200" not in responses \
+                and self._client_ids():
+            responses["200"] = {**responses["201"], "description": "A retried create (same `id`, same body): "
+                                                                  "the existing row."}
+        error = {"application/json": {"schema": self.resolve_serializer(ErrorSerializer, "response").ref}}
+        for status in self._error_statuses():
+            responses.setdefault(status, {"description": ERROR_RESPONSES[status], "content": error})
+        for status, response in responses.items():
+            # An action declaring an error status of its own (`responses={409: ErrorSerializer}`, e.g. a
+            # read that can conflict) gets the same description.
+            if status in ERROR_RESPONSES and not response.get("description"):
+                response["description"] = ERROR_RESPONSES[status]
+        return responses
+
+    # -- parameters ------------------------------------------------------------------------------
+
     def get_override_parameters(self) -> list[Any]:
         declared = query_declaration(self.view).serializer_class
-        return [*super().get_override_parameters(), *([declared] if declared is not None else [])]
+        return [*super().get_override_parameters(), *([declared] if declared is not None else []),
+                *([IF_MATCH] if self._honours_if_match() else [])]
 
     def get_filter_backends(self) -> list[Any]:
         return super().get_filter_backends() if filters_apply(self.view) else []

@@ -181,6 +181,11 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
 
     def _build_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
+        columns = {column.name: column for column in self.Meta.model._meta.concrete_fields}
+        for name, field in fields.items():
+            column = columns.get(field.source or name)
+            if field.read_only and column is not None and column.null:
+                field.allow_null = True  # a declared read-only field shows the column's null (and says so)
         pk = self.Meta.model._meta.pk
         if isinstance(pk, ULIDField) and "id" in fields:
             if self.instance is None:

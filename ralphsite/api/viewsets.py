@@ -50,6 +50,11 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     model's domain services.
     """
 
+    # The API's name for one row and for many ("token usage row"); None: the model's verbose names.
+    resource_noun: tuple[str, str] | None = None
+    # Whether updates and deletes honour `If-Match: "<version>"` (412 when stale); the schema documents it.
+    honours_if_match = False
+
     @property
     def model(self) -> type[models.Model]:
         # The class's queryset names the model; get_queryset() would build (and compile) a query.

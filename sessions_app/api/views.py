@@ -75,6 +75,7 @@ class SessionStateEntryViewSet(RalphModelViewSet):
     @extend_schema(request=serializers.SessionStateSetSerializer,
                    responses={200: serializers.SessionStateEntrySerializer,
                               201: serializers.SessionStateEntrySerializer},
+                   summary="Set a session state key",
                    description="Set one key of a session's state in one call: creates the entry (201) or "
                                "replaces its value (200).")
     @action(detail=False, methods=["post"], url_path="set")
@@ -128,6 +129,7 @@ class AcceptanceCriterionViewSet(RalphModelViewSet):
 
     @extend_schema(request=serializers.CriterionVerifySerializer,
                    responses={200: serializers.AcceptanceCriterionSerializer},
+                   summary="Verify an acceptance criterion",
                    description="Record a verification: a pass sets verified_at; a fail increments "
                                "failure_count and stores failure_reason as last_failure_reason.")
     @action(detail=True, methods=["post"])
@@ -165,6 +167,7 @@ class ContextBudgetViewSet(RalphModelViewSet):
         return services.context_budget_update(budget=instance, data=data)
 
     @extend_schema(request=serializers.ContextUsageSerializer, responses={200: serializers.ContextBudgetSerializer},
+                   summary="Record context usage",
                    description="Record the context usage (`current_usage`) or add to it (`tokens_added`); "
                                "usage_percent and status are recomputed.")
     @action(detail=True, methods=["post"], url_path="record-usage")
@@ -219,6 +222,7 @@ class InterviewQuestionViewSet(RalphModelViewSet):
 
     @extend_schema(request=serializers.InterviewAnswerSerializer,
                    responses={200: serializers.InterviewQuestionSerializer},
+                   summary="Answer an interview question",
                    description="Record the response; sets responded_at and the interview's questions_answered.")
     @action(detail=True, methods=["post"])
     def answer(self, request: Request, pk: str) -> Response:
@@ -238,6 +242,7 @@ class LoopRunViewSet(RalphModelViewSet):
     ordering_fields = ["started_at", "ended_at", "iterations"]
 
     @extend_schema(request=None, responses={200: serializers.LoopRunSerializer},
+                   summary="Count a loop iteration",
                    description="Count one more iteration of a running loop; 409 once max_iterations is "
                                "reached or when the loop is no longer running.")
     @action(detail=True, methods=["post"])
@@ -246,6 +251,7 @@ class LoopRunViewSet(RalphModelViewSet):
         return Response(self.get_serializer(loop_run).data)
 
     @extend_schema(request=serializers.LoopRunFinishSerializer, responses={200: serializers.LoopRunSerializer},
+                   summary="Finish a loop run",
                    description="End a running loop with its outcome (success, failed or stopped); 409 when it "
                                "has already ended.")
     @action(detail=True, methods=["post"])
@@ -335,33 +341,47 @@ class TaskViewSet(RalphModelViewSet):
     def _task_response(self, task: Task) -> Response:
         return Response(self.get_serializer(self._reloaded(task)).data)
 
-    @extend_schema(request=api.TaskStatusInputSerializer, responses=api.TaskSerializer)
+    @extend_schema(request=api.TaskStatusInputSerializer, responses=api.TaskSerializer, summary="Set a task's status",
+                   description="UpdateTaskStatus: the new status with an optional annotation; the times it implies "
+                               "(started, completed) are set. A change the task's current status does not allow "
+                               "is a 409.")
     @action(detail=True, methods=["post"])
     def status(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskStatusInputSerializer, request)
         return self._task_response(services.task_status_set(task=self.get_object(), **body))
 
-    @extend_schema(request=api.TaskReportInputSerializer, responses={201: api.TaskAttemptSerializer})
+    @extend_schema(request=api.TaskReportInputSerializer, responses={201: api.TaskAttemptSerializer},
+                   summary="Report an implementation attempt",
+                   description="Record an attempt at the task with its implementation report (201, the attempt); "
+                               "attempts are numbered per task.")
     @action(detail=True, methods=["post"])
     def report(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskReportInputSerializer, request)
         attempt = services.task_attempt_create(data={**body, "task": self.get_object()})
         return Response(api.TaskAttemptSerializer(attempt).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=api.TaskReviewInputSerializer, responses=api.TaskAttemptSerializer)
+    @extend_schema(request=api.TaskReviewInputSerializer, responses=api.TaskAttemptSerializer,
+                   summary="Submit a task review",
+                   description="SubmitReview: the review and verdict go on the task's latest attempt (409 when it has "
+                               "none). With `complete`, a `qualified` verdict also completes the task; a `failed` "
+                               "verdict leaves the task's status to the orchestrator.")
     @action(detail=True, methods=["post"])
     def review(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskReviewInputSerializer, request)
         attempt = services.task_review_submit(task=self.get_object(), **body)
         return Response(api.TaskAttemptSerializer(attempt).data)
 
-    @extend_schema(request=api.LeaseInputSerializer, responses=api.TaskSerializer)
+    @extend_schema(request=api.LeaseInputSerializer, responses=api.TaskSerializer, summary="Extend a task's lease",
+                   description="Extend the lease of a task you claimed by `lease_seconds` from now; 409 when "
+                               "`agent` does not hold the claim.")
     @action(detail=True, methods=["post"])
     def heartbeat(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.LeaseInputSerializer, request)
         return self._task_response(services.task_heartbeat(task=self.get_object(), **body))
 
-    @extend_schema(request=api.ReleaseInputSerializer, responses=api.TaskSerializer)
+    @extend_schema(request=api.ReleaseInputSerializer, responses=api.TaskSerializer, summary="Release a claimed task",
+                   description="Give a claimed task back: not started again, assigned to nobody, claimable by "
+                               "anyone; 409 when `agent` does not hold the claim.")
     @action(detail=True, methods=["post"])
     def release(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.ReleaseInputSerializer, request)
@@ -400,7 +420,10 @@ class QuestionViewSet(RalphModelViewSet):
     def create_instance(self, data: dict[str, Any]) -> Question:
         return services.question_create(data=data)
 
-    @extend_schema(request=api.QuestionAnswerInputSerializer, responses=api.QuestionSerializer)
+    @extend_schema(request=api.QuestionAnswerInputSerializer, responses=api.QuestionSerializer,
+                   summary="Answer a question",
+                   description="AnswerQuestion: the answer with its source, confidence and implication; the "
+                               "question becomes answered.")
     @action(detail=True, methods=["post"])
     def answer(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.QuestionAnswerInputSerializer, request)
@@ -430,7 +453,8 @@ class FeedbackItemViewSet(RalphModelViewSet):
     filterset_class = filters.FeedbackItemFilterSet
     ordering_fields = ["issue_key", "severity", "created_at"]
 
-    @extend_schema(request=None, responses=api.FeedbackItemSerializer)
+    @extend_schema(request=None, responses=api.FeedbackItemSerializer, summary="Resolve a feedback item",
+                   description="Mark the item resolved (now); resolving a resolved item changes nothing.")
     @action(detail=True, methods=["post"])
     def resolve(self, request: Request, pk: str | None = None) -> Response:
         return Response(self.get_serializer(services.feedback_item_resolve(item=self.get_object())).data)
@@ -456,7 +480,9 @@ class FeedbackAttachmentViewSet(RalphModelViewSet):
     def update_instance(self, instance: FeedbackAttachment, data: dict[str, Any]) -> FeedbackAttachment:
         return services.feedback_attachment_update(attachment=instance, data=data)
 
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+                   summary="Download a feedback attachment",
+                   description="The attachment's bytes as a file download, with its file name and content type.")
     @action(detail=True, methods=["get"])
     def download(self, request: Request, pk: str | None = None) -> HttpResponse:
         return attachment_download_response(self.get_object())
@@ -487,7 +513,10 @@ class AgentInvocationViewSet(RalphModelViewSet):
     def delete_instance(self, instance: AgentInvocation) -> None:
         services.agent_invocation_delete(invocation=instance)
 
-    @extend_schema(request=api.InvocationCompleteInputSerializer, responses=api.AgentInvocationSerializer)
+    @extend_schema(request=api.InvocationCompleteInputSerializer, responses=api.AgentInvocationSerializer,
+                   summary="Complete an agent invocation",
+                   description="Record how the invocation ended: response, status, tokens, cost and duration; the "
+                               "session's totals move by the difference.")
     @action(detail=True, methods=["post"])
     def complete(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.InvocationCompleteInputSerializer, request)

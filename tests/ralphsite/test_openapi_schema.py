@@ -1,0 +1,116 @@
+"""The OpenAPI schema is written for the agent calling the API: every operation has a summary and a
+description free of developers' notes, lists the errors it can answer in the one error shape, and
+declares the shapes the server sends. These tests walk the whole schema, so a new resource is held to
+the same rules."""
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+from drf_spectacular.generators import SchemaGenerator
+
+from ledger_app.models import EVENT_TYPES
+
+# Phrases of base classes' docstrings and implementation words no agent-facing text uses.
+DEVELOPER_PHRASES = ("Override", "override", "viewset", "ViewSet", "DRF", "values()", "services.", "selectors.",
+                     "Mixed into", "serializer", "Serializer", "queryset", "docstring", "CPU", "cached")
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    return SchemaGenerator().get_schema(request=None, public=True)
+
+
+def _operations(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(method.upper(), path, operation) for path, operations in schema["paths"].items()
+            for method, operation in operations.items() if method in METHODS]
+
+
+def test_it_gives_every_operation_a_one_line_summary_and_a_description_for_agents(schema: dict[str, Any]) -> None:
+    operations = _operations(schema)
+    assert len(operations) > 250
+    problems = []
+    for method, path, operation in operations:
+        summary, description = operation.get("summary", ""), operation.get("description", "")
+        if not summary or "\n" in summary or len(summary) > 60:
+            problems.append((method, path, "summary", summary))
+        if not description:
+            problems.append((method, path, "description", description))
+        problems += [(method, path, "developer phrase", phrase) for phrase in DEVELOPER_PHRASES
+                     if phrase in description]
+    assert problems == []
+    summaries = [(path.split("/")[3], operation["summary"]) for _method, path, operation in operations]
+    assert len(set(summaries)) == len(summaries), "two operations of one resource share a summary"
+
+
+def test_it_keeps_developer_notes_out_of_the_components(schema: dict[str, Any]) -> None:
+    leaks = [(name, phrase) for name, component in schema["components"]["schemas"].items()
+             for phrase in DEVELOPER_PHRASES if phrase in component.get("description", "")]
+    assert leaks == []
+
+
+def test_it_names_crud_operations_by_their_resource(schema: dict[str, Any]) -> None:
+    paths = schema["paths"]
+    assert paths["/api/v1/tasks/"]["get"]["summary"] == "List tasks"
+    assert paths["/api/v1/tasks/"]["post"]["summary"] == "Create a task"
+    assert paths["/api/v1/acceptance-criteria/{id}/"]["patch"]["summary"] == "Update an acceptance criterion"
+    assert paths["/api/v1/chats/{id}/"]["delete"]["summary"] == "Delete a chat"
+    assert "If-Match" in paths["/api/v1/chats/{id}/"]["put"]["description"]
+    assert "offline-first" in paths["/api/v1/sessions/"]["post"]["description"]
+
+
+def _error_ref(response: dict[str, Any]) -> str:
+    return response["content"]["application/json"]["schema"]["$ref"]
+
+
+def test_it_documents_the_errors_each_operation_can_answer_in_the_error_shape(schema: dict[str, Any]) -> None:
+    error = schema["components"]["schemas"]["Error"]
+    assert set(error["properties"]) == {"code", "message", "details"}
+    missing = []
+    for method, path, operation in _operations(schema):
+        responses = operation["responses"]
+        expected = {"400", "401", "403", "429", "503"}
+        if "{" in path:
+            expected.add("404")
+        if method in ("POST", "PUT", "PATCH"):
+            expected.add("413")
+        missing += [(method, path, status) for status in sorted(expected - set(responses))]
+        for status, response in responses.items():
+            if status >= "400":
+                assert response["description"], (method, path, status)
+                assert _error_ref(response) == "#/components/schemas/Error", (method, path, status)
+    assert missing == []
+    chat = schema["paths"]["/api/v1/chats/{id}/"]
+    assert "412" in chat["patch"]["responses"] and "412" not in chat["get"]["responses"]
+    assert "409" in schema["paths"]["/api/v1/sessions/{id}/claim-task/"]["post"]["responses"]
+    assert "409" in schema["paths"]["/api/v1/sessions/{id}/waves/"]["get"]["responses"]
+
+
+def test_it_lists_the_ledger_event_types(schema: dict[str, Any]) -> None:
+    event_type = schema["components"]["schemas"]["LedgerEvent"]["properties"]["type"]
+    [listed] = [choice["enum"] for choice in event_type["anyOf"] if "enum" in choice]
+    assert listed == list(EVENT_TYPES) and "task_completed" in listed
+    assert any(choice.get("pattern", "").startswith("^x-") for choice in event_type["anyOf"])
+
+
+def test_it_declares_the_shapes_the_server_sends(schema: dict[str, Any]) -> None:
+    search = schema["paths"]["/api/v1/search/"]
+    assert search["get"]["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/SearchPage"}
+    assert search["post"]["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/SearchPage"}
+    waves = schema["paths"]["/api/v1/sessions/{id}/waves/"]["get"]["responses"]["200"]
+    assert waves["content"]["application/json"]["schema"]["type"] == "array"
+    feedback = schema["paths"]["/api/v1/sessions/{id}/feedback/"]["get"]["responses"]["200"]
+    assert feedback["content"]["application/json"]["schema"]["type"] == "array"
+    assert schema["components"]["schemas"]["Pattern"]["properties"]["embedding"]["nullable"] is True
+
+
+@pytest.mark.django_db
+def test_it_serves_the_schema_the_generator_builds(client: Client, schema: dict[str, Any]) -> None:
+    response = client.get("/api/schema/?format=json")
+    assert response.status_code == 200
+    assert json.loads(response.content)["paths"].keys() == schema["paths"].keys()
