@@ -1,9 +1,10 @@
 from django.contrib import admin
 from django.urls import path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from ralphsite.api.routers import resource_include
+from ralphsite.api.schema_view import CachedSchemaView
 from ralphsite.mcp.views import McpView
 from ralphsite.views import healthz
 
@@ -15,7 +16,7 @@ urlpatterns = [
     path("", RedirectView.as_view(pattern_name="admin:index"), name="home"),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", CachedSchemaView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
 

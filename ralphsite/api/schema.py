@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import models
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
@@ -37,7 +38,8 @@ class ErrorSerializer(serializers.Serializer):
     details = serializers.JSONField(help_text="Specifics: for a validation error, the messages by field name.")
 
 
-# Status → (when it is answered, what it means); `_error_statuses` decides where each applies.
+# Status → what it means; `_error_statuses` decides where each applies. Each is one component
+# (`#/components/responses/Error400`) that operations refer to.
 ERROR_RESPONSES: dict[str, str] = {
     "400": "Invalid input (`validation_error`, `parse_error`): a body field or query parameter failed validation, "
            "or an unknown query parameter or body key was sent; `details` names each by field.",
@@ -175,15 +177,22 @@ class RalphAutoSchema(AutoSchema):
                 and self._client_ids():
             responses["200"] = {**responses["201"], "description": "A retried create (same `id`, same body): "
                                                                   "the existing row."}
-        error = {"application/json": {"schema": self.resolve_serializer(ErrorSerializer, "response").ref}}
         for status in self._error_statuses():
-            responses.setdefault(status, {"description": ERROR_RESPONSES[status], "content": error})
+            responses.setdefault(status, self._error_response(status))
         for status, response in responses.items():
             # An action declaring an error status of its own (`responses={409: ErrorSerializer}`, e.g. a
-            # read that can conflict) gets the same description.
+            # read that can conflict) answers it the same way.
             if status in ERROR_RESPONSES and not response.get("description"):
-                response["description"] = ERROR_RESPONSES[status]
+                responses[status] = self._error_response(status)
         return responses
+
+    def _error_response(self, status: str) -> dict[str, str]:
+        error = self.resolve_serializer(ErrorSerializer, "response").ref
+        component = ResolvedComponent(
+            name=f"Error{status}", type=ResolvedComponent.RESPONSE, object=f"Error{status}",
+            schema={"description": ERROR_RESPONSES[status], "content": {"application/json": {"schema": error}}})
+        self.registry.register_on_missing(component)
+        return component.ref
 
     # -- parameters ------------------------------------------------------------------------------
 
@@ -197,3 +206,4 @@ class RalphAutoSchema(AutoSchema):
 
     def _get_paginator(self) -> Any:
         return super()._get_paginator() if paginates(self.view) else None
+

@@ -3,6 +3,7 @@ description free of developers' notes, lists the errors it can answer in the one
 declares the shapes the server sends. These tests walk the whole schema, so a new resource is held to
 the same rules."""
 
+import gzip
 import json
 from typing import Any
 
@@ -11,6 +12,7 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from ledger_app.models import EVENT_TYPES
+from ralphsite.api import schema_view
 
 # Phrases of base classes' docstrings and implementation words no agent-facing text uses.
 DEVELOPER_PHRASES = ("Override", "override", "viewset", "ViewSet", "DRF", "values()", "services.", "selectors.",
@@ -62,8 +64,12 @@ def test_it_names_crud_operations_by_their_resource(schema: dict[str, Any]) -> N
     assert "offline-first" in paths["/api/v1/sessions/"]["post"]["description"]
 
 
-def _error_ref(response: dict[str, Any]) -> str:
-    return response["content"]["application/json"]["schema"]["$ref"]
+def _error_ref(schema: dict[str, Any], response: dict[str, Any]) -> str:
+    """The schema an error response refers to, through its response component."""
+    name = response["$ref"].removeprefix("#/components/responses/")
+    component = schema["components"]["responses"][name]
+    assert component["description"]
+    return component["content"]["application/json"]["schema"]["$ref"]
 
 
 def test_it_documents_the_errors_each_operation_can_answer_in_the_error_shape(schema: dict[str, Any]) -> None:
@@ -80,8 +86,7 @@ def test_it_documents_the_errors_each_operation_can_answer_in_the_error_shape(sc
         missing += [(method, path, status) for status in sorted(expected - set(responses))]
         for status, response in responses.items():
             if status >= "400":
-                assert response["description"], (method, path, status)
-                assert _error_ref(response) == "#/components/schemas/Error", (method, path, status)
+                assert _error_ref(schema, response) == "#/components/schemas/Error", (method, path, status)
     assert missing == []
     chat = schema["paths"]["/api/v1/chats/{id}/"]
     assert "412" in chat["patch"]["responses"] and "412" not in chat["get"]["responses"]
@@ -114,3 +119,31 @@ def test_it_serves_the_schema_the_generator_builds(client: Client, schema: dict[
     response = client.get("/api/schema/?format=json")
     assert response.status_code == 200
     assert json.loads(response.content)["paths"].keys() == schema["paths"].keys()
+
+
+@pytest.mark.django_db
+def test_it_serves_the_schema_to_anyone_from_memory_without_a_query(client: Client, django_assert_num_queries) -> None:
+    first = client.get("/api/schema/?format=json")
+    assert first.status_code == 200
+    entries = len(schema_view._rendered)
+    # Built once: later requests, whatever `?version=` says, are answered from memory with no query
+    # (no authentication, no throttle count) and add no cache entry.
+    with django_assert_num_queries(0):
+        again = client.get("/api/schema/?format=json&version=9")
+    assert again.status_code == 200 and again.content == first.content
+    assert len(schema_view._rendered) == entries
+    assert first["Cache-Control"] == "public, max-age=3600"
+
+
+@pytest.mark.django_db
+def test_it_serves_the_schema_gzip_compressed_when_the_client_accepts_it(client: Client) -> None:
+    plain = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    compressed = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json",
+                            HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    assert "Content-Encoding" not in plain and compressed["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in compressed["Vary"]
+    assert gzip.decompress(compressed.content) == plain.content
+    assert len(compressed.content) * 10 < len(plain.content)
+    assert compressed["Content-Type"] == plain["Content-Type"] == "application/vnd.oai.openapi+json"
+    yaml_schema = client.get("/api/schema/", HTTP_ACCEPT_ENCODING="gzip")
+    assert gzip.decompress(yaml_schema.content).startswith(b"openapi: 3.")
