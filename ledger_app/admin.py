@@ -32,6 +32,7 @@ from ledger_app.models import (
 from ralphsite.errors import Conflict
 from ralphsite.fields import BIGINT_MAX
 from ralphsite.service_admin import (
+    DateRangeFilter,
     OperatorAction,
     RalphModelAdmin,
     ServiceModelAdmin,
@@ -264,13 +265,15 @@ class GateResultAdmin(ServiceModelAdmin):
 @admin.register(TokenUsage)
 class TokenUsageAdmin(ReadOnlyAdmin):
     """Usage rows feed the session totals, so they are recorded through the API only. The list
-    page shows totals by model and by day for whatever the filters select."""
+    page is the cost view: totals by model, by agent and by day for whatever the filters select
+    (a session, a date range, a model…), from the same rows and rounding as the API's cost stats."""
 
     list_display = [column_ago("recorded_at", description="when"), "model", "agent", "cost_usd", "input_tokens",
                     "output_tokens", "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "is_estimated",
                     "operation", "task_key", "session", "id"]
     list_display_links = ["recorded_at_ago"]
-    list_filter = [SessionFilter, "model", "is_estimated", "operation", ("recorded_at", admin.DateFieldListFilter)]
+    list_filter = [SessionFilter, ("recorded_at", DateRangeFilter), ("recorded_at", admin.DateFieldListFilter),
+                   "model", "is_estimated", "operation"]
     list_select_related = ["session"]
     search_fields = ["model", "agent", "operation", "task_key", "sprint_key"]
     days_shown = 31
@@ -280,7 +283,8 @@ class TokenUsageAdmin(ReadOnlyAdmin):
         context = getattr(response, "context_data", None)
         if context and "cl" in context:
             selected = context["cl"].queryset
-            context["usage_by_model"] = selectors.token_usage_by_model(usage=selected)
+            context["usage_by_model"] = selectors.token_usage_by(usage=selected, field="model")
+            context["usage_by_agent"] = selectors.token_usage_by(usage=selected, field="agent")
             context["usage_by_day"] = selectors.token_usage_by_day(usage=selected, days=self.days_shown)
         return response
 
@@ -420,7 +424,7 @@ def _cost_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None
     if not request.user.has_perm("ledger_app.view_tokenusage"):
         return None
     usage = selectors.token_usage_list().filter(session=session)
-    return {"by_model": selectors.token_usage_by_model(usage=usage),
+    return {"by_model": selectors.token_usage_by(usage=usage, field="model"),
             "usage_url": reverse("admin:ledger_app_tokenusage_changelist") + f"?session={session.pk}"}
 
 

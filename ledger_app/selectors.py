@@ -83,9 +83,9 @@ def _with_usd(rows: QuerySet) -> list[dict[str, Any]]:
     return [{**row, "cost_usd": usd(row["cost_usd"])} for row in rows]
 
 
-def token_usage_by_model(*, usage: QuerySet[TokenUsage]) -> list[dict[str, Any]]:
-    """Calls, tokens and cost per model of the selected rows, most expensive first."""
-    return _with_usd(usage.order_by().values("model").annotate(**_USAGE_TOTALS).order_by("-cost_usd", "model"))
+def token_usage_by(*, usage: QuerySet[TokenUsage], field: str) -> list[dict[str, Any]]:
+    """Calls, tokens and cost per value of `field` (model, agent) of the selected rows, most expensive first."""
+    return _with_usd(usage.order_by().values(field).annotate(**_USAGE_TOTALS).order_by("-cost_usd", field))
 
 
 def token_usage_by_day(*, usage: QuerySet[TokenUsage], days: int) -> list[dict[str, Any]]:

@@ -11,11 +11,13 @@
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from functools import cached_property
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
@@ -354,6 +356,55 @@ class SessionFilter(admin.SimpleListFilter):
             "parameter": self.parameter_name,
             "autocomplete_url": reverse("admin:autocomplete"),
         }
+
+
+# -- a date range -------------------------------------------------------------------------------
+
+class DateRangeFilter(admin.FieldListFilter):
+    """Rows of a datetime field between two days (UTC, both included), picked with two date inputs:
+    `?<field>__since=2026-11-01&<field>__until=2026-11-24`. A plain GET form, no script; the other
+    filters ride along as hidden inputs."""
+
+    template = "admin/ralphsite/date_range_filter.html"
+
+    def __init__(self, field: Any, request: HttpRequest, params: dict[str, Any], model: Any,
+                 model_admin: admin.ModelAdmin, field_path: str) -> None:
+        self.since_parameter, self.until_parameter = f"{field_path}__since", f"{field_path}__until"
+        super().__init__(field, request, params, model, model_admin, field_path)
+        self.days = {name: self._day(name) for name in (self.since_parameter, self.until_parameter)}
+
+    def _day(self, parameter: str) -> date | None:
+        value = self.used_parameters.get(parameter)
+        value = value[-1] if isinstance(value, list) else value
+        if not value:
+            return None
+        try:
+            return date.fromisoformat(value)
+        except ValueError as error:  # the admin answers with its "?e=1" page, not a 500
+            raise IncorrectLookupParameters(f"{parameter}: {value!r} is not a date (YYYY-MM-DD).") from error
+
+    def expected_parameters(self) -> list[str]:
+        return [self.since_parameter, self.until_parameter]
+
+    def has_output(self) -> bool:
+        return True
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        since, until = self.days[self.since_parameter], self.days[self.until_parameter]
+        if since:
+            queryset = queryset.filter(**{f"{self.field_path}__gte": datetime.combine(since, time.min, UTC)})
+        if until:
+            next_day = datetime.combine(until, time.min, UTC) + timedelta(days=1)
+            queryset = queryset.filter(**{f"{self.field_path}__lt": next_day})
+        return queryset
+
+    def choices(self, changelist: Any) -> Iterable[dict[str, Any]]:
+        others = changelist.get_filters_params()
+        hidden = [(name, value) for name, values in others.items() if name not in self.expected_parameters()
+                  for value in (values if isinstance(values, list) else [values])]
+        yield {"since": self.days[self.since_parameter], "until": self.days[self.until_parameter],
+               "since_parameter": self.since_parameter, "until_parameter": self.until_parameter,
+               "hidden": hidden, "clear_url": changelist.get_query_string(remove=self.expected_parameters())}
 
 
 def session_filter_media() -> forms.Media:
