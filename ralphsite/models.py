@@ -94,3 +94,29 @@ class ThrottleWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key[:12]}… {self.window_start}: {self.count}"
+
+
+class SeedRow(models.Model):
+    """Ours: one row imported from a seed tool's own database (`manage.py import_seed`).
+
+    It keeps the row's key in that database (`source_key`: a DevTeam session id, a ralph-mem
+    observation id, …) and the object it became, so a second import of the file finds it already
+    present, a newer copy adds only new rows, and `export_seed` writes the original key back. Columns
+    the model has no field for live in `extra`, so nothing the tool stored is dropped.
+    """
+
+    kind = models.CharField(max_length=16)
+    source_table = models.CharField(max_length=64)
+    source_key = models.CharField(max_length=500)
+    object_model = models.CharField(max_length=100, help_text="app_label.model_name")
+    object_id = models.CharField(max_length=64)
+    extra = models.JSONField(default=dict, blank=True)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "source_table", "source_key"],
+                                               name="seedrow_source_unique")]
+        indexes = [models.Index(fields=["object_model", "object_id"], name="seedrow_object")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.source_table}[{self.source_key}] → {self.object_model} {self.object_id}"

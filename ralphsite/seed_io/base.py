@@ -1,0 +1,403 @@
+"""The importer framework: a seed tool's SQLite file, table by table, into our models.
+
+An importer (one module per KIND) lists `TableImport`s in dependency order. Each says which seed
+table feeds which model, how a row's key reads (`key_columns`), which columns it maps to fields
+(`fields`, with converters from here: dates, cents, JSON, enums), and which it needs. Whatever column
+a table has beyond those, and any value no field can hold as it was (a NULL where we keep '', a 0
+where we start at 1), lands in the row's `SeedRow.extra`: nothing the tool stored is dropped.
+
+Every imported row gets a `SeedRow` (kind, table, key → object), which makes an import idempotent (a
+second run finds every key present; a newer copy of the file adds only the new keys) and lets rows
+refer to each other by the seed's keys (`ImportContext.resolve`).
+
+Writes are `bulk_create`s a chunk at a time, each chunk its own transaction: on SQLite a writer holds
+the database's one write lock, so agents wait at most one chunk (a few hundred ms), not the whole
+import; a failure leaves whole chunks behind, and running the import again resumes after them. The
+services are per-row (one transaction, a ledger event, `now` timestamps each), which would be slow for
+a history of a million rows and would rewrite its times; the import keeps the tool's own timestamps.
+Ledger events still go through the ledger's manager, which puts them on the hash chain.
+
+Before anything is written the whole file is checked (a SQLite database, readable, the tables and
+key columns the importer needs): a refusal is one line naming the problem, with nothing written.
+"""
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from ralphsite.fields import ULIDField
+from ralphsite.models import SeedRow
+
+CHUNK_ROWS = 500
+KEY_SEPARATOR = "|"
+EXTRA = "_extra"  # a key `fields` may return: seed values no field can hold as they were (kept on the SeedRow)
+
+Row = dict[str, Any]
+
+
+class SeedImportError(Exception):
+    """The file cannot be imported, in one line; nothing was written."""
+
+
+# -- converters: a seed column's value → our field's value ------------------------------------------
+
+def text(value: Any) -> str:
+    """A nullable TEXT column → our non-null CharField/TextField ('' for NULL)."""
+    return "" if value is None else str(value)
+
+
+def moment(value: Any) -> datetime | None:
+    """Epoch seconds or milliseconds, or a text date (SQLite's `YYYY-MM-DD HH:MM:SS`, ISO 8601 with
+    `T`, `Z` or an offset) → an aware datetime; a date without a zone is UTC, as SQLite writes it."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        number = float(value)
+        return datetime.fromtimestamp(number / 1000 if abs(number) >= 1e11 else number, tz=UTC)
+    parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def cents(value: Any) -> Decimal:
+    """Integer cents → Decimal USD."""
+    return Decimal(0) if value is None else Decimal(int(value)) / 100
+
+
+def usd(value: Any) -> Decimal:
+    """REAL dollars → Decimal USD (through its shortest decimal text, not its binary expansion)."""
+    return Decimal(0) if value is None else Decimal(repr(float(value)))
+
+
+def json_value(value: Any, default: Any = None) -> Any:
+    """A JSON column: the parsed value, or the text itself when it is not JSON (kept, not dropped)."""
+    if value is None:
+        return default
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", errors="surrogateescape")
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def flag(value: Any) -> bool:
+    return bool(value) and str(value).lower() not in ("0", "false", "f", "no")
+
+
+def count(value: Any, default: int = 0) -> int:
+    return default if value is None else int(value)
+
+
+def json_or(default: Callable[[], Any]) -> Callable[[Any], Any]:
+    """A JSON column whose NULL becomes `default()` (our field is not nullable)."""
+    return lambda value: json_value(value, default=default())
+
+
+def number(value: Any) -> int | float | None:
+    """A nullable numeric column kept nullable."""
+    return value
+
+
+def enum(mapping: dict[str, str], *, default: str = "") -> Callable[[Any], str]:
+    """A seed enum value → ours (`mapping`; values it does not name are kept as they are)."""
+    return lambda value: default if value is None else mapping.get(str(value), str(value))
+
+
+def blob(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
+def jsonable(value: Any) -> Any:
+    """A raw column value for a JSON field (`extra`): BLOBs become {"base64": …}."""
+    if isinstance(value, bytes):
+        import base64
+
+        return {"base64": base64.b64encode(value).decode()}
+    return value
+
+
+# -- tables ---------------------------------------------------------------------------------------
+
+@dataclass
+class TableResult:
+    table: str
+    read: int = 0
+    created: int = 0
+    present: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+class TableImport:
+    """One seed table → one model. Subclasses set the class attributes and `fields`."""
+
+    table: ClassVar[str]
+    model: ClassVar[type[models.Model]]
+    key_columns: ClassVar[tuple[str, ...]] = ("id",)
+    mapped: ClassVar[frozenset[str]] = frozenset()  # columns `fields` reads (besides the key)
+    required: ClassVar[bool] = True  # a file without this table is refused
+    order_by: ClassVar[str] = "rowid"
+
+    def key(self, row: Row) -> str:
+        return KEY_SEPARATOR.join(text(row[column]) for column in self.key_columns)
+
+    def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
+        """The new object's field values, or a reason (str) to skip the row."""
+        raise NotImplementedError
+
+    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+        """An object of ours that already is this row (e.g. a session another tool created with the
+        same key): linked instead of duplicated. None by default."""
+        return None
+
+
+@dataclass
+class ImportContext:
+    kind: str
+    _keys: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def resolve(self, table: str, key: Any) -> str | None:
+        """Our object id for the row of seed table `table` whose key is `key` (None: not imported)."""
+        if key is None:
+            return None
+        if table not in self._keys:
+            self._keys[table] = dict(SeedRow.objects.filter(kind=self.kind, source_table=table)
+                                     .values_list("source_key", "object_id"))
+        return self._keys[table].get(str(key))
+
+    def remember(self, table: str, keys: dict[str, str]) -> None:
+        if table in self._keys:
+            self._keys[table].update(keys)
+
+
+def same(value: Any) -> Any:
+    return value
+
+
+Converter = Callable[[Any], Any]
+
+
+class MappedTable(TableImport):
+    """A table whose columns map one to one onto fields (`columns`: seed column → (field, converter)).
+
+    `sessions` names the seed column holding the row's session key (resolved through the importer's
+    sessions table, `session_table`): a row whose session is not in the file is skipped when
+    `session_required`, else imported without one (its session key kept on the SeedRow). A NULL that
+    a converter turns into a value ('' or 0) is noted on the SeedRow too, so an export writes NULL back.
+    `created` names the column that dates the row (our created_at/updated_at)."""
+
+    columns: ClassVar[dict[str, tuple[str, Converter]]] = {}
+    sessions: ClassVar[str | None] = "session_id"
+    session_table: ClassVar[str] = "sessions"
+    session_required: ClassVar[bool] = True
+    created: ClassVar[str | None] = None
+    reads: ClassVar[frozenset[str]] = frozenset()  # further columns a subclass's `fields` reads
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.mapped = frozenset(cls.columns) | cls.reads | ({cls.sessions} if cls.sessions else set())
+
+    def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for column, (name, convert) in self.columns.items():
+            values[name] = convert(row[column])
+            if row[column] is None and values[name] is not None:
+                extra[column] = None
+        if self.sessions:
+            session_id = context.resolve(self.session_table, row[self.sessions])
+            if session_id is None and row[self.sessions] is not None:
+                if self.session_required:
+                    return "its session is not in the file"
+                extra[self.sessions] = row[self.sessions]
+            elif session_id is None and self.session_required:
+                return "no session"
+            values["session_id"] = session_id
+        when = moment(row[self.created]) if self.created else None
+        if when is not None and _has_field(self.model, "created_at"):
+            values.setdefault("created_at", when)
+            values.setdefault("updated_at", when)
+        if isinstance(self.model._meta.pk, ULIDField):
+            values["id"] = ulid_for(context.kind, self.table, self.key(row), when)
+        if extra:
+            values[EXTRA] = extra
+        return values
+
+
+def _has_field(model: type[models.Model], name: str) -> bool:
+    return any(f.name == name for f in model._meta.concrete_fields)
+
+
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+
+
+@contextmanager
+def _timestamps_as_given(model: type[models.Model], objects: list[models.Model]) -> Iterator[None]:
+    """Let bulk_create keep the imported created_at/updated_at instead of stamping now (auto_now*);
+    a row the seed gives no time gets now, as a new row would."""
+    switched = [(f, f.auto_now, f.auto_now_add) for f in model._meta.concrete_fields
+                if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
+    now = timezone.now()
+    for f, *_ in switched:
+        f.auto_now = f.auto_now_add = False
+        for instance in objects:
+            if getattr(instance, f.attname) is None:
+                setattr(instance, f.attname, now)
+    try:
+        yield
+    finally:
+        for f, auto_now, auto_now_add in switched:
+            f.auto_now, f.auto_now_add = auto_now, auto_now_add
+
+
+class SeedImporter:
+    """One KIND of seed database. Subclasses set `kind`, `tables` and optionally `check_tables`."""
+
+    kind: ClassVar[str]
+    tables: ClassVar[list[TableImport]]
+    not_imported: ClassVar[tuple[str, ...]] = ()  # the tool's tables not brought in yet (named in the summary)
+
+    def __init__(self, path: Path, *, chunk_rows: int = CHUNK_ROWS) -> None:
+        self.path, self.chunk_rows = path, chunk_rows
+        self.context = ImportContext(kind=self.kind)
+
+    # -- the file ---------------------------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise SeedImportError(f"{self.path}: no such file")
+        with open(self.path, "rb") as file:
+            if file.read(16) != b"SQLite format 3\x00":
+                raise SeedImportError(f"{self.path} is not a SQLite database, so not a {self.kind} database")
+        db = sqlite3.connect(f"file:{quote(str(self.path))}?mode=ro", uri=True)
+        db.row_factory = sqlite3.Row
+        return db
+
+    def present_tables(self, db: sqlite3.Connection) -> dict[str, list[str]]:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {name: [c[1] for c in db.execute(f'PRAGMA table_info("{name}")')] for name in names}
+
+    def check(self, db: sqlite3.Connection) -> list[TableImport]:
+        """The tables to import; SeedImportError when the file is not this tool's database."""
+        try:
+            problem = db.execute("PRAGMA quick_check").fetchone()[0]
+            present = self.present_tables(db)
+        except sqlite3.DatabaseError as error:
+            raise SeedImportError(f"{self.path} is not a readable SQLite database: {error}") from None
+        if problem != "ok":
+            raise SeedImportError(f"{self.path} is corrupt: {problem}")
+        selected = self.select_tables(present)
+        for table in selected:
+            missing = [c for c in (*table.key_columns, *sorted(table.mapped)) if c not in present[table.table]]
+            if missing:
+                raise SeedImportError(f"{self.path}: table {table.table} has no column {', '.join(missing)}; "
+                                      f"not a {self.kind} database of a known schema")
+        return selected
+
+    def select_tables(self, present: dict[str, list[str]]) -> list[TableImport]:
+        missing = [t.table for t in self.tables if t.required and t.table not in present]
+        if missing:
+            raise SeedImportError(f"{self.path} is not a {self.kind} database: no table {', '.join(missing)}")
+        return [t for t in self.tables if t.table in present]
+
+    # -- the import -------------------------------------------------------------------------------
+    def run(self, *, progress: ProgressFactory | None = None) -> list[TableResult]:
+        with closing(self._open()) as db:
+            tables = self.check(db)
+            columns = self.present_tables(db)
+            results = [self._table(db, table, columns[table.table], progress) for table in tables]
+            for name in self.not_imported:
+                if name in columns:
+                    result = TableResult(name, read=db.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0])
+                    if result.read:
+                        result.skipped["not imported yet (left in the file)"] = result.read
+                    results.append(result)
+            return results
+
+    def _table(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
+               progress: ProgressFactory | None) -> TableResult:
+        result = TableResult(table.table)
+        total = db.execute(f'SELECT count(*) FROM "{table.table}"').fetchone()[0]
+        update = progress(table.table, total) if progress else None
+        unmapped = [c for c in columns if c not in table.mapped and c not in table.key_columns]
+        order = table.order_by if table.order_by != "rowid" or self._has_rowid(db, table.table) else "1"
+        cursor = db.execute(f'SELECT * FROM "{table.table}" ORDER BY {order}')
+        while rows := [dict(r) for r in cursor.fetchmany(self.chunk_rows)]:
+            self._chunk(table, rows, unmapped, result)
+            if update:
+                update(result.read)
+        if update and total == 0:
+            update(0)
+        return result
+
+    @staticmethod
+    def _has_rowid(db: sqlite3.Connection, name: str) -> bool:
+        try:
+            db.execute(f'SELECT rowid FROM "{name}" LIMIT 0')
+        except sqlite3.OperationalError:
+            return False
+        return True
+
+    def _chunk(self, table: TableImport, rows: list[Row], unmapped: list[str], result: TableResult) -> None:
+        result.read += len(rows)
+        model_label = table.model._meta.label_lower
+        keyed = {table.key(row): row for row in rows}
+        with transaction.atomic():
+            present = set(SeedRow.objects.filter(kind=self.kind, source_table=table.table,
+                                                 source_key__in=list(keyed)).values_list("source_key", flat=True))
+            result.present += len(present)
+            new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]] = []
+            for key, row in keyed.items():
+                if key in present:
+                    continue
+                values = table.fields(row, self.context)
+                if isinstance(values, str):
+                    result.skip(values)
+                    continue
+                extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
+                extra.update(values.pop(EXTRA, {}))
+                linked = table.existing(row, values)
+                new_objects.append((key, linked, extra, values))
+            creating = [table.model(**values) for _key, linked, _extra, values in new_objects if linked is None]
+            if creating:
+                with _timestamps_as_given(table.model, creating):
+                    table.model._default_manager.bulk_create(creating)
+            created = iter(creating)
+            seed_rows = []
+            for key, linked, extra, _values in new_objects:
+                target = linked if linked is not None else next(created)
+                seed_rows.append(SeedRow(kind=self.kind, source_table=table.table, source_key=key,
+                                         object_model=model_label, object_id=str(target.pk), extra=extra))
+            SeedRow.objects.bulk_create(seed_rows)
+            result.created += len(creating)
+            result.present += len(new_objects) - len(creating)
+        self.context.remember(table.table, {r.source_key: r.object_id for r in seed_rows})
+
+
+def ulid_for(kind: str, table: str, key: str, when: datetime | None) -> str:
+    """Our id for a seed row: its own id when that already is a ULID, else a ULID made of the row's
+    time and a digest of its key, so the same row gets the same id on every import (and ids sort by time)."""
+    import hashlib
+
+    from ulid import ULID
+
+    from ralphsite.ulid import ulid_normalize
+
+    try:
+        return ulid_normalize(key)
+    except ValueError:
+        pass
+    millis = max(0, int((when or datetime(1970, 1, 1, tzinfo=UTC)).timestamp() * 1000))
+    digest = hashlib.sha256(f"{kind}\x00{table}\x00{key}".encode()).digest()[:10]
+    return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest))

@@ -1,0 +1,38 @@
+"""Seed tools' databases built from their own DDL (ralphsite/seed_io/schemas/, verbatim from the seeds)."""
+
+import sqlite3
+from collections.abc import Iterable
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from django.core.management import call_command
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "ralphsite" / "seed_io" / "schemas"
+
+
+def seed_database(path: Path, kind: str, rows: dict[str, Iterable[dict[str, Any]]]) -> Path:
+    """A SQLite file with `kind`'s schema and `rows` per table (columns named per row)."""
+    with sqlite3.connect(path) as db:
+        db.executescript((SCHEMAS / f"{kind}.sql").read_text())
+        for table, table_rows in rows.items():
+            for row in table_rows:
+                columns = ", ".join(f'"{c}"' for c in row)
+                db.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({", ".join("?" * len(row))})',
+                           list(row.values()))
+    return path
+
+
+def import_seed(kind: str, path: Path) -> str:
+    out = StringIO()
+    call_command("import_seed", kind, str(path), stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def summary_row(output: str, table: str) -> list[str]:
+    """The summary table's cells for `table`: read, created, already present, skipped."""
+    for line in output.splitlines():
+        cells = line.split()
+        if cells and cells[0] == table:
+            return cells[1:]
+    raise AssertionError(f"no summary line for {table} in:\n{output}")
