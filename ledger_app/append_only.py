@@ -60,12 +60,13 @@ _SQLITE_CREATE = [
     f"""CREATE TRIGGER ledger_append_only_delete BEFORE DELETE ON {TABLE}
         WHEN NOT {SQLITE_PURGE_FUNCTION}()
         BEGIN SELECT RAISE(ABORT, '{_REJECTED}: DELETE rejected ({_PURGE_HINT})'); END""",
-    # Both unique keys of the table: the id and a session's idempotency key (the partial index's
-    # condition repeated, so that index answers).
+    # Both unique keys of the table: the id and a session's idempotency key. The partial index's
+    # condition is repeated word for word as Django wrote it (`NOT (… = '')`): SQLite's planner
+    # matches it only so, and with `<> ''` it scanned the session's events on every insert.
     f"""CREATE TRIGGER ledger_append_only_no_replace BEFORE INSERT ON {TABLE}
         WHEN EXISTS (SELECT 1 FROM {TABLE} WHERE id = NEW.id)
           OR (NEW.idempotency_key <> '' AND EXISTS (SELECT 1 FROM {TABLE} WHERE session_id = NEW.session_id
-              AND idempotency_key = NEW.idempotency_key AND idempotency_key <> ''))
+              AND idempotency_key = NEW.idempotency_key AND NOT ("idempotency_key" = '')))
         BEGIN SELECT RAISE(ABORT, '{_REJECTED}: an insert over an existing event rejected'); END""",
 ]
 _SQLITE_DROP = [
