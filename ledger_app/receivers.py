@@ -3,7 +3,7 @@
 from typing import Any
 
 from ledger_app import services
-from sessions_app.signals import orchestration_event, resume_requested
+from sessions_app.signals import orchestration_event, resume_requested, sessions_deleting
 
 AUDIT_CATEGORY = "orchestration"
 
@@ -23,6 +23,11 @@ def answer_resume_request(sender: Any, *, session_id: str, **kwargs: Any) -> dic
     return {"last_checkpoint": dict(CheckpointSerializer(checkpoint).data) if checkpoint else None}
 
 
+def purge_deleted_sessions_events(sender: Any, *, session_ids: list[str], reason: str, **kwargs: Any) -> None:
+    services.ledger_events_purge(session_ids=session_ids, reason=reason)
+
+
 def connect() -> None:
     orchestration_event.connect(record_orchestration_event, dispatch_uid="ledger_orchestration_event")
     resume_requested.connect(answer_resume_request, dispatch_uid="ledger_resume_requested")
+    sessions_deleting.connect(purge_deleted_sessions_events, dispatch_uid="ledger_sessions_deleting")

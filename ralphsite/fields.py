@@ -47,3 +47,10 @@ class ULIDPrimaryKeyField(ULIDField):
         kwargs.setdefault("default", ulid_new)
         kwargs.setdefault("editable", False)
         super().__init__(*args, **kwargs)
+
+
+def history_session_field(*, related_name: str) -> models.ForeignKey:
+    """The session of a history row that seed 003 keeps without a foreign key (token usage, error log,
+    dead letters, checkpoints, rollbacks): deleting the session leaves the row, its session null."""
+    return models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name=related_name, db_index=False)

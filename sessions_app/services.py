@@ -57,7 +57,7 @@ from sessions_app.models import (
     TaskType,
 )
 from sessions_app.models.context import validate_context_thresholds
-from sessions_app.signals import orchestration_event, resume_requested, usage_recorded
+from sessions_app.signals import orchestration_event, resume_requested, sessions_deleting, usage_recorded
 
 M = TypeVar("M", bound=models.Model)
 
@@ -117,7 +117,15 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
 
 
 def session_delete(*, session: Session) -> None:
+    """Delete a finished session and what seed 003 cascades from it; its ledger events leave through
+    the ledger's retention path (a retention record), rows the seed keeps lose only their session.
+    A running session is refused: finish it first."""
     with transaction.atomic():
+        session = Session.objects.select_for_update().get(pk=session.pk)
+        if session.status == SessionStatus.RUNNING:
+            raise Conflict(f"Session {session.pk} is running; finish it before deleting it.",
+                           code="session_running", details={"session": session.pk, "status": session.status})
+        sessions_deleting.send(sender=Session, session_ids=[session.pk], reason=f"session {session.pk} deleted")
         session.delete()
 
 

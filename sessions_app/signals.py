@@ -26,3 +26,8 @@ usage_recorded = Signal()
 # kwargs: session_id. Each receiver returns a dict merged into the resume point (the ledger
 # answers {"last_checkpoint": {...} or None}); sessions_app itself knows nothing of checkpoints.
 resume_requested = Signal()
+
+# Sent by the delete service inside its transaction, before the session row goes. kwargs:
+# session_ids, reason. The ledger removes the sessions' events through its audited retention path
+# (a retention record in the chain); the database's foreign key refuses a delete nobody purged for.
+sessions_deleting = Signal()

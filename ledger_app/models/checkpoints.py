@@ -2,6 +2,7 @@ from django.db import models
 from django.utils import timezone
 
 from ralphsite.access import SCOPE_GLOBAL_ONLY
+from ralphsite.fields import history_session_field
 from ralphsite.models import ULIDModel
 
 
@@ -20,8 +21,7 @@ class Checkpoint(ULIDModel):
     scope_path = "session"
 
     key = models.CharField(max_length=200, unique=True)
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="checkpoints", db_index=False)
+    session = history_session_field(related_name="checkpoints")
     task_key = models.CharField(max_length=100, blank=True, default="")
     sprint_key = models.CharField(max_length=100, blank=True, default="")
     git_ref = models.CharField(max_length=200, blank=True, default="")
@@ -88,8 +88,7 @@ class Rollback(ULIDModel):
 
     scope_path = "session"
 
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="rollbacks", db_index=False)
+    session = history_session_field(related_name="rollbacks")
     rollback_type = models.CharField(max_length=16, choices=RollbackType.choices)
     target_commit = models.CharField(max_length=64)
     target_tag = models.CharField(max_length=200, blank=True, default="")

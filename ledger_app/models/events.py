@@ -76,8 +76,10 @@ class LedgerEvent(models.Model):
     `idempotency_key` is ours: a client retrying an append sends the same key and gets the
     existing event back instead of a second one (unique per session when set).
 
-    The session FK is PROTECT although seed 003 cascades: the ledger is append-only, so a session
-    with events is removed only by `manage.py purge_sessions`, never by an ordinary delete.
+    Seed 003 cascades from the session; the ledger is append-only, so its events leave only through
+    `ledger_events_purge` (a retention record in the chain), which the session delete service and
+    `manage.py purge_sessions` call first. The FK is DO_NOTHING so the ORM never deletes events
+    itself; the database's foreign key refuses deleting a session whose events were not purged.
     Events the ledger writes about itself (`ledger_purged`, the retention record) have no session.
 
     `prev_hash` and `hash` are ours: every event is a link of one SHA-256 chain per database
@@ -87,7 +89,7 @@ class LedgerEvent(models.Model):
     scope_path = "session"
 
     id = models.BigAutoField(primary_key=True)
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="ledger_events",
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.DO_NOTHING, related_name="ledger_events",
                                 db_index=False, null=True, blank=True)
     timestamp = models.DateTimeField(default=timezone.now)
     type = models.CharField(max_length=64)

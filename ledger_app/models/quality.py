@@ -1,6 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.fields import history_session_field
 from ralphsite.models import ULIDModel
 
 
@@ -57,8 +58,7 @@ class ErrorLog(models.Model):
     scope_path = "session"
 
     id = models.BigAutoField(primary_key=True)
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="errors", db_index=False)
+    session = history_session_field(related_name="errors")
     task_key = models.CharField(max_length=100, blank=True, default="")
     operation = models.CharField(max_length=200, blank=True, default="")
     error_type = models.CharField(max_length=16, choices=ErrorType.choices)
@@ -106,8 +106,7 @@ class DeadLetter(models.Model):
     error_message = models.TextField(blank=True, default="")
     stack_trace = models.TextField(blank=True, default="")
     attempt_count = models.PositiveIntegerField(default=1)
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="dead_letters", db_index=False)
+    session = history_session_field(related_name="dead_letters")
     task_key = models.CharField(max_length=100, blank=True, default="")
     status = models.CharField(max_length=16, choices=DeadLetterStatus.choices, default=DeadLetterStatus.PENDING)
     retry_after = models.DateTimeField(null=True, blank=True)

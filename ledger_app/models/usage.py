@@ -2,6 +2,7 @@ from django.db import models
 from django.utils import timezone
 
 from ralphsite.access import SCOPE_SHARED
+from ralphsite.fields import history_session_field
 from ralphsite.models import ULIDModel
 
 # TokenUsage token field → ModelPrice price field (USD per million tokens).
@@ -58,8 +59,7 @@ class TokenUsage(models.Model):
     scope_path = "session"
 
     id = models.BigAutoField(primary_key=True)
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
-                                related_name="token_usage", db_index=False)
+    session = history_session_field(related_name="token_usage")
     task_key = models.CharField(max_length=100, blank=True, default="")
     sprint_key = models.CharField(max_length=100, blank=True, default="")
     model = models.CharField(max_length=100)

@@ -86,20 +86,15 @@ def test_it_the_api_offers_no_update_or_delete_on_events(api: APIClient) -> None
     assert_error_shape(api.delete(url), 405, "method_not_allowed")
 
 
-def test_it_deleting_a_session_with_ledger_events_is_a_409_naming_the_ledger(api: APIClient) -> None:
-    session = make_session()
+def test_it_an_orm_delete_of_a_session_whose_events_were_not_purged_is_refused_by_the_database() -> None:
+    """The delete service and purge_sessions purge first (tests/sessions_app/test_deletes.py); the
+    foreign key stops any other path."""
+    session = make_session(status=SessionStatus.COMPLETED, ended_at=timezone.now())
     make_event(session)
-    body = assert_error_shape(api.delete(f"/api/v1/sessions/{session.id}/"), 409, "conflict")
-    assert "LedgerEvent.session" in body["message"]
-    assert Session.objects.filter(pk=session.id).exists()
-
-
-def test_it_the_admin_refuses_to_delete_a_session_with_ledger_events(admin_client) -> None:
-    session = make_session()
-    make_event(session)
-    response = admin_client.post(f"/admin/sessions_app/session/{session.id}/delete/", {"post": "yes"})
-    assert response.status_code == 200  # the "cannot delete: protected objects" page
-    assert Session.objects.filter(pk=session.id).exists()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Session.objects.filter(pk=session.id).delete()
+        connection.check_constraints()  # the check a commit makes (the test's transaction never commits)
+    assert LedgerEvent.objects.filter(session=session.id).count() == 1
 
 
 def test_it_purge_removes_only_old_ended_sessions_and_records_it() -> None:
@@ -121,8 +116,8 @@ def test_it_purge_removes_only_old_ended_sessions_and_records_it() -> None:
     run = RetentionRun.objects.get()
     assert run.sessions_removed == 1 and run.session_ids == [old.id] and run.older_than_days == 90
     assert run.retention_event.data["sessions"] == [old.id]  # the record in the chain (tests/ledger_app/test_chain.py)
-    assert run.rows_removed == {"ledger_app.LedgerEvent": 2, "sessions_app.Session": 1, "ledger_app.Issue": 1,
-                                "ledger_app.Checkpoint": 1}
+    assert run.rows_removed == {"ledger_app.LedgerEvent": 2, "sessions_app.Session": 1, "ledger_app.Issue": 1}
+    assert Checkpoint.objects.get().session_id is None  # seed 003 keeps checkpoints without a foreign key
 
 
 def test_it_after_a_purge_raw_deletes_are_rejected_again() -> None:

@@ -24,6 +24,10 @@ class TestSessionResource(APIResourceTests):
     def make_instance(self, index: int) -> Session:
         return Session.objects.create(key=f"session-{index}", user_request=f"request {index}")
 
+    def make_deletable_instance(self, index: int) -> Session:
+        """A running session is not deleted (409 session_running, tests/sessions_app/test_deletes.py)."""
+        return Session.objects.create(key=f"session-{index}", status="completed", ended_at=timezone.now())
+
     def create_payload(self) -> dict[str, Any]:
         return {"key": "sess-new", "user_request": "Build the thing", "command_type": "implement"}
 
