@@ -3,7 +3,7 @@
 from typing import Any
 
 from ledger_app import services
-from sessions_app.signals import orchestration_event, resume_requested, sessions_deleting
+from sessions_app.signals import orchestration_event, resume_requested, sessions_deleting, usage_reported
 
 AUDIT_CATEGORY = "orchestration"
 
@@ -27,7 +27,13 @@ def purge_deleted_sessions_events(sender: Any, *, session_ids: list[str], reason
     services.ledger_events_purge(session_ids=session_ids, reason=reason)
 
 
+def record_reported_usage(sender: Any, *, source: str, source_id: str, item: dict[str, Any] | None,
+                          **kwargs: Any) -> None:
+    services.usage_replace(source=source, source_id=source_id, item=item)
+
+
 def connect() -> None:
     orchestration_event.connect(record_orchestration_event, dispatch_uid="ledger_orchestration_event")
     resume_requested.connect(answer_resume_request, dispatch_uid="ledger_resume_requested")
     sessions_deleting.connect(purge_deleted_sessions_events, dispatch_uid="ledger_sessions_deleting")
+    usage_reported.connect(record_reported_usage, dispatch_uid="ledger_usage_reported")

@@ -1,7 +1,7 @@
 """Every write to the ledger app: one function per domain verb, each one transaction."""
 
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -26,11 +26,13 @@ from ledger_app.models import (
     RetentionRange,
     RetentionRun,
     TokenUsage,
+    UsageSource,
 )
+from ralphsite.activity import sessions_touch
 from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.services import instance_create
 from sessions_app.models import Session, SessionStatus
-from sessions_app.services import session_usage_add
+from sessions_app.services import lock_rows, session_usage_add
 
 MAX_EVENTS_PER_APPEND = 1000
 _APPEND_ATTEMPTS = 3
@@ -49,8 +51,11 @@ class AppendResult:
     errors: dict[str, Any] = field(default_factory=dict)
 
 
-def _event_new(**fields: Any) -> LedgerEvent:
-    """An unsaved event whose tokens_total, when not given, is tokens in + out."""
+def _event_new(*, request_id: str = "", **fields: Any) -> LedgerEvent:
+    """An unsaved event whose tokens_total, when not given, is tokens in + out. A provider's request
+    id is kept in `meta` (hashed with the event): usage is counted once per request id."""
+    if request_id:
+        fields["meta"] = {**(fields.get("meta") or {}), "request_id": request_id}
     event = LedgerEvent(**fields)
     if not event.tokens_total:
         event.tokens_total = event.tokens_in + event.tokens_out
@@ -134,8 +139,8 @@ def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:
             first_in_batch[key] = result
         results.append(result)
         new_events.append((result, event))
-    # Session totals first: the chain head is the last lock an append takes (see ledger_app.chain).
-    _add_usage([(e.session_id, e.tokens_in, e.tokens_out, e.cost_usd) for _, e in new_events])
+    # Usage and session totals first: the chain head is the last lock an append takes (ledger_app.chain).
+    _events_account([event for _, event in new_events])
     events_chain_insert([event for _, event in new_events])
     for result in results:
         if result.event is not None:
@@ -165,7 +170,7 @@ def event_append(*, session_id: str, type: str, **fields: Any) -> LedgerEvent:
     Call it after the transaction's other writes: the chain head it locks must be the last lock."""
     event = _event_new(session_id=session_id, type=type, **fields)
     with transaction.atomic(savepoint=False):
-        _add_usage([(session_id, event.tokens_in, event.tokens_out, event.cost_usd)])
+        _events_account([event])
         events_chain_insert([event])
     return event
 
@@ -239,19 +244,84 @@ def checkpoint_last(*, session_id: str) -> Checkpoint | None:
 # -- token usage -----------------------------------------------------------------------------
 
 def token_usage_record(*, items: list[dict[str, Any]]) -> list[TokenUsage]:
-    """Record API calls' usage; a row sent without `cost_usd` is priced from ModelPrice (estimated)."""
+    """Record API calls' usage; a row sent without `cost_usd` is priced from ModelPrice (estimated).
+    A call whose request_id its session already has answers the row that counted it."""
     with transaction.atomic():
         _check_sessions_exist({item["session_id"] for item in items if item.get("session_id")})
-        rows = [TokenUsage(**item) for item in items]
-        unpriced = [(row, item) for row, item in zip(rows, items, strict=True) if item.get("cost_usd") is None]
+        now = timezone.now()
+        items = [{**item, "recorded_at": item.get("recorded_at") or now} for item in items]
+        unpriced = [item for item in items if item.get("cost_usd") is None]
         if unpriced:
-            prices = _prices_for({row.model for row, _ in unpriced})
-            for row, _ in unpriced:
-                row.cost_usd = _usage_cost(row, prices.get(row.model, []))
-                row.is_estimated = True
-        TokenUsage.objects.bulk_create(rows)
-        _add_usage([(r.session_id, r.input_tokens, r.output_tokens, r.cost_usd) for r in rows])
+            prices = _prices_for({item["model"] for item in unpriced})
+            for item in unpriced:
+                item["cost_usd"] = _usage_cost(TokenUsage(**item), prices.get(item["model"], []))
+                item["is_estimated"] = True
+        return usage_record(items=items)
+
+
+def usage_record(*, items: Iterable[dict[str, Any]], touch: Collection[str] = ()) -> list[TokenUsage]:
+    """Write provider calls into the one book of usage (TokenUsage) and move their sessions' totals
+    by the rows written, in the caller's transaction. A call whose `request_id` its session already
+    has (in the table or earlier in `items`) is that row: counted once, whichever path reports it.
+    Returns, for each item, the row that counts it.
+
+    The sessions are locked first (in id order), so two reports of one request id never both insert;
+    `touch` names more sessions whose activity the same write moves (locked in the same order)."""
+    items = list(items)
+    session_ids = sorted({item["session_id"] for item in items if item.get("session_id")} | set(touch))
+    if session_ids:
+        list(lock_rows(Session.objects.filter(pk__in=session_ids).order_by("pk")).values_list("pk", flat=True))
+    keyed = {(item.get("session_id"), item.get("request_id")) for item in items
+             if item.get("session_id") and item.get("request_id")}
+    counted: dict[tuple[str, str], TokenUsage] = {}
+    if keyed:
+        known = TokenUsage.objects.filter(session_id__in={s for s, _ in keyed}, request_id__in={r for _, r in keyed})
+        counted = {(row.session_id, row.request_id): row for row in known}
+    rows, new = [], []
+    for item in items:
+        key = (item.get("session_id"), item.get("request_id") or "")
+        if key[0] and key[1] and key in counted:
+            rows.append(counted[key])
+            continue
+        row = TokenUsage(**item)
+        if key[0] and key[1]:
+            counted[key] = row
+        rows.append(row)
+        new.append(row)
+    TokenUsage.objects.bulk_create(new)
+    _add_usage([(row.session_id, row.input_tokens, row.output_tokens, row.cost_usd) for row in new])
+    sessions_touch(set(touch) - {row.session_id for row in new})  # the totals' UPDATE moved the others
     return rows
+
+
+def usage_replace(*, source: str, source_id: str, item: dict[str, Any] | None) -> None:
+    """The usage an attempt or invocation reports changed (or the row went: `item` None): its call's
+    row is replaced, the session totals move by the difference. A row that reported a request id
+    another path counted first has no row of its own, and still counts nothing."""
+    previous = list(TokenUsage.objects.filter(source=source, source_id=source_id))
+    _add_usage([(row.session_id, -row.input_tokens, -row.output_tokens, -row.cost_usd) for row in previous])
+    TokenUsage.objects.filter(pk__in=[row.pk for row in previous]).delete()
+    if item is not None and _has_usage(item["input_tokens"], item["output_tokens"], item["cost_usd"]):
+        usage_record(items=[{**item, "source": source, "source_id": source_id}])
+
+
+def _has_usage(tokens_in: int, tokens_out: int, cost: Decimal | int) -> bool:
+    return bool(tokens_in or tokens_out or cost)
+
+
+def _events_account(events: list[LedgerEvent]) -> None:
+    """Appended events move their sessions' activity, and the calls they report are recorded."""
+    usage_record(items=_events_usage(events), touch={event.session_id for event in events if event.session_id})
+
+
+def _events_usage(events: Iterable[LedgerEvent]) -> list[dict[str, Any]]:
+    """The provider calls these events report (those carrying tokens or cost)."""
+    return [{"session_id": event.session_id, "request_id": (event.meta or {}).get("request_id", ""),
+             "source": UsageSource.EVENT, "model": event.model, "agent": event.agent, "task_key": event.task_key,
+             "operation": event.type, "input_tokens": event.tokens_in, "output_tokens": event.tokens_out,
+             "cost_usd": event.cost_usd, "is_estimated": event.is_estimated, "recorded_at": event.timestamp}
+            for event in events
+            if event.session_id and _has_usage(event.tokens_in, event.tokens_out, event.cost_usd)]
 
 
 def _check_sessions_exist(session_ids: set[str]) -> None:
@@ -416,10 +486,11 @@ def _events_delete(session_ids: list[str]) -> None:
             router.db_for_write(LedgerEvent))
 
 
-def sessions_purge(*, older_than: timedelta, now: datetime | None = None) -> RetentionRun:
+def sessions_purge(*, older_than: timedelta, now: datetime | None = None, dry_run: bool = False) -> RetentionRun:
     """Remove ended sessions (ended before now - older_than) with their ledger rows, and record it:
     the events through `ledger_events_purge` (a retention record in the chain), the sessions and
-    what cascades from them with the ORM, and a `RetentionRun` naming both."""
+    what cascades from them with the ORM, and a `RetentionRun` naming both. `dry_run`: the same
+    work, rolled back, so the run it returns counts exactly what would go."""
     now = now or timezone.now()
     cutoff = now - older_than
     with transaction.atomic():
@@ -431,6 +502,11 @@ def sessions_purge(*, older_than: timedelta, now: datetime | None = None) -> Ret
         rows_removed = {label: count for label, count in removed.items() if count}
         if record is not None:
             rows_removed[LedgerEvent._meta.label] = record.data["events_removed"]
-        return RetentionRun.objects.create(ran_at=now, older_than_days=older_than.days, cutoff=cutoff,
-                                           sessions_removed=len(session_ids), rows_removed=rows_removed,
-                                           session_ids=session_ids, retention_event=record)
+        run = RetentionRun(ran_at=now, older_than_days=older_than.days, cutoff=cutoff,
+                           sessions_removed=len(session_ids), rows_removed=rows_removed, session_ids=session_ids,
+                           retention_event=record)
+        if dry_run:
+            transaction.set_rollback(True)
+            return run
+        run.save()
+        return run

@@ -54,3 +54,10 @@ def history_session_field(*, related_name: str) -> models.ForeignKey:
     dead letters, checkpoints, rollbacks): deleting the session leaves the row, its session null."""
     return models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
                              related_name=related_name, db_index=False)
+
+
+def request_id_field() -> models.CharField:
+    """The provider's request id of the call a usage-bearing row reports (`ledger_app` counts it once)."""
+    return models.CharField(max_length=200, blank=True, default="",
+                            help_text="The provider's request id: the same id within a session is one call, "
+                                      "counted once however many rows report it.")

@@ -14,6 +14,7 @@ from django.utils import timezone
 from ralphsite.activity import sessions_touch
 from ralphsite.errors import Conflict, InvalidInput, NotFound, detail_time
 from ralphsite.fields import BIGINT_MAX
+from ralphsite.money import USD_MAX
 from ralphsite.services import instance_create, instance_delete, instance_update, instances_delete
 from sessions_app import selectors
 from sessions_app.graph import kahn_layers
@@ -57,15 +58,18 @@ from sessions_app.models import (
     TaskType,
 )
 from sessions_app.models.context import validate_context_thresholds
-from sessions_app.signals import orchestration_event, resume_requested, sessions_deleting, usage_recorded
+from sessions_app.signals import (
+    orchestration_event,
+    resume_requested,
+    sessions_deleting,
+    usage_recorded,
+    usage_reported,
+)
 
 M = TypeVar("M", bound=models.Model)
 
 # Written only by services that account usage, never by clients.
 SESSION_TOTAL_FIELDS = ("total_tokens_input", "total_tokens_output", "total_cost_usd")
-
-# The largest amount a money column (18 digits, 6 decimal places) holds.
-USD_MAX = Decimal("999999999999.999999")
 
 
 def session_create(*, data: dict[str, Any]) -> Session:
@@ -133,17 +137,17 @@ def session_delete(*, session: Session) -> None:
 def _usage_update_sql(vendor: str) -> str:
     """The totals UPDATE, written once per backend: the ORM compiled this statement on every
     usage-bearing write (events, token usage, attempts, invocations), at several times its run.
-    Money is added as the ORM does it: SQLite computes in NUMERIC, PostgreSQL in numeric."""
+    Money is exact on both: SQLite adds whole micro-dollars (integers), PostgreSQL numeric
+    (`ralphsite.money.MoneyField`)."""
     def column(name: str) -> str:
         return connection.ops.quote_name(Session._meta.get_field(name).column)
 
-    money = "CAST(({0} + CAST(%s AS NUMERIC)) AS NUMERIC)" if vendor == "sqlite" else "({0} + %s)"
     tokens_in, tokens_out, count, cost = (column(name) for name in (
         "total_tokens_input", "total_tokens_output", "token_count", "total_cost_usd"))
     return (
         f"UPDATE {connection.ops.quote_name(Session._meta.db_table)} SET "  # names come from _meta
         f"{tokens_in} = {tokens_in} + %s, {tokens_out} = {tokens_out} + %s, "
-        f"{cost} = {money.format(cost)}, {count} = {count} + %s, {column('last_activity_at')} = %s "
+        f"{cost} = {cost} + %s, {count} = {count} + %s, {column('last_activity_at')} = %s "
         f"WHERE {column('id')} = %s AND {tokens_in} <= %s AND {tokens_out} <= %s AND {count} <= %s AND {cost} <= %s"
     )
 
@@ -153,7 +157,7 @@ def _usage_update_params(db: BaseDatabaseWrapper, *, session_id: str, tokens_inp
     cost_field = Session._meta.get_field("total_cost_usd")
 
     def money(value: Decimal) -> Any:
-        return db.ops.adapt_decimalfield_value(value, cost_field.max_digits, cost_field.decimal_places)
+        return cost_field.get_db_prep_value(value, db)
 
     return [
         tokens_input, tokens_output, money(cost_usd), tokens_input + tokens_output,
@@ -540,38 +544,43 @@ def lock_rows(queryset: QuerySet[M], *, skip_locked: bool = False) -> QuerySet[M
     return queryset
 
 
-def _usage_change(*, session_id: str | None, old: tuple[int, int, Decimal] = (0, 0, Decimal(0)),
-                  new: tuple[int, int, Decimal] = (0, 0, Decimal(0))) -> None:
-    """Move the session totals by (new - old) of a usage-bearing row."""
-    if session_id:
-        session_usage_add(session_id=session_id, tokens_input=new[0] - old[0], tokens_output=new[1] - old[1],
-                          cost_usd=Decimal(new[2]) - Decimal(old[2]))
+def _usage_item(row: TaskAttempt | AgentInvocation) -> dict[str, Any]:
+    """The provider call this row reports, as the ledger's token usage records it."""
+    attempt = isinstance(row, TaskAttempt)
+    return {"session_id": row.session_id, "request_id": row.request_id, "model": row.model, "agent": row.agent,
+            "task_key": row.task.key if attempt else row.task_key, "operation": "attempt" if attempt else "invocation",
+            "input_tokens": row.tokens_input, "output_tokens": row.tokens_output, "cost_usd": Decimal(row.cost_usd),
+            "recorded_at": (row.started_at or row.created_at) if attempt else row.started_at}
 
 
-def _usage_of(row: TaskAttempt | AgentInvocation) -> tuple[int, int, Decimal]:
-    return row.tokens_input, row.tokens_output, Decimal(row.cost_usd)
+def _usage_report(*, row: TaskAttempt | AgentInvocation, item: dict[str, Any] | None) -> None:
+    """Tell the ledger the call this row reports (None: the row is gone); its token usage is the one
+    book of calls and moves the session totals (sessions_app.signals.usage_reported)."""
+    usage_reported.send(sender=type(row), source="attempt" if isinstance(row, TaskAttempt) else "invocation",
+                        source_id=row.pk, item=item)
 
 
 UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
 
 
-# Rows carrying tokens/cost: their writes move the session totals in the same transaction.
+# Rows carrying tokens/cost: their writes record the call in the same transaction.
 def _usage_row_create(*, model: type[UsageRow], data: dict[str, Any]) -> UsageRow:
     row = instance_create(model=model, data=data)
-    _usage_change(session_id=row.session_id, new=_usage_of(row))
+    _usage_report(row=row, item=_usage_item(row))
     return row
 
 
 def _usage_row_update(*, row: UsageRow, data: dict[str, Any]) -> UsageRow:
-    old_session, old_usage = row.session_id, _usage_of(row)
+    old_usage = _usage_item(row)
     row = instance_update(instance=row, data=data)
-    _usage_change(session_id=old_session, old=old_usage)
-    _usage_change(session_id=row.session_id, new=_usage_of(row))
+    new_usage = _usage_item(row)
+    if new_usage != old_usage:
+        _usage_report(row=row, item=new_usage)
     return row
 
 
 def _usage_row_delete(*, row: TaskAttempt | AgentInvocation) -> None:
-    _usage_change(session_id=row.session_id, old=_usage_of(row))
+    _usage_report(row=row, item=None)
     instance_delete(instance=row)
 
 

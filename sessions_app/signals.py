@@ -17,10 +17,15 @@ from django.dispatch import Signal
 
 orchestration_event = Signal()
 
-# Sent when a row carrying tokens/cost is recorded (attempts, agent invocations, ledger events,
-# token usage), after the session totals were incremented. kwargs: session_id, tokens_input,
-# tokens_output, cost_usd.
+# Sent when a session's totals moved (a call recorded in the ledger's token usage). kwargs:
+# session_id, tokens_input, tokens_output, cost_usd.
 usage_recorded = Signal()
+
+# Sent inside the transaction when an attempt or agent invocation reports a provider call, changes
+# it or goes. kwargs: source ("attempt" or "invocation"), source_id, item (the call: session_id,
+# request_id, model, agent, task_key, operation, input_tokens, output_tokens, cost_usd, recorded_at;
+# None when the row is deleted). The ledger records it in its token usage, counted once per request id.
+usage_reported = Signal()
 
 # Sent by the resume service to gather what other apps know about where a session stopped.
 # kwargs: session_id. Each receiver returns a dict merged into the resume point (the ledger

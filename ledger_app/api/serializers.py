@@ -34,15 +34,24 @@ class EventTypeField(serializers.CharField):
     """An event's `type`; the schema lists the allowed values (`validate_type` checks them)."""
 
 
+class EventRequestIdField(serializers.CharField):
+    """The provider's request id of the call an event reports: kept in the event's `meta` (which the
+    chain hashes); its usage is counted once per request id in the session (token usage)."""
+
+    def get_attribute(self, instance: LedgerEvent) -> str:
+        return (instance.meta or {}).get("request_id", "")
+
+
 class LedgerEventSerializer(RalphModelSerializer):
     session = ReferenceIdField(source="session_id")
     type = EventTypeField(max_length=64)
+    request_id = EventRequestIdField(max_length=200, required=False, allow_blank=True)
 
     class Meta:
         model = LedgerEvent
         fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration",
                   "phase", "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated",
-                  "message", "data", "meta", "idempotency_key", "prev_hash", "hash"]
+                  "request_id", "message", "data", "meta", "idempotency_key", "prev_hash", "hash"]
         read_only_fields = ["id", "prev_hash", "hash"]
         extra_kwargs = {name: _NON_NEGATIVE for name in ("tokens_in", "tokens_out", "tokens_total", "cost_usd",
                                                          "duration_ms")}
@@ -152,8 +161,8 @@ class TokenUsageSerializer(RalphModelSerializer):
         model = TokenUsage
         fields = ["id", "session", "task_key", "sprint_key", "model", "input_tokens", "output_tokens",
                   "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "cost_usd", "is_estimated",
-                  "operation", "agent", "recorded_at"]
-        read_only_fields = ["id", "is_estimated"]
+                  "operation", "agent", "recorded_at", "request_id", "source", "source_id"]
+        read_only_fields = ["id", "is_estimated", "source", "source_id"]
         extra_kwargs = {name: _NON_NEGATIVE for name in ("input_tokens", "output_tokens", "cached_read_tokens",
                                                          "cached_write_tokens", "reasoning_tokens")}
 

@@ -8,6 +8,8 @@ from django.db.models.functions import Length
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
+from ralphsite.money import MoneyField
+
 # ralphy ledger types (seed 001).
 RALPHY_EVENT_TYPES = (
     "run_started", "run_finished", "task_started", "task_finished", "phase_entered",
@@ -103,7 +105,7 @@ class LedgerEvent(models.Model):
     tokens_in = models.BigIntegerField(default=0)
     tokens_out = models.BigIntegerField(default=0)
     tokens_total = models.BigIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
     is_estimated = models.BooleanField(default=False)
     message = models.TextField(blank=True, default="")
     data = models.JSONField(default=dict, blank=True)

@@ -2,8 +2,9 @@ from django.db import models
 from django.utils import timezone
 
 from ralphsite.access import SCOPE_SHARED
-from ralphsite.fields import history_session_field
+from ralphsite.fields import history_session_field, request_id_field
 from ralphsite.models import ULIDModel
+from ralphsite.money import MoneyField
 
 # TokenUsage token field → ModelPrice price field (USD per million tokens).
 PRICED_TOKEN_FIELDS: dict[str, str] = {
@@ -16,7 +17,7 @@ PRICED_TOKEN_FIELDS: dict[str, str] = {
 
 
 def _price_field() -> models.DecimalField:
-    return models.DecimalField(max_digits=18, decimal_places=6, default=0,
+    return MoneyField(max_digits=18, decimal_places=6, default=0,
                                help_text="USD per million tokens.")
 
 
@@ -46,6 +47,16 @@ class ModelPrice(ULIDModel):
         return f"{self.model} from {self.valid_from:%Y-%m-%d}"
 
 
+class UsageSource(models.TextChoices):
+    """Which write reported a call: token usage itself, or a ledger event, attempt or agent invocation
+    carrying usage (their usage is recorded here, so this table is the one book of calls)."""
+
+    TOKEN_USAGE = "token_usage"
+    EVENT = "event"
+    ATTEMPT = "attempt"
+    INVOCATION = "invocation"
+
+
 class TokenUsage(models.Model):
     """DevTeam `token_usage` (seed 003): one API call's tokens and cost.
 
@@ -53,7 +64,12 @@ class TokenUsage(models.Model):
     sprint_id → sprint_key; model, input_tokens, output_tokens, cost_usd (Decimal USD),
     operation, recorded_at → same names; agent_name → agent. Ours: cached_read_tokens,
     cached_write_tokens, reasoning_tokens, and is_estimated (the cost was computed from ModelPrice
-    because the client sent none).
+    because the client sent none); request_id, source and source_id.
+
+    One truth for tokens and cost: every provider call is one row here, whichever path reported it
+    (`source`: this resource, or a ledger event, task attempt or agent invocation carrying usage, whose
+    id is `source_id`); a call whose `request_id` the session already has is not counted again. Session
+    totals and every statistic are sums of these rows.
     """
 
     scope_path = "session"
@@ -68,16 +84,25 @@ class TokenUsage(models.Model):
     cached_read_tokens = models.BigIntegerField(default=0)
     cached_write_tokens = models.BigIntegerField(default=0)
     reasoning_tokens = models.BigIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
     is_estimated = models.BooleanField(default=False)
     operation = models.CharField(max_length=100, blank=True, default="")
     agent = models.CharField(max_length=200, blank=True, default="")
     recorded_at = models.DateTimeField(default=timezone.now)
+    request_id = request_id_field()
+    source = models.CharField(max_length=16, choices=UsageSource.choices, default=UsageSource.TOKEN_USAGE)
+    source_id = models.CharField(max_length=40, blank=True, default="",
+                                 help_text="The id of the attempt or invocation that reported this call.")
 
     class Meta:
         ordering = ["-recorded_at", "-id"]
         verbose_name_plural = "token usage"
+        constraints = [
+            models.UniqueConstraint(fields=["session", "request_id"], condition=~models.Q(request_id=""),
+                                    name="tokenusage_session_request"),
+        ]
         indexes = [
+            models.Index(fields=["source", "source_id"], name="tokenusage_source"),
             models.Index(fields=["session", "recorded_at"], name="tokenusage_session_at"),
             models.Index(fields=["model", "recorded_at"], name="tokenusage_model_at"),
             models.Index(fields=["recorded_at"], name="tokenusage_at"),

@@ -9,7 +9,7 @@ Rounding, as the seed's SQL: rates are `ROUND(AVG(CASE WHEN c THEN 1.0 ELSE 0.0 
 returned as decimal strings with 4 places. Where a seed view reports cents, `cents()` computes
 `ROUND(SUM(cost_usd) * 100)`: the rows are summed first, then rounded once to whole cents, half
 away from zero, as an integer. Money is summed in whole micro-dollars so that both backends round
-exactly the same way (SQLite stores decimals as floats). A single stored USD amount becomes cents
+exactly the same way. A single stored USD amount becomes cents
 with `ralphsite.money.usd_to_cents`, also half away from zero.
 """
 
@@ -24,9 +24,7 @@ from django.db.models import (
     BigIntegerField,
     Case,
     Count,
-    DecimalField,
     ExpressionWrapper,
-    F,
     FloatField,
     IntegerField,
     OuterRef,
@@ -37,7 +35,9 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import Cast, Coalesce, Round
+from django.db.models.functions import Coalesce, Round
+
+from ralphsite.money import MicroUSD
 
 Row = dict[str, Any]
 
@@ -110,13 +110,9 @@ def rate(condition: Q) -> Round:
 
 
 def micro_usd_sum(field: str = "cost_usd") -> Sum:
-    """SUM of the rows' USD in whole micro-dollars (each row has 6 places, so this is exact).
-
-    SQLite keeps decimals as floating point: summing floats and rounding the sum could round a
-    half differently from PostgreSQL's numeric. Whole micro-dollars are integers on both.
-    """
-    micros = ExpressionWrapper(F(field) * Value(Decimal(1_000_000)), output_field=DecimalField())
-    return Sum(Cast(Round(micros), BigIntegerField()))
+    """SUM of the rows' USD in whole micro-dollars: integers on both backends, so both round a sum
+    the same way (`ralphsite.money.MicroUSD`)."""
+    return Sum(MicroUSD(field))
 
 
 def usd_units(field: str = "cost_usd", *, places: int) -> ExpressionWrapper:

@@ -14,8 +14,12 @@ writes `completed` where DevTeam writes `success`; see `InvocationStatus`). The 
 (for criteria and features, which have none: the plan the session executes, `Session.plan_key`).
 """
 
-from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Value
+from typing import Any
 
+from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Value
+from django.db.models.functions import Round
+
+from ledger_app.models import TokenUsage
 from ledger_app.stats.framework import (
     Row,
     StatFilters,
@@ -80,28 +84,52 @@ def agent_runs(filters: StatFilters) -> QuerySet:
     return scoped(AgentInvocation.objects.all(), filters, date_field="started_at")
 
 
+def calls(filters: StatFilters) -> QuerySet:
+    """Provider calls (the ledger's token usage, the one book of usage) in the filters' session,
+    `since`/`until` on recorded_at."""
+    return scoped(TokenUsage.objects.all(), filters, date_field="recorded_at")
+
+
+def _runs_and_usage(filters: StatFilters, key: tuple[str, ...], runs: dict[str, Any],
+                    usage: dict[str, Any]) -> list[Row]:
+    """Agent runs' counts and the calls' tokens and cost per `key`, merged: a group of runs without
+    recorded calls has zero usage, calls without runs have zero runs."""
+    run_rows = {tuple(row[k] for k in key): row
+                for row in agent_runs(filters).values(*key).order_by(*key).annotate(**runs)}
+    usage_rows = {tuple(row[k] for k in key): row
+                  for row in calls(filters).values(*key).order_by(*key).annotate(**usage)}
+    no_runs = {name: None if isinstance(aggregate, Avg | Round) else 0 for name, aggregate in runs.items()}
+    no_usage = dict.fromkeys(usage, 0)
+    groups = sorted(run_rows.keys() | usage_rows.keys(), key=lambda group: tuple(v or "" for v in group))
+    return [{**dict(zip(key, group, strict=True)), **run_rows.get(group, no_runs), **usage_rows.get(group, no_usage)}
+            for group in groups]
+
+
 @stat("model-usage", columns=("session_id", "model", "runs", "successes", "failures", "success_rate",
                               "tokens_input", "tokens_output", "cost_cents"))
 def model_usage(filters: StatFilters) -> list[Row]:
-    """v_model_usage: agent runs per session and model (`since`/`until` on the run's started_at);
-    success is `success` or `completed`; cost in whole cents."""
-    rows = (agent_runs(filters).values("session_id", "model").order_by("session_id", "model")
-            .annotate(runs=Count("*"), successes=count_if(RUN_SUCCEEDED), failures=count_if(RUN_FAILED),
-                      success_rate=rate(RUN_SUCCEEDED), input_sum=Sum("tokens_input"),
-                      output_sum=Sum("tokens_output"), cost_cents=cents()))
-    return [{**row, "success_rate": as_rate(row["success_rate"]), "tokens_input": row["input_sum"],
-             "tokens_output": row["output_sum"]} for row in rows]
+    """v_model_usage: per session and model, the agent runs (`since`/`until` on started_at; success
+    is `success` or `completed`) and the provider calls' tokens and cost in whole cents (token usage,
+    `since`/`until` on recorded_at: the same figures as daily-cost and session-cost)."""
+    rows = _runs_and_usage(
+        filters, ("session_id", "model"),
+        runs={"runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "failures": count_if(RUN_FAILED),
+              "success_rate": rate(RUN_SUCCEEDED)},
+        usage={"tokens_input": Sum("input_tokens"), "tokens_output": Sum("output_tokens"), "cost_cents": cents()})
+    return [{**row, "success_rate": as_rate(row["success_rate"])} for row in rows]
 
 
 @stat("agent-performance", columns=("agent", "total_runs", "successes", "success_rate", "avg_duration_seconds",
                                     "total_cost_cents"))
 def agent_performance(filters: StatFilters) -> list[Row]:
-    """v_agent_performance: agent runs per agent (`since`/`until` on the run's started_at); success
-    is `success` or `completed`; the mean of the runs' known durations in seconds, to the
-    millisecond we store (None when no run has one); cost in whole cents."""
-    rows = (agent_runs(filters).values("agent").order_by("agent")
-            .annotate(total_runs=Count("*"), successes=count_if(RUN_SUCCEEDED), success_rate=rate(RUN_SUCCEEDED),
-                      avg_duration_ms=Avg("duration_ms"), total_cost_cents=cents()))
+    """v_agent_performance: per agent, the agent runs (`since`/`until` on started_at; success is
+    `success` or `completed`; the mean of the runs' known durations in seconds, to the millisecond we
+    store, None when no run has one) and the cost of its provider calls in whole cents (token usage)."""
+    rows = _runs_and_usage(
+        filters, ("agent",),
+        runs={"total_runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "success_rate": rate(RUN_SUCCEEDED),
+              "avg_duration_ms": Avg("duration_ms")},
+        usage={"total_cost_cents": cents()})
     return [{**row, "success_rate": as_rate(row["success_rate"]),
              "avg_duration_seconds": None if row["avg_duration_ms"] is None
              else round(float(row["avg_duration_ms"]) / 1000, 3)} for row in rows]

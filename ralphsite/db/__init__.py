@@ -6,4 +6,5 @@
 * `precompiled`: detail lookups and INSERTs compiled once per model instead of per request.
 * `migration_operations`: index-only field changes that keep SQLite's triggers (AlterField rebuilds
   the table and drops them).
+* `money_storage`: the migration step moving SQLite's USD columns to whole micro-dollars.
 """

@@ -488,7 +488,7 @@ class TaskReportInputSerializer(RalphModelSerializer):
     class Meta:
         model = TaskAttempt
         fields = ["implementation_report", "iteration_number", "model", "agent", "status", "error_type",
-                  "error_message", "tokens_input", "tokens_output", "cost_usd", "duration_seconds",
+                  "error_message", "tokens_input", "tokens_output", "cost_usd", "request_id", "duration_seconds",
                   "started_at", "ended_at"]
         extra_kwargs = {"implementation_report": {"required": True, "allow_blank": False}}
 
@@ -543,7 +543,7 @@ class InvocationCompleteInputSerializer(RalphModelSerializer):
     class Meta:
         model = AgentInvocation
         fields = ["response", "status", "error_message", "error_type", "tokens_input", "tokens_output",
-                  "cost_usd", "duration_ms", "completed_at", "files_changed", "output_summary"]
+                  "cost_usd", "request_id", "duration_ms", "completed_at", "files_changed", "output_summary"]
         extra_kwargs = {"status": {"required": True}}
 
 

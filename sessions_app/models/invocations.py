@@ -1,7 +1,9 @@
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.fields import request_id_field
 from ralphsite.models import ULIDModel
+from ralphsite.money import MoneyField
 
 
 class AgentRole(models.TextChoices):
@@ -43,6 +45,7 @@ class AgentInvocation(ULIDModel):
       files_changed (JSON), output_summary → same names; ended_at → completed_at;
       duration_seconds → duration_ms (times 1000); task_id (text) → task_key (and task when it
       names a task of the session); cost_cents → cost_usd.
+    * Ours: request_id (its usage is counted once in the ledger's token usage).
     """
 
     scope_path = "session"
@@ -66,7 +69,8 @@ class AgentInvocation(ULIDModel):
     attempt = models.PositiveIntegerField(default=1)
     tokens_input = models.BigIntegerField(default=0)
     tokens_output = models.BigIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    request_id = request_id_field()
     duration_ms = models.BigIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from ralphsite.choices import input_aliases
 from ralphsite.models import ULIDModel
-from ralphsite.money import usd_to_cents
+from ralphsite.money import MoneyField, usd_to_cents
 
 
 class OrchestratorState(models.TextChoices):
@@ -125,7 +125,7 @@ class Session(ULIDModel):
                                       default=ExecutionMode.NORMAL)
     total_tokens_input = models.BigIntegerField(default=0)
     total_tokens_output = models.BigIntegerField(default=0)
-    total_cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    total_cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
     bug_council_activated = models.BooleanField(default=False)
     bug_council_reason = models.TextField(blank=True, default="")
     project_path = models.CharField(max_length=1000, blank=True, default="")

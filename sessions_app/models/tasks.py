@@ -2,7 +2,9 @@ from django.db import models
 from django.db.models import F, Q
 
 from ralphsite.choices import input_aliases
+from ralphsite.fields import request_id_field
 from ralphsite.models import ULIDModel
+from ralphsite.money import MoneyField
 from sessions_app.models.planning import Priority
 
 
@@ -191,7 +193,8 @@ class TaskAttempt(ULIDModel):
       attempt_number, model, agent, started_at, ended_at, duration_seconds, status, error_type,
       error_message, tokens_input, tokens_output → same names; cost_cents → cost_usd.
 
-    Tokens and cost are added to the session totals by the services.
+    Ours: request_id. Tokens and cost are counted in the ledger's token usage (one row per provider
+    call) by the services, which also move the session totals.
     """
 
     scope_path = "task__session"
@@ -212,7 +215,8 @@ class TaskAttempt(ULIDModel):
     error_message = models.TextField(blank=True, default="")
     tokens_input = models.BigIntegerField(default=0)
     tokens_output = models.BigIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=18, decimal_places=6, default=0)
+    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    request_id = request_id_field()
     duration_seconds = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)

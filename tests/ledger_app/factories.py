@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Model
 from rest_framework.test import APIClient
 
-from ledger_app.models import LedgerEvent
+from ledger_app.models import LedgerEvent, TokenUsage, UsageSource
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,
@@ -69,10 +69,16 @@ class DevTeam:
 
 
 def add_runs(session: Session, runs: list[tuple[str, str, str, int | None, str, int, int, str]]) -> None:
+    """Agent runs and, as the services record them, their provider calls in token usage (the session
+    totals are the fixture's own)."""
     for agent, model, status, duration_ms, cost, tokens_in, tokens_out, at in runs:
-        AgentInvocation.objects.create(session=session, agent=agent, model=model, status=status,
-                                       duration_ms=duration_ms, cost_usd=Decimal(cost), tokens_input=tokens_in,
-                                       tokens_output=tokens_out, started_at=utc(at))
+        run = AgentInvocation.objects.create(session=session, agent=agent, model=model, status=status,
+                                             duration_ms=duration_ms, cost_usd=Decimal(cost), tokens_input=tokens_in,
+                                             tokens_output=tokens_out, started_at=utc(at))
+        if tokens_in or tokens_out or Decimal(cost):
+            TokenUsage.objects.create(session=session, agent=agent, model=model, input_tokens=tokens_in,
+                                      output_tokens=tokens_out, cost_usd=Decimal(cost), recorded_at=utc(at),
+                                      source=UsageSource.INVOCATION, source_id=run.pk)
 
 
 def add_attempts(task: Task, attempts: list[tuple[str, int, int, str]], at: str) -> None:

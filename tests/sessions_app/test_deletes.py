@@ -103,7 +103,7 @@ def test_deleting_a_finished_session_purges_its_ledger_with_a_record_and_keeps_h
     assert record.data["sessions"] == [session.pk] and record.data["events_removed"] == events
     assert session.pk in record.data["reason"]
     for model in KEPT_MODELS:
-        assert list(model.objects.values_list("session", flat=True)) == [None], model.__name__
+        assert set(model.objects.values_list("session", flat=True)) == {None}, model.__name__
     assert _cost_history(api) == before
     out = StringIO()
     call_command("ledger_verify", stdout=out)  # the chain bridges the hole with the record (else it raises)

@@ -7,8 +7,9 @@ from django.db import transaction
 
 from ralphsite.errors import InvalidInput, NotFound
 from ralphsite.fields import BIGINT_MAX
+from ralphsite.money import USD_MAX
 from sessions_app.models import Session
-from sessions_app.services import USD_MAX, session_usage_add
+from sessions_app.services import session_usage_add
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,30 @@
+"""Request ids on attempts and invocations (issue #15 §3); SQLite's USD columns move to whole
+micro-dollars (`ralphsite.money.MoneyField`; PostgreSQL keeps numeric, nothing to do there)."""
+
+from django.db import migrations, models
+
+from ralphsite.db.money_storage import micros_to_usd_step, usd_to_micros_step
+
+MONEY_COLUMNS = {"sessions_app_session": ("total_cost_usd",), "sessions_app_taskattempt": ("cost_usd",),
+                 "sessions_app_agentinvocation": ("cost_usd",)}
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('sessions_app', '0008_lifecycles_and_restrict'),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name='agentinvocation',
+            name='request_id',
+            field=models.CharField(blank=True, default='', help_text="The provider's request id: the same id within a session is one call, counted once however many rows report it.", max_length=200),
+        ),
+        migrations.AddField(
+            model_name='taskattempt',
+            name='request_id',
+            field=models.CharField(blank=True, default='', help_text="The provider's request id: the same id within a session is one call, counted once however many rows report it.", max_length=200),
+        ),
+        migrations.RunPython(usd_to_micros_step(MONEY_COLUMNS), micros_to_usd_step(MONEY_COLUMNS)),
+    ]
