@@ -31,7 +31,7 @@ install-dev: $(VENV)/.installed-dev
 run: install-run
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(BIN)/python manage.py bootstrap
+	$(BIN)/python manage.py bootstrap --show-when-ready
 	$(BIN)/gunicorn ralphsite.wsgi:application --config python:ralphsite.server.gunicorn_conf
 
 # A simulated Ralph loop driven over the API of the server `make run` started (its printed token).

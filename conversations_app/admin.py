@@ -202,9 +202,9 @@ class ChatAdmin(RalphModelAdmin):
 
     @admin.action(description="Mark selected chats synced (keeps their remote id)")
     def mark_synced(self, request: HttpRequest, queryset: QuerySet[Chat]) -> None:
-        items = [{"entity": "chat", "id": chat_id, "remote_id": remote_id or chat_id}
-                 for chat_id, remote_id in queryset.values_list("id", "remote_id")]
-        marked = services.sync_mark_synced(items=items).get("chat", 0) if items else 0
+        items = [{"entity": "chat", "id": chat_id, "remote_id": remote_id or chat_id, "version": version}
+                 for chat_id, remote_id, version in queryset.values_list("id", "remote_id", "version")]
+        marked = services.sync_mark_synced(items=items)["marked"].get("chat", 0) if items else 0
         self.message_user(request, f"Marked {marked} chat(s) synced.", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Chat, form: Any, change: bool) -> None:

@@ -1,8 +1,11 @@
 """Read queries for conversations and memory."""
 
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
 from django.db.models import QuerySet
 
-from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncStatus
+from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncMapping, SyncStatus
 from ralphsite.db.precompiled import PrecompiledLookup
 
 
@@ -67,11 +70,28 @@ def pattern_list() -> QuerySet[GlobalPattern]:
 SYNC_MODELS: dict[str, type[Chat] | type[Run] | type[Message]] = {"chat": Chat, "run": Run, "message": Message}
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def sync_version(entity: str, row: dict[str, Any] | Chat | Run | Message) -> int:
+    """What `sync/mark-synced/` compares, per item: a number that changes whenever the row is edited.
+    A chat's `version`; for runs and messages (which have none) the microsecond of their last change."""
+    value = (lambda name: row[name]) if isinstance(row, dict) else (lambda name: getattr(row, name))
+    if entity == "chat":
+        return value("version")
+    return (value("updated_at") - _EPOCH) // timedelta(microseconds=1)
+
+
 def sync_pending(*, entity: str, limit: int) -> tuple[int, list[dict]]:
-    """(how many rows of `entity` still need sync, the oldest `limit` of them). Tombstones included:
-    a deletion needs syncing too."""
+    """(how many rows of `entity` still need sync, the oldest `limit` of them, each with the `version`
+    to send back to `sync/mark-synced/`). Tombstones included: a deletion needs syncing too."""
     rows = SYNC_MODELS[entity].objects.exclude(sync_status=SyncStatus.SYNCED)
     fields = ["id", "sync_status", "remote_id", "updated_at"]
     if entity == "chat":
         fields += ["version", "is_deleted"]
-    return rows.count(), list(rows.order_by("updated_at", "id").values(*fields)[:limit])
+    page = list(rows.order_by("updated_at", "id").values(*fields)[:limit])
+    return rows.count(), [{**row, "version": sync_version(entity, row)} for row in page]
+
+
+def sync_mapping_list() -> QuerySet[SyncMapping]:
+    return SyncMapping.objects.all()

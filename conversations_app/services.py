@@ -123,14 +123,21 @@ def chat_restore(*, chat_id: str) -> Chat:
                                                "sync_status": SyncStatus.PENDING})
 
 
-def chat_purge_deleted(*, deleted_before: datetime) -> tuple[list[str], dict[str, int]]:
+def chat_purge_deleted(*, deleted_before: datetime, include_unsynced: bool = False,
+                       dry_run: bool = False) -> tuple[list[str], dict[str, int]]:
     """Hard-delete chats tombstoned before `deleted_before`, cascading to their runs and messages.
+    A tombstone not yet synced is kept (the remote must learn of the delete) unless `include_unsynced`.
+    `dry_run`: the same work, rolled back.
 
     Returns the purged chat ids and the number of rows removed per model."""
     with transaction.atomic():
         chats = Chat.objects.filter(is_deleted=True, deleted_at__lt=deleted_before)
+        if not include_unsynced:
+            chats = chats.filter(sync_status=SyncStatus.SYNCED)
         ids = list(chats.values_list("id", flat=True))
         _, per_model = chats.delete()
+        if dry_run:
+            transaction.set_rollback(True)
     return ids, per_model
 
 
@@ -151,7 +158,9 @@ def run_create(*, data: dict[str, Any]) -> Run:
                 .only("run_count").first())
         if chat is None:
             raise missing_parent("chat", chat_id)
-        Chat.objects.filter(pk=chat_id).update(run_count=F("run_count") + 1)
+        # Activity moves the chat's updated_at ("recent chats"), not its version: a run added conflicts
+        # with no edit of the chat's own fields.
+        Chat.objects.filter(pk=chat_id).update(run_count=F("run_count") + 1, updated_at=timezone.now())
         return instance_create(model=Run, data={**data, "chat_id": chat_id,
                                                 "sequence_number": chat.run_count + 1})
 
@@ -221,6 +230,7 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
             _run_message_count_add(run_id=run.pk, count=len(new_items))
         else:
             Run.objects.filter(pk=run_id).update(**run_changes)
+        Chat.objects.filter(pk=run.chat_id).update(updated_at=timezone.now())  # as run_create: activity, no version
         sessions_touch([run.chat.session_id])
     by_id = {m.id: m for m in created} | existing
     return [by_id[item["id"]] for item in items] if existing else created
@@ -296,27 +306,45 @@ def pattern_record(*, pattern_type: str, description: str, project: str = "",
 
 # -- sync --------------------------------------------------------------------------------------
 
-def sync_mark_synced(*, items: list[dict[str, str]]) -> dict[str, int]:
+def sync_mark_synced(*, items: list[dict[str, Any]]) -> dict[str, Any]:
     """Mark chats/runs/messages synced with the remote ids the remote store gave them, and record the
-    local ↔ remote mapping; all or nothing. Marking synced is sync metadata, not a change to the
-    chat: it does not bump the chat's version. Returns how many rows were marked per entity."""
-    by_entity: dict[str, dict[str, str]] = {}
+    local ↔ remote mapping, for each item whose `version` (as `sync/pending/` gave it) is still the
+    row's: an item edited since is refused (status 409, `stale_version`) and stays pending, so its
+    edit is sent next time. An unknown id refuses the whole call (404, nothing marked). Marking
+    synced is sync metadata, not a change: it moves neither the version nor updated_at.
+
+    Returns {"marked": rows marked per entity, "results": one {entity, id, status, ...} per item}."""
+    by_entity: dict[str, list[dict[str, Any]]] = {}
     for item in items:
-        by_entity.setdefault(item["entity"], {})[item["id"]] = item["remote_id"]
+        by_entity.setdefault(item["entity"], []).append(item)
     counts: dict[str, int] = {}
+    outcome: dict[tuple[str, str], dict[str, Any]] = {}
     with transaction.atomic():
-        for entity, remote_ids in by_entity.items():
+        for entity, entity_items in by_entity.items():
             model = SYNC_MODELS[entity]
-            rows = list(model.objects.filter(pk__in=list(remote_ids)).only("id"))
-            missing = sorted(set(remote_ids) - {row.pk for row in rows})
+            ids = [item["id"] for item in entity_items]
+            rows = {row.pk: row for row in model.objects.select_for_update().filter(pk__in=ids)}
+            missing = sorted(set(ids) - set(rows))
             if missing:
                 raise NotFound(f"{len(missing)} {entity}(s) do not exist; nothing was marked.",
                                code=NOT_FOUND_CODES[entity], details={"missing": {entity: missing}})
-            for row in rows:
-                row.remote_id, row.sync_status = remote_ids[row.pk], SyncStatus.SYNCED
-            model.objects.bulk_update(rows, ["remote_id", "sync_status"])
+            marked: dict[str, Any] = {}
+            for item in entity_items:
+                row, current = rows[item["id"]], selectors.sync_version(entity, rows[item["id"]])
+                if current != item["version"]:
+                    outcome[(entity, item["id"])] = {
+                        "status": 409, "code": "stale_version", "version": current,
+                        "message": f"The {entity} changed since version {item['version']}: read "
+                                   "sync/pending/ again and sync the change."}
+                    continue
+                row.remote_id, row.sync_status = item["remote_id"], SyncStatus.SYNCED
+                marked[row.pk] = row
+                outcome[(entity, item["id"])] = {"status": 200, "version": current}
+            model.objects.bulk_update(list(marked.values()), ["remote_id", "sync_status"])
             SyncMapping.objects.bulk_create(
-                [SyncMapping(entity=entity, local_id=pk, remote_id=remote) for pk, remote in remote_ids.items()],
+                [SyncMapping(entity=entity, local_id=pk, remote_id=row.remote_id) for pk, row in marked.items()],
                 update_conflicts=True, unique_fields=["entity", "local_id"], update_fields=["remote_id", "synced_at"])
-            counts[entity] = len(rows)
-    return counts
+            counts[entity] = len(marked)
+    return {"marked": counts,
+            "results": [{"entity": item["entity"], "id": item["id"], **outcome[(item["entity"], item["id"])]}
+                        for item in items]}

@@ -60,3 +60,22 @@ def credentials_file_write(text: str) -> Path:
     with os.fdopen(fd, "w") as handle:
         handle.write(text + "\n")
     return path
+
+
+# `make run` shows first-run credentials after the server's "ready" line, not before it: bootstrap
+# leaves this marker beside the credentials file, the server takes it once it serves.
+CREDENTIALS_UNSHOWN = "first-run-credentials.unshown"
+
+
+def credentials_show_later() -> None:
+    (Path(settings.DATA_DIR) / CREDENTIALS_UNSHOWN).touch(mode=0o600)
+
+
+def credentials_take_unshown() -> str | None:
+    """The first-run credentials text if bootstrap left it to be shown (once), else None."""
+    marker = Path(settings.DATA_DIR) / CREDENTIALS_UNSHOWN
+    try:
+        marker.unlink()
+    except FileNotFoundError:
+        return None
+    return (Path(settings.DATA_DIR) / CREDENTIALS_FILE).read_text().rstrip("\n")

@@ -11,6 +11,8 @@ from conversations_app.models import (
     PatternType,
     Run,
     RunStatus,
+    SyncEntity,
+    SyncMapping,
     SyncStatus,
 )
 from ralphsite.api.filters import BooleanFilter, IntegerFilter, MultipleChoiceFilter, NonBlankKeyFilter, RalphFilterSet
@@ -100,3 +102,15 @@ class PatternFilterSet(RalphFilterSet):
     class Meta:
         model = GlobalPattern
         fields = ["pattern_type"]
+
+
+class SyncMappingFilterSet(RalphFilterSet):
+    """The local ↔ remote id mapping (seed 002), by entity and either id."""
+
+    entity = MultipleChoiceFilter(choices=SyncEntity.choices)
+    local_id = NonBlankKeyFilter()
+    remote_id = NonBlankKeyFilter()
+
+    class Meta:
+        model = SyncMapping
+        fields = ["entity", "local_id", "remote_id"]

@@ -17,6 +17,7 @@ from conversations_app.models import (
     PatternType,
     Run,
     SyncEntity,
+    SyncMapping,
     ToolCallStatus,
 )
 from conversations_app.search.terms import MAX_QUERY_CHARS, QueryTooLong, SearchQuery, parse_query
@@ -141,14 +142,32 @@ class SyncItemSerializer(RalphInputSerializer):
     entity = ChoiceFieldNamingAllowed(choices=SyncEntity.choices)
     id = ULIDSerializerField()
     remote_id = serializers.CharField(max_length=100)
+    version = serializers.IntegerField(min_value=0, help_text="The row's `version` as sync/pending/ gave it: "
+                                       "a row edited since is refused (409 stale_version) and stays pending.")
 
 
 class MarkSyncedSerializer(RalphInputSerializer):
     items = SyncItemSerializer(many=True, min_length=1, max_length=MAX_BULK_MESSAGES)
 
 
+class MarkSyncedItemResultSerializer(serializers.Serializer):
+    entity = serializers.CharField()
+    id = serializers.CharField()
+    status = serializers.ChoiceField(choices=[200, 409], help_text="200 marked; 409 edited since (stays pending).")
+    version = serializers.IntegerField(help_text="The row's current version.")
+    code = serializers.CharField(required=False, help_text="stale_version, with status 409.")
+    message = serializers.CharField(required=False)
+
+
 class MarkSyncedResultSerializer(serializers.Serializer):
     marked = serializers.DictField(child=serializers.IntegerField())
+    results = MarkSyncedItemResultSerializer(many=True)
+
+
+class SyncMappingSerializer(RalphModelSerializer):
+    class Meta:
+        model = SyncMapping
+        fields = ["id", "entity", "local_id", "remote_id", "synced_at"]
 
 
 class SyncPendingRowSerializer(serializers.Serializer):
@@ -156,7 +175,8 @@ class SyncPendingRowSerializer(serializers.Serializer):
     sync_status = serializers.CharField()
     remote_id = serializers.CharField()
     updated_at = serializers.DateTimeField()
-    version = serializers.IntegerField(required=False)
+    version = serializers.IntegerField(help_text="Send it back to sync/mark-synced/ (chats: their version; runs "
+                                       "and messages: the microsecond of their last change).")
     is_deleted = serializers.BooleanField(required=False)
 
 

@@ -233,6 +233,17 @@ class PatternViewSet(RalphReadOnlyModelViewSet):
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
+class SyncMappingViewSet(RalphReadOnlyModelViewSet):
+    """The local ↔ remote id mapping `sync/mark-synced/` records (kept after a purge, so tombstones
+    can still be correlated); `?remote_id=` on chats, runs and messages finds a row by its remote id."""
+
+    queryset = selectors.sync_mapping_list()
+    serializer_class = s.SyncMappingSerializer
+    filterset_class = filters.SyncMappingFilterSet
+    ordering_fields = ["synced_at", "entity"]
+    ordering = ["entity", "local_id"]
+
+
 class SyncViewSet(RalphViewSet):
     """What still needs syncing, and marking rows synced with their remote ids."""
 
@@ -259,7 +270,7 @@ class SyncViewSet(RalphViewSet):
     def mark_synced(self, request: Request) -> Response:
         serializer = s.MarkSyncedSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return Response({"marked": services.sync_mark_synced(items=serializer.validated_data["items"])})
+        return Response(services.sync_mark_synced(items=serializer.validated_data["items"]))
 
 
 class SearchViewSet(RalphViewSet):

@@ -31,6 +31,16 @@ def post_worker_init(worker: Any) -> None:
 
     upkeep_start()
     json_errors_install()
+    if worker.age == worker.cfg.workers:  # the last worker of the start (restarted ones are older)
+        _ready_announce()
+
+
+def _ready_announce() -> None:
+    """`make run`'s last line once the server serves: where, then first-run credentials if just made."""
+    from ralphsite.credentials import credentials_take_unshown
+    from ralphsite.management.commands._output import ready_text
+
+    print(ready_text(credentials_take_unshown()), flush=True)
 
 
 def pre_request(worker: Any, req: Any) -> None:

@@ -70,7 +70,7 @@ def test_observations_are_searchable_and_patterns_sorted_by_frequency(admin_clie
 
 def test_the_sync_mapping_is_browsable_and_read_only(admin_client: Client, make_chat) -> None:
     chat = make_chat()
-    services.sync_mark_synced(items=[{"entity": "chat", "id": chat.pk, "remote_id": "remote-7"}])
+    services.sync_mark_synced(items=[{"entity": "chat", "id": chat.pk, "remote_id": "remote-7", "version": 1}])
     page = admin_client.get(reverse("admin:conversations_app_syncmapping_changelist"), {"q": "remote-7"})
     assert page.status_code == 200 and chat.pk in page.content.decode()
     mapping = SyncMapping.objects.get()

@@ -65,7 +65,7 @@ def test_it_refuses_a_garbage_if_match(api: APIClient, make_chat) -> None:
 
 def test_it_sets_a_changed_chat_back_to_pending_sync(api: APIClient, make_chat) -> None:
     chat = make_chat()
-    services.sync_mark_synced(items=[{"entity": "chat", "id": chat.pk, "remote_id": "r-1"}])
+    services.sync_mark_synced(items=[{"entity": "chat", "id": chat.pk, "remote_id": "r-1", "version": chat.version}])
     assert api.patch(_url(chat), {"title": "changed"}, format="json").json()["sync_status"] == "pending"
 
 

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from conversations_app.models import Chat, Message, Run
+from conversations_app.models import Chat, Message, Run, SyncStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +25,9 @@ def test_it_purges_chats_deleted_before_the_cutoff_with_their_runs_and_messages(
     old_run, recent_run, live_run = make_run(), make_run(), make_run()
     for run in (old_run, recent_run, live_run):
         append(run, "a", "b")
-    Chat.objects.filter(pk=old_run.chat_id).update(is_deleted=True, deleted_at=timezone.now() - timedelta(days=31))
+    # A synced tombstone (an unsynced one is kept: tests/ralphsite/test_operator_commands.py).
+    Chat.objects.filter(pk=old_run.chat_id).update(is_deleted=True, deleted_at=timezone.now() - timedelta(days=31),
+                                                   sync_status=SyncStatus.SYNCED)
     Chat.objects.filter(pk=recent_run.chat_id).update(is_deleted=True, deleted_at=timezone.now() - timedelta(days=2))
     out = StringIO()
     call_command("purge_deleted", "--older-than", "30d", stdout=out)

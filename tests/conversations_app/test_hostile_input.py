@@ -122,7 +122,9 @@ CASES = {
     "mark-synced bad ulid": Case("post", "/api/v1/sync/mark-synced/", {
         "items": [{"entity": "chat", "id": "nope", "remote_id": "r"}]}),
     "mark-synced unknown id": Case("post", "/api/v1/sync/mark-synced/", {
-        "items": [{"entity": "message", "id": MISSING, "remote_id": "r"}]}, 404, "ACODE-CONV-DATA-003"),
+        "items": [{"entity": "message", "id": MISSING, "remote_id": "r", "version": 1}]}, 404, "ACODE-CONV-DATA-003"),
+    "mark-synced no version": Case("post", "/api/v1/sync/mark-synced/", {
+        "items": [{"entity": "message", "id": MISSING, "remote_id": "r"}]}),
     "pending bad limit": Case("get", "/api/v1/sync/pending/?limit=0"),
     # search (odd *text* is never an error; odd *parameters* are a 400)
     "search bad kind": Case("get", "/api/v1/search/?q=x&kind=chat"),

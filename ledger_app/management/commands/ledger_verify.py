@@ -1,12 +1,13 @@
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from ledger_app.chain_verify import ChainReport, chain_verify
+from ralphsite.management.base import RalphCommand
 from ralphsite.progress import Progress
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = ("Walk the ledger's hash chain: exit 0 when every event links to the one before it (or a retention "
             "record accounts for the hole) and matches its hash, 1 naming the first event that does not.")
 

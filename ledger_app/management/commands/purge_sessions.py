@@ -1,31 +1,25 @@
-import re
-from datetime import timedelta
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from ledger_app.services import sessions_purge
-
-_AGE = re.compile(r"^(?P<days>\d+)d$")
-
-
-def parse_age(value: str) -> timedelta:
-    """`90d` → 90 days."""
-    match = _AGE.match(value.strip())
-    if not match or int(match["days"]) < 1:
-        raise CommandError(f"--older-than must be a number of days like 90d, not {value!r}.")
-    return timedelta(days=int(match["days"]))
+from ralphsite.management.base import RalphCommand, parse_age, retention_arguments
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = ("Remove ended sessions (and their ledger events and other rows) that ended more than the given "
             "age ago; the one path past the ledger's append-only triggers. Records what it removed.")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--older-than", required=True, help="Age in days, e.g. 90d.")
+        retention_arguments(parser, example="90d")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        run = sessions_purge(older_than=parse_age(options["older_than"]))
+        dry_run = options["dry_run"]
+        run = sessions_purge(older_than=parse_age(options["older_than"]), dry_run=dry_run)
         rows = ", ".join(f"{label}: {count}" for label, count in sorted(run.rows_removed.items())) or "nothing"
-        self.stdout.write(f"Removed {run.sessions_removed} sessions ended before {run.cutoff.isoformat()} "
-                          f"({rows}); retention run {run.id}.")
+        verb = "Would remove" if dry_run else "Removed"
+        record = " (dry run: nothing removed)" if dry_run else f"; retention run {run.id}"
+        self.stdout.write(f"{verb} {run.sessions_removed} sessions ended before {run.cutoff.isoformat()} "
+                          f"({rows}){record}.")
+        for session_id in run.session_ids:
+            self.stdout.write(f"  {session_id}")

@@ -1,15 +1,20 @@
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import CommandParser
 from django.db import connection
 
-from ralphsite.credentials import admin_bootstrap, credentials_file_write
+from ralphsite.credentials import admin_bootstrap, credentials_file_write, credentials_show_later
 from ralphsite.db.locks import deployment_lock
-from ralphsite.management.commands._output import credentials_text, site_base_url
+from ralphsite.management.base import RalphCommand
+from ralphsite.management.commands._output import credentials_text, manage_command, site_base_url
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = "Create the admin user and API token on the first run and print them once."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--show-when-ready", action="store_true",
+                            help="Leave first-run credentials for the server to print once it is ready (make run).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         with deployment_lock(connection, "bootstrap"):  # hosts started together create one admin
@@ -17,11 +22,15 @@ class Command(BaseCommand):
         if credentials is not None:
             text = credentials_text(credentials)
             path = credentials_file_write(text)
+            if options["show_when_ready"]:
+                credentials_show_later()
+                self.stdout.write("First run: the admin and an API token were created; the server prints them "
+                                  "once it is ready.")
+                return
             self.stdout.write(f"{text}\n  (also written to {path}, readable by you only)")
             return
         base = site_base_url()
         self.stdout.write(
             f"Ralph Site: admin {base}/admin/  API {base}/api/v1/  docs {base}/api/docs/\n"
-            "Credentials were created on the first run. To get new ones: "
-            "python manage.py reset_credentials"
+            f"Credentials were created on the first run. To get new ones: {manage_command('reset_credentials')}"
         )

@@ -1,13 +1,14 @@
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from ralphsite.credentials import ADMIN_USERNAME, admin_credentials_reset
+from ralphsite.management.base import RalphCommand
 from ralphsite.management.commands._output import credentials_text
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = "Give the admin user a new random password and API token, and print them."
 
     def add_arguments(self, parser: CommandParser) -> None:
