@@ -26,6 +26,11 @@ class SyncMapping(models.Model):
             models.UniqueConstraint(fields=["entity", "local_id"], name="syncmapping_entity_local_unique"),
             models.UniqueConstraint(fields=["entity", "remote_id"], name="syncmapping_entity_remote_unique"),
         ]
+        # sync-mappings/?local_id= and ?remote_id= without an entity.
+        indexes = [
+            models.Index(fields=["local_id"], name="syncmapping_local"),
+            models.Index(fields=["remote_id"], name="syncmapping_remote"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.entity} {self.local_id} ↔ {self.remote_id}"

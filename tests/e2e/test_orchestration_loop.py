@@ -3,6 +3,7 @@
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from tests.e2e.client import Agent
 
@@ -179,11 +180,13 @@ def test_it_runs_a_whole_orchestration_loop_and_keeps_its_audit_trail(agent: Age
     assert Decimal(session["total_cost_usd"]) == cost == Decimal("0.508001")
     assert session["total_cost_cents"] == 51
     [session_cost] = agent.ok("GET", f"{V1}/stats/session-cost/", session=sid)["rows"]
-    assert session_cost["api_calls"] == 2 and session_cost["total_tokens"] == 112_000
-    assert session_cost["total_input_tokens"] == 101_000 and session_cost["total_cost_usd"] == "0.4680"
+    # Every call is one token usage row: the four reports' and the two rows posted (issue #15 §3).
+    assert session_cost["api_calls"] == len(USAGE) + 2 and session_cost["total_tokens"] == tokens_in + tokens_out
+    assert session_cost["total_input_tokens"] == tokens_in and session_cost["total_cost_usd"] == "0.5080"
     daily = agent.ok("GET", f"{V1}/stats/daily-cost/", session=sid)["rows"]
+    today = timezone.now().date().isoformat()  # the reports' calls were recorded as they were made
     assert [(row["date"], row["api_calls"], row["total_cost_usd"]) for row in daily] == [
-        ("2025-06-01", 1, "0.4500"), ("2025-06-02", 1, "0.0180")]
+        ("2025-06-01", 1, "0.4500"), ("2025-06-02", 1, "0.0180"), (today, len(USAGE), "0.0400")]
 
     # -- the audit trail: every orchestration change is a ledger event, in order -------------------
     events = agent.all_pages(f"{V1}/events/", session=sid, page_size=5)

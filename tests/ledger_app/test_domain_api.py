@@ -237,8 +237,8 @@ def test_it_records_a_list_of_usage_rows_with_a_constant_number_of_queries(
         return [{"session": sessions[i % 2].id, "model": "m", "input_tokens": 1, "cost_usd": "0.000001"}
                 for i in range(count)]
 
-    # Auth, the sessions, the savepoint pair, the INSERT, one total UPDATE per session.
-    with django_assert_max_num_queries(7) as few:
+    # Auth, the sessions, the sessions locked, the savepoint pair, the INSERT, one total UPDATE per session.
+    with django_assert_max_num_queries(8) as few:
         assert api.post("/api/v1/token-usage/", rows(2), format="json").status_code == 201
     with django_assert_num_queries(len(few.captured_queries)):
         assert api.post("/api/v1/token-usage/", rows(40), format="json").status_code == 201

@@ -164,7 +164,7 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
     assert SessionStateEntry.objects.filter(session=session).count() == 2
     assert Signal.objects.get().processed_by == "orchestrator"
     assert Issue.objects.get().count == 2 and Checkpoint.objects.get().session_id == session.id
-    assert TokenUsage.objects.get().input_tokens == 300
+    assert TokenUsage.objects.get(source="token_usage").input_tokens == 300
     assert Observation.objects.get().session_id == session.id and GlobalPattern.objects.get().frequency == 1
     audit = [e.type for e in LedgerEvent.objects.filter(session=session).order_by("id")]
     assert audit == ["question_answered", "task_claimed", "task_released", "task_claimed", "issue_recorded",
