@@ -323,6 +323,12 @@ VIEWS = {
     "error-summary": ("v_error_summary", ("error_type",)),
     "current-session": ("v_current_session", ("id",)),
 }
+# Seed 003's v_model_usage and v_agent_performance sum the agent runs' own tokens and cost; ours take
+# them from token usage, the one book of calls (issue #15 §3, README "Cost"), so a call an agent run and
+# a token usage row both report is charged once. Their runs columns are compared; groups that only have
+# calls are ours alone.
+CALL_COLUMNS = {"tokens_input", "tokens_output", "cost_cents", "total_cost_cents"}
+RUN_VIEWS = {"model-usage", "agent-performance"}
 
 
 @pytest.mark.parametrize("stat", VIEWS)
@@ -341,8 +347,12 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
         for column in ("task_id", "plan_id", "sprint_id"):
             if row.get(column) == "":
                 row[column] = None  # our keys are '' where DevTeam's text id is NULL
-    assert sorted(tuple(str(r[c]) for c in identity) for r in ours) == \
-        sorted(tuple(str(r[c]) for c in identity) for r in theirs), stat
+    our_groups = sorted(tuple(str(r[c]) for c in identity) for r in ours)
+    their_groups = sorted(tuple(str(r[c]) for c in identity) for r in theirs)
+    if stat in RUN_VIEWS:
+        assert set(their_groups) <= set(our_groups), stat
+    else:
+        assert our_groups == their_groups, stat
     by_identity = {tuple(str(r[c]) for c in identity): r for r in ours}
     for seed_row in theirs:
         row = by_identity[tuple(str(seed_row[c]) for c in identity)]
@@ -353,6 +363,8 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
                 value = 1
             if value is None and column in COLUMN_DEFAULTS:
                 value = COLUMN_DEFAULTS[column]  # a NULL limit is the table's DEFAULT, which we store
+            if stat in RUN_VIEWS and column in CALL_COLUMNS:
+                continue
             if column in row:
                 assert _same(row[column], value), (stat, column, row[column], value)
 
