@@ -28,23 +28,16 @@ def token_create() -> str:
 
 
 def _usage_rows_sum(session_id: str) -> dict[str, str]:
-    """Tokens and cost of the usage-bearing rows of one session, the sources its totals add up."""
+    """Tokens and cost of one session's calls: its token usage rows, the one book its totals add up
+    (events, attempts and invocations carrying usage write their call there, issue #15 §3)."""
     from django.db.models import Sum
 
-    from ledger_app.models import LedgerEvent, TokenUsage
-    from sessions_app.models import AgentInvocation, TaskAttempt
+    from ledger_app.models import TokenUsage
 
-    totals = [0, 0, Decimal(0)]
-    for model, tokens_in, tokens_out in ((LedgerEvent, "tokens_in", "tokens_out"),
-                                         (TokenUsage, "input_tokens", "output_tokens"),
-                                         (TaskAttempt, "tokens_input", "tokens_output"),
-                                         (AgentInvocation, "tokens_input", "tokens_output")):
-        sums = model.objects.filter(session_id=session_id).aggregate(
-            tokens_in=Sum(tokens_in), tokens_out=Sum(tokens_out), cost=Sum("cost_usd"))
-        totals[0] += sums["tokens_in"] or 0
-        totals[1] += sums["tokens_out"] or 0
-        totals[2] += Decimal(sums["cost"] or 0)
-    return {"tokens_input": str(totals[0]), "tokens_output": str(totals[1]), "cost_usd": str(totals[2])}
+    sums = TokenUsage.objects.filter(session_id=session_id).aggregate(
+        tokens_in=Sum("input_tokens"), tokens_out=Sum("output_tokens"), cost=Sum("cost_usd"))
+    return {"tokens_input": str(sums["tokens_in"] or 0), "tokens_output": str(sums["tokens_out"] or 0),
+            "cost_usd": str(Decimal(sums["cost"] or 0))}
 
 
 def _ledger_verify() -> dict[str, Any]:
