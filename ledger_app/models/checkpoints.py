@@ -19,6 +19,7 @@ class Checkpoint(ULIDModel):
     """
 
     scope_path = "session"
+    address_key = "key"  # named by key wherever an id is taken (ralphsite.addressing)
 
     key = models.CharField(max_length=200, unique=True)
     session = history_session_field(related_name="checkpoints")

@@ -17,6 +17,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from ralphsite.access import current_scope, scope_path_of
+from ralphsite.addressing import address_key_of, as_ulid, by_reference, pk_by_key
 from ralphsite.choices import choice_canonical
 from ralphsite.errors import Conflict
 from ralphsite.ulid import ulid_normalize
@@ -46,16 +47,27 @@ class ULIDSerializerField(serializers.CharField):
 
 
 class ScopedPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField):
-    """A related row named by id, found within the request's scope only: a row out of scope is
-    answered exactly as one that does not exist (no existence leak)."""
+    """A related row named by id (or by key, for a keyed model: `ralphsite.addressing`), found within
+    the request's scope only: a row out of scope is answered exactly as one that does not exist (no
+    existence leak)."""
 
     def get_queryset(self) -> models.QuerySet:
         return current_scope().filter(super().get_queryset())
 
+    def to_internal_value(self, data: Any) -> Any:
+        queryset = self.get_queryset()
+        if address_key_of(queryset.model) is None or not isinstance(data, str):
+            return super().to_internal_value(data)
+        row = by_reference(queryset, data)
+        if row is None:
+            self.fail("does_not_exist", pk_value=data)
+        return row
+
 
 class ReferenceIdField(ULIDSerializerField):
     """The id of a row of `model`, written to a foreign key column without loading the row (e.g.
-    `source="session_id"`; the model is then the foreign key's target).
+    `source="session_id"`; the model is then the foreign key's target). A keyed model's row may be
+    named by its key (`ralphsite.addressing`), looked up in one query.
 
     Under a scoped token the row must be within the scope: one out of scope is refused exactly as one
     that does not exist. The reference that places the new row in its session (the first step of the
@@ -86,9 +98,14 @@ class ReferenceIdField(ULIDSerializerField):
         return super().validate_empty_values(data)
 
     def to_internal_value(self, data: Any) -> str:
-        value = super().to_internal_value(data)
-        if not current_scope().sees(self.referenced_model, value):
-            self.fail("does_not_exist", model=self.referenced_model._meta.verbose_name.capitalize(), pk_value=value)
+        if isinstance(data, str) and address_key_of(self.referenced_model) and as_ulid(data) is None:
+            value = pk_by_key(self.referenced_model, data)  # a key (ralphsite.addressing)
+        else:
+            value = super().to_internal_value(data)
+            if not current_scope().sees(self.referenced_model, value):
+                value = None
+        if value is None:
+            self.fail("does_not_exist", model=self.referenced_model._meta.verbose_name.capitalize(), pk_value=data)
         return value
 
 

@@ -8,6 +8,7 @@ import django_filters
 from django import forms
 from django.db import models
 from django.db.models import QuerySet
+from django.http import QueryDict
 from django_filters import fields as filter_fields
 from django_filters.constants import EMPTY_VALUES
 from django_filters.filters import Filter, FilterMethod
@@ -18,6 +19,7 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.request import Request
 
 from ralphsite.access import current_scope
+from ralphsite.addressing import address_key_of, as_ulid, pk_by_key
 from ralphsite.api.fields import epoch_moment
 from ralphsite.choices import choice_canonical
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
@@ -139,17 +141,27 @@ def _filter_clone(template: Filter) -> Filter:
     return clone
 
 
-def _has_id_twin(filterset: type[django_filters.FilterSet], name: str, template: Filter) -> bool:
-    """Whether filter `name` reads a foreign key (`session`, `interview__session`, `session_id`) or a
-    column named `<name>_id` (`worktree` → `worktree_id`): it then has a twin named `<name>_id`, the
-    seeds' column name."""
+def _foreign_key_read(filterset: type[django_filters.FilterSet], template: Filter) -> models.Field | None:
+    """The foreign key a filter reads (`session`, `interview__session`, `session_id`), or None."""
     model = filterset._meta.model
-    if model is None or not template.field_name or name.endswith("_id"):
-        return False
-    if template.field_name == f"{name}_id":
-        return True
+    if model is None or not template.field_name:
+        return None
     field = get_model_field(model, template.field_name)
-    return field is not None and bool(field.many_to_one or field.one_to_one)
+    return field if field is not None and (field.many_to_one or field.one_to_one) else None
+
+
+def _has_id_twin(filterset: type[django_filters.FilterSet], name: str, template: Filter) -> bool:
+    """Whether filter `name` reads a foreign key or a column named `<name>_id` (`worktree` →
+    `worktree_id`): it then has a twin named `<name>_id`, the seeds' column name."""
+    if name.endswith("_id") or not template.field_name:
+        return False
+    return template.field_name == f"{name}_id" or _foreign_key_read(filterset, template) is not None
+
+
+def _keyed_target(filterset: type[django_filters.FilterSet], template: Filter) -> type[models.Model] | None:
+    """The keyed model (`ralphsite.addressing`) a filter names rows of through a foreign key, or None."""
+    field = _foreign_key_read(filterset, template)
+    return field.related_model if field is not None and address_key_of(field.related_model) else None
 
 
 class _ClassFilters(OrderedDict):
@@ -185,7 +197,8 @@ class RalphFilterSet(django_filters.FilterSet):
     Filters generated from model fields parse strictly: integers as `IntegerFilter`, booleans as
     `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones; an enum
     alias is read as its value). Every filter of a foreign key (or of a column `<name>_id`) has a twin
-    named `<name>_id`, the seeds' column name; every time filter accepts epoch numbers too.
+    named `<name>_id`, the seeds' column name; a filter of a keyed model (a session, plan or
+    checkpoint) takes its key as well as its id; every time filter accepts epoch numbers too.
 
     django-filter builds a new Form class (one form field per filter) on every request; our filters'
     fields depend on the class alone (no per-request querysets), and a form instance copies its
@@ -200,6 +213,34 @@ class RalphFilterSet(django_filters.FilterSet):
         models.BooleanField: {"filter_class": BooleanFilter},
     }
     _form_classes: ClassVar[dict[type, type[forms.Form]]] = {}
+    _keyed_parameters: ClassVar[dict[type, dict[str, type[models.Model]]]] = {}
+
+    def __init__(self, data: QueryDict | None = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(self._keys_read_as_ids(data), *args, **kwargs)
+
+    @classmethod
+    def _keys_read_as_ids(cls, data: QueryDict | None) -> QueryDict | None:
+        """The query with each key of a keyed model (`?session=sess-a`) replaced by its row's id, in one
+        query per key (`ralphsite.addressing`); a key that names no row in scope is a 400 naming it."""
+        keyed = RalphFilterSet._keyed_parameters.get(cls)
+        if keyed is None:
+            keyed = RalphFilterSet._keyed_parameters[cls] = {
+                name: model for name, template in cls.base_filters.items()
+                if (model := _keyed_target(cls, template)) is not None}
+        named = [name for name in keyed if data and data.get(name) and as_ulid(data.get(name)) is None]
+        if not named:
+            return data
+        data = data.copy()
+        errors = {}
+        for name in named:
+            pk = pk_by_key(keyed[name], data[name])
+            if pk is None:
+                errors[name] = [f"No {keyed[name]._meta.verbose_name} has the id or key {data[name]!r}."]
+            else:
+                data[name] = pk
+        if errors:
+            raise ValidationError(errors)
+        return data
 
     @classmethod
     def filter_for_lookup(cls, field: models.Field, lookup_type: str) -> tuple[type[Filter] | None, dict[str, Any]]:

@@ -1,9 +1,20 @@
-from django.urls import URLPattern, URLResolver, include, path
+from typing import Any
+
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.urls.resolvers import ResolverMatch, RoutePattern
 from rest_framework.routers import DefaultRouter, SimpleRouter
 
 
-class RalphRouter(DefaultRouter):
+class ResourceRouter(SimpleRouter):
+    """One resource's routes; a viewset with `detail_routes_only` (a nested resource: one row named
+    within its parent) gets no list or create route."""
+
+    def get_routes(self, viewset: type) -> list[Any]:
+        routes = super().get_routes(viewset)
+        return [route for route in routes if route.detail] if getattr(viewset, "detail_routes_only", False) else routes
+
+
+class RalphRouter(ResourceRouter, DefaultRouter):
     """Each app builds one of these in its api/urls.py; the project merges their registries.
 
     URLs are grouped by resource: `^chats/` is one include holding that resource's routes, so a
@@ -16,10 +27,12 @@ class RalphRouter(DefaultRouter):
     def get_urls(self) -> list[URLPattern | URLResolver]:
         urls: list[URLPattern | URLResolver] = []
         for prefix, viewset, basename in self.registry:
-            resource = SimpleRouter(trailing_slash=bool(self.trailing_slash))
+            resource = ResourceRouter(trailing_slash=bool(self.trailing_slash))
             # An empty prefix makes SimpleRouter build the routes relative to the include below.
             resource.register("", viewset, basename=basename)
-            urls.append(path(f"{prefix}/", include(resource.urls)))
+            # A nested resource's prefix is a regular expression naming its parent (`sessions/(?P<session>…)/tasks`).
+            urls.append(re_path(f"^{prefix}/", include(resource.urls)) if "(?P<" in prefix
+                        else path(f"{prefix}/", include(resource.urls)))
         if self.include_root_view:
             urls.append(path("", self.get_api_root_view(api_urls=urls), name=self.root_view_name))
         return urls

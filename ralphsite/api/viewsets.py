@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from ralphsite.access import OutOfScope, current_scope
+from ralphsite.addressing import address_key_of, as_ulid
 from ralphsite.api.query import StrictQueryParametersMixin
 from ralphsite.api.representation import represent_row
 from ralphsite.api.serializers import RalphModelSerializer
@@ -67,6 +68,7 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         return current_scope().filter(super().get_queryset())
 
     def get_object(self) -> models.Model:
+        # A keyed model's row may be named by its key too (ralphsite.addressing).
         # Detail routes look the row up in get_queryset() directly: the list filters (FilterSet,
         # ordering) mean nothing for one id, and building them cost more than the query itself.
         value = self.kwargs[self.lookup_url_kwarg or self.lookup_field]
@@ -74,15 +76,20 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             scope_lookup = current_scope().session_lookup(self.model)
         except OutOfScope:
             raise Http404 from None
-        lookup = self._precompiled_detail_lookup(scope_lookup[0] if scope_lookup else "")
-        if lookup is not None:
-            instance = lookup.get(value, *scope_lookup[1:] if scope_lookup else ())
-        else:
-            queryset = self.get_queryset()
-            try:
-                instance = queryset.get(**{self.lookup_field: value})
-            except (queryset.model.DoesNotExist, ValueError, TypeError, OverflowError, ValidationError):
-                instance = None
+        key_field = address_key_of(self.model)
+        instance = None
+        if key_field is None or as_ulid(value) is not None:  # a ULID-shaped value is an id first
+            lookup = self._precompiled_detail_lookup(scope_lookup[0] if scope_lookup else "")
+            if lookup is not None:
+                instance = lookup.get(value, *scope_lookup[1:] if scope_lookup else ())
+            else:
+                queryset = self.get_queryset()
+                try:
+                    instance = queryset.get(**{self.lookup_field: value})
+                except (queryset.model.DoesNotExist, ValueError, TypeError, OverflowError, ValidationError):
+                    instance = None
+        if instance is None and key_field is not None:
+            instance = self.get_queryset().filter(**{key_field: value}).first()
         if instance is None:
             raise Http404
         self.check_object_permissions(self.request, instance)

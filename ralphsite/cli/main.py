@@ -73,19 +73,19 @@ class Command:
             reference = getattr(self.args, "session", None) or os.environ.get("RALPH_SESSION", "")
             if not reference:
                 raise UsageError("no session: pass --session or set RALPH_SESSION (an id or a key)")
-            self._session_id = self._resolve("sessions", reference, {}, what="session")
+            self._session_id = self._session_id_of(reference)
         return self._session_id
 
-    def task(self, reference: str) -> str:
-        """A task's id from its key in the current session (or from its id)."""
-        return self._resolve("tasks", reference, {"session": self.session()}, what="task")
+    def task_path(self, reference: str, *action: str) -> str:
+        """A task's path within the current session, the task named by its key or id (one call, no lookup)."""
+        return path_of("sessions", self.session(), "tasks", reference, *action)
 
-    def _resolve(self, resource: str, reference: str, scope: dict[str, str], *, what: str) -> str:
+    def _session_id_of(self, reference: str) -> str:
         if _ULID.fullmatch(reference):
             return reference.upper()
-        page = self.api.call("GET", path_of(resource), query={**scope, "key": reference}).data
+        page = self.api.call("GET", path_of("sessions"), query={"key": reference}).data
         if not page["results"]:
-            raise Refused(404, "not_found", f"No {what} with key {reference!r}.", {"key": reference})
+            raise Refused(404, "not_found", f"No session with key {reference!r}.", {"key": reference})
         return page["results"][0]["id"]
 
     def close(self) -> None:
@@ -181,11 +181,11 @@ def task_claim(cmd: Command) -> None:
 
 
 def task_show(cmd: Command) -> None:
-    print(json.dumps(cmd.api.call("GET", path_of("tasks", cmd.task(cmd.args.task))).data, ensure_ascii=False))
+    print(json.dumps(cmd.api.call("GET", cmd.task_path(cmd.args.task)).data, ensure_ascii=False))
 
 
 def _task_action(cmd: Command, action: str, body: dict[str, Any]) -> dict[str, Any]:
-    return cmd.api.call("POST", path_of("tasks", cmd.task(cmd.args.task), action), body).data
+    return cmd.api.call("POST", cmd.task_path(cmd.args.task, action), body).data
 
 
 def task_status(cmd: Command) -> None:

@@ -16,12 +16,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from ralphsite.access import current_scope
+from ralphsite.addressing import by_reference
 from ralphsite.api.errors import api_exception_handler
 from ralphsite.api.permissions import write_check
 from ralphsite.errors import InvalidInput, NotFound, PermissionDenied
 from ralphsite.mcp.protocol import INVALID_PARAMS, RpcError
 from ralphsite.models import TokenScope
-from ralphsite.ulid import ulid_normalize
 from sessions_app.models import Question, Session, Task
 
 M = TypeVar("M", bound=Model)
@@ -144,11 +144,7 @@ def _by_reference(queryset: QuerySet[M], reference: Any, *, what: str) -> M:
     """A row of `queryset` named by its id or its key (a ULID-shaped value is tried as the id first)."""
     if not isinstance(reference, str) or not reference:
         raise InvalidInput(f"The {what} must be named by its id or key.", details={what: ["Expected a string."]})
-    try:
-        row = queryset.filter(pk=ulid_normalize(reference)).first()
-    except ValueError:
-        row = None
-    row = row or queryset.filter(key=reference).first()
+    row = by_reference(queryset, reference, key_field="key")
     if row is None:
         raise NotFound(f"No {what} {reference!r} here.", details={what: reference})
     return row

@@ -1,7 +1,7 @@
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -9,6 +9,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ralphsite.access import current_scope
+from ralphsite.addressing import by_reference
 from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.api.viewsets import RalphModelViewSet
 from sessions_app import selectors, services
@@ -386,6 +388,28 @@ class TaskViewSet(RalphModelViewSet):
     def release(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.ReleaseInputSerializer, request)
         return self._task_response(services.task_release(task=self.get_object(), **body))
+
+
+class SessionTaskViewSet(TaskViewSet):
+    """A task named within its session, `sessions/{session}/tasks/{task}/`: the session by id or key,
+    the task by id or key (task keys are unique within a session); the same routes as `tasks/{id}/`."""
+
+    detail_routes_only = True
+    session_reference = ""
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        # The session names where to look; the actions, shared with `tasks/{id}/`, take the task only.
+        self.session_reference = kwargs.pop("session", "")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_object(self) -> Task:
+        session = by_reference(current_scope().filter(Session.objects.all()), self.session_reference)
+        task = None if session is None else by_reference(self.get_queryset().filter(session=session),
+                                                         self.kwargs["pk"], key_field="key")
+        if task is None:
+            raise Http404
+        self.check_object_permissions(self.request, task)
+        return task
 
 
 class TaskAttemptViewSet(RalphModelViewSet):

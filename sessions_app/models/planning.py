@@ -133,6 +133,7 @@ class Plan(ULIDModel):
     """
 
     scope_path = "session"
+    address_key = "key"  # named by key wherever an id is taken (ralphsite.addressing)
 
     key = models.CharField(max_length=100)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,

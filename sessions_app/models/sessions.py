@@ -88,6 +88,7 @@ class Session(ULIDModel):
     """
 
     scope_path = ""
+    address_key = "key"  # agents may name a session by its key wherever an id is taken (ralphsite.addressing)
 
     key = models.CharField(max_length=100, blank=True, default="",
                            help_text="Human-readable session id (Ralph SessionId), unique when set.")

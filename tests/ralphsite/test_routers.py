@@ -1,5 +1,7 @@
 """ResourceResolver: `/api/v1/<resource>/…` finds its resource by the first segment, as Django would."""
 
+import re
+
 import pytest
 from django.urls import Resolver404, resolve, reverse
 from rest_framework.test import APIClient
@@ -17,8 +19,9 @@ def test_it_resolves_every_route_of_every_resource_to_its_own_viewset() -> None:
                 continue
             name = route.name.format(basename=basename)
             lookup = getattr(viewset, "lookup_url_kwarg", None) or getattr(viewset, "lookup_field", "pk")
-            path = reverse(name, kwargs={lookup: ULID} if "{lookup}" in route.url else None)
-            assert path.startswith(f"/api/v1/{prefix}/"), name
+            parents = dict.fromkeys(re.findall(r"\(\?P<(\w+)>", prefix), ULID)  # a nested resource's parents
+            path = reverse(name, kwargs={**parents, **({lookup: ULID} if "{lookup}" in route.url else {})} or None)
+            assert path.startswith("/api/v1/" + re.sub(r"\(\?P<\w+>[^)]*\)", ULID, prefix) + "/"), name
             match = resolve(path)
             assert match.func.cls is viewset and match.url_name == name, path
 
