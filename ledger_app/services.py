@@ -30,7 +30,7 @@ from ledger_app.models import (
 )
 from ralphsite.activity import sessions_touch
 from ralphsite.errors import Conflict, InvalidInput, NotFound
-from ralphsite.services import instance_create
+from ralphsite.services import column_holds, instance_create
 from sessions_app.models import Session, SessionStatus
 from sessions_app.services import lock_rows, session_usage_add
 
@@ -43,12 +43,34 @@ _MICRO_USD = Decimal("0.000001")
 
 @dataclass
 class AppendResult:
-    """What happened to one item of an append: created, duplicate (of `event_id`) or invalid."""
+    """What happened to one item of an append: created, duplicate (of `event_id`), invalid
+    (`validation_error`) or conflict (`idempotency_key_reused`: the key recorded another body)."""
 
     status: str
     event_id: int | None = None
     event: LedgerEvent | None = None
     errors: dict[str, Any] = field(default_factory=dict)
+    code: str = ""
+
+
+def _key_reused(key: str, event_id: int | None) -> AppendResult:
+    recorded = f"event {event_id}" if event_id is not None else "an earlier item of this request"
+    return AppendResult("conflict", code="idempotency_key_reused", errors={"idempotency_key": [
+        f"The idempotency key {key!r} recorded {recorded} with a different body."]})
+
+
+def _same_event(recorded: LedgerEvent, item: dict[str, Any]) -> bool:
+    """Whether a retried item carries what the key recorded: every field it sends equals the stored one
+    (numbers compared by value: 0.5 and Decimal("0.500000") are the same cost)."""
+    for name, value in item.items():
+        stored = getattr(recorded, name)
+        if isinstance(stored, (Decimal, float)) and isinstance(value, (Decimal, float, int)) \
+                and not isinstance(value, bool):
+            if Decimal(str(stored)) != Decimal(str(value)):
+                return False
+        elif stored != value:
+            return False
+    return True
 
 
 def _event_new(*, request_id: str = "", **fields: Any) -> LedgerEvent:
@@ -66,8 +88,10 @@ def events_append(*, items: list[dict[str, Any]]) -> list[AppendResult]:
     """Append validated events (model field names, `session_id` as a string) in one transaction.
 
     An item whose (session, idempotency_key) already exists, in the table or earlier in the same
-    batch, is reported as a duplicate of that event and not inserted: an agent that retries after
-    a timeout never double-counts. Session token/cost totals grow by exactly the created rows.
+    batch, with the same body is reported as a duplicate of that event and not inserted: an agent
+    that retries after a timeout never double-counts. The same key with a different body is a
+    conflict (`idempotency_key_reused`), never silently the old event. Session token/cost totals
+    grow by exactly the created rows.
     Two requests racing with the same key: one insert fails on the unique constraint, its whole
     transaction is rolled back and replayed, and the replay sees the other's row as a duplicate.
     """
@@ -87,10 +111,13 @@ def events_append(*, items: list[dict[str, Any]]) -> list[AppendResult]:
 
 def event_append_one(*, item: dict[str, Any]) -> tuple[LedgerEvent, bool]:
     """Append one validated event; returns (event, created). A repeated idempotency key returns the
-    event that key recorded first (created False); an unknown session is a 400."""
+    event that key recorded first (created False), or is a 409 `idempotency_key_reused` when the body
+    differs; an unknown session is a 400."""
     [result] = events_append(items=[item])
     if result.status == "invalid":
         raise InvalidInput(next(iter(result.errors.values()))[0], details=result.errors)
+    if result.status == "conflict":
+        raise Conflict(result.errors["idempotency_key"][0], code=result.code, details=result.errors)
     if result.status == "duplicate":
         return LedgerEvent.objects.get(pk=result.event_id), False
     return result.event, True
@@ -111,32 +138,38 @@ def _sessions_existing(session_ids: set[str]) -> set[str]:
 def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:
     known_sessions = _sessions_existing({item["session_id"] for item in items})
     keyed = [(item["session_id"], item["idempotency_key"]) for item in items if item.get("idempotency_key")]
-    existing: dict[tuple[str, str], int] = {}
+    existing: dict[tuple[str, str], LedgerEvent] = {}
     if keyed:
         rows = LedgerEvent.objects.filter(session_id__in={s for s, _ in keyed},
                                           idempotency_key__in={k for _, k in keyed})
-        existing = {(s, k): pk for s, k, pk in rows.values_list("session_id", "idempotency_key", "id")}
+        existing = {(event.session_id, event.idempotency_key): event for event in rows}
     results: list[AppendResult] = []
-    first_in_batch: dict[tuple[str, str], AppendResult] = {}
+    first_in_batch: dict[tuple[str, str], tuple[AppendResult, dict[str, Any]]] = {}
     new_events: list[tuple[AppendResult, LedgerEvent]] = []
     for item in items:
         if item["session_id"] not in known_sessions:
             missing = f"Session {item['session_id']} does not exist."
-            results.append(AppendResult("invalid", errors={"session": [missing]}))
+            results.append(AppendResult("invalid", errors={"session": [missing]}, code="validation_error"))
             continue
         key = (item["session_id"], item.get("idempotency_key") or "")
         if key[1] and key in existing:
-            results.append(AppendResult("duplicate", event_id=existing[key]))
+            recorded = existing[key]
+            results.append(AppendResult("duplicate", event_id=recorded.id) if _same_event(recorded, item)
+                           else _key_reused(key[1], recorded.id))
             continue
         if key[1] and key in first_in_batch:
+            first, first_item = first_in_batch[key]
+            if first_item != item:
+                results.append(_key_reused(key[1], None))
+                continue
             result = AppendResult("duplicate")
-            result.event = first_in_batch[key].event  # its id is known once the batch is inserted
+            result.event = first.event  # its id is known once the batch is inserted
             results.append(result)
             continue
         event = _event_new(**item)
         result = AppendResult("created", event=event)
         if key[1]:
-            first_in_batch[key] = result
+            first_in_batch[key] = (result, item)
         results.append(result)
         new_events.append((result, event))
     # Usage and session totals first: the chain head is the last lock an append takes (ledger_app.chain).
@@ -218,7 +251,15 @@ def _issue_increment(session_id: str, signature: str, message: str, seen_at: dat
 # -- checkpoints -----------------------------------------------------------------------------
 
 def checkpoint_create(*, data: dict[str, Any]) -> Checkpoint:
+    """A new checkpoint and its `checkpoint_created` event. Its key taken with the same content is a
+    retry: the existing checkpoint, nothing appended; with other content a 409."""
     with transaction.atomic():
+        existing = Checkpoint.objects.filter(key=data.get("key")).first()
+        if existing is not None:
+            if not all(column_holds(existing, name, value) is not False for name, value in data.items()):
+                raise Conflict(f"A checkpoint with key {existing.key} already exists with different content.",
+                               details={"key": existing.key})
+            return existing
         checkpoint = instance_create(model=Checkpoint, data=data)
         if checkpoint.session_id:
             event_append(session_id=checkpoint.session_id, type="checkpoint_created", category="checkpoint",

@@ -8,6 +8,7 @@ the session the row belongs to (`ralphsite.activity`).
 
 from typing import Any, TypeVar
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 from ralphsite.activity import owner_session_ids, owners_touch, sessions_touch
@@ -20,6 +21,20 @@ def _one_transaction() -> transaction.Atomic:
     """A transaction of its own, or part of the caller's: an error here fails the whole caller
     (nobody recovers from one halfway), so a savepoint would only cost two statements a write."""
     return transaction.atomic(savepoint=False)
+
+
+def column_holds(instance: models.Model, name: str, value: Any) -> bool | None:
+    """Whether the row's column `name` holds `value` (a related row compared by id); None when `name`
+    is no column of the model (the caller compares it another way)."""
+    try:
+        field = instance._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
+    if not field.concrete:
+        return None
+    if field.is_relation and isinstance(value, models.Model):
+        value = value.pk
+    return getattr(instance, field.attname) == value
 
 
 def _split_many_to_many(model: type[models.Model], data: dict[str, Any]) -> tuple[dict, dict]:

@@ -75,8 +75,10 @@ class AppendResultSerializer(serializers.Serializer):
     """One item of a bulk append's answer."""
 
     index = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=["created", "duplicate", "invalid"])
+    status = serializers.ChoiceField(choices=["created", "duplicate", "invalid", "conflict"])
     id = serializers.IntegerField(allow_null=True)
+    code = serializers.CharField(required=False, help_text="Why it failed: validation_error or "
+                                                           "idempotency_key_reused.")
     errors = serializers.DictField(required=False)
 
 
@@ -110,6 +112,8 @@ class CheckpointSerializer(RalphModelSerializer):
         fields = ["id", "key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "path", "summary",
                   "description", "can_restore", "created_at", "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
+        # A key taken is a retry (the same content) or a 409 naming it: services.checkpoint_create decides.
+        extra_kwargs = {"key": {"validators": []}}
 
 
 class CheckpointRestoreSerializer(RalphModelSerializer):

@@ -18,7 +18,7 @@ from ledger_app.stats import STATS, StatFilters
 from ralphsite.api.pagination import IdCursorPagination
 from ralphsite.api.query import query_parameters
 from ralphsite.api.viewsets import RalphModelViewSet, RalphViewSet
-from ralphsite.errors import InvalidInput, NotFound
+from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.fields import BIGINT_MAX
 
 # Append-only resources: no PUT, PATCH or DELETE (405).
@@ -71,9 +71,13 @@ class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
         request=s.LedgerEventSerializer,
         responses={201: s.LedgerEventSerializer, 200: OpenApiResponse(
             s.AppendResultSerializer(many=True),
-            description="A list body (up to 1,000 events, one transaction) is answered per item: created, "
-                        "duplicate (of an existing idempotency key) or invalid; 201 when any was created. "
-                        "A single event that repeats an idempotency key returns the existing event with 200.")},
+            description="A list body (up to 1,000 events) is answered per item: created, duplicate (the same "
+                        "body under an idempotency key already used), invalid or conflict (the key recorded "
+                        "another body: `idempotency_key_reused`). Every item appended: 201 (200 when all were "
+                        "duplicates); some failed: 207 (the others are appended); every item failed: 400, or "
+                        "409 when each reused a key. A single event that repeats its idempotency key returns "
+                        "the existing event with 200, or 409 with a different body."),
+            207: OpenApiResponse(s.AppendResultSerializer(many=True), description="Some items failed.")},
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if isinstance(request.data, list):
@@ -104,11 +108,21 @@ class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
                 valid_items.append(validator.run_validation(raw))
                 valid_indexes.append(index)
             except ValidationError as exc:
-                answers[index] = {"index": index, "status": "invalid", "id": None, "errors": exc.detail}
+                answers[index] = {"index": index, "status": "invalid", "id": None, "code": "validation_error",
+                                  "errors": exc.detail}
         results = services.events_append(items=valid_items) if valid_items else []
         for index, result in zip(valid_indexes, results, strict=True):
             answers[index] = {"index": index, "status": result.status, "id": result.event_id,
+                              **({"code": result.code} if result.code else {}),
                               **({"errors": result.errors} if result.errors else {})}
+        failed = [answer for answer in answers if answer and answer["status"] in ("invalid", "conflict")]
+        if len(failed) == len(answers):  # nothing appended: the request failed as a whole
+            if all(answer["status"] == "conflict" for answer in failed):
+                raise Conflict("No event was appended: every item reuses an idempotency key with another body.",
+                               code="idempotency_key_reused", details={"items": answers})
+            raise InvalidInput("No event was appended: every item failed.", details={"items": answers})
+        if failed:
+            return Response(answers, status=status.HTTP_207_MULTI_STATUS)
         created = any(result.status == "created" for result in results)
         return Response(answers, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -145,6 +159,7 @@ class IssueViewSet(RalphModelViewSet):
 
 
 class CheckpointViewSet(RalphModelViewSet):
+    create_retry_field = "key"  # creating it again with the same body answers the existing row (200)
     queryset = selectors.checkpoint_list()
     serializer_class = s.CheckpointSerializer
     filterset_class = filters.CheckpointFilterSet

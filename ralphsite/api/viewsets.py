@@ -7,7 +7,7 @@ parameters are a 400) hold on every route.
 from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import FieldDoesNotExist, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.http import Http404
 from rest_framework import status, viewsets
@@ -24,7 +24,7 @@ from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.db.precompiled import NotPrecompilable, PrecompiledLookup
 from ralphsite.errors import Conflict, PermissionDenied
 from ralphsite.fields import ULIDField
-from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.services import column_holds, instance_create, instance_delete, instance_update
 from ralphsite.ulid import ulid_normalize
 
 _UNSET = object()
@@ -47,14 +47,17 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
 
     Offline-first creates: a client may send its own ULID `id`. Retrying a create with the same
     id and the same body returns the existing row with 200; the same id with a different body
-    is a 409. Override `create_instance` / `update_instance` / `delete_instance` to call the
-    model's domain services.
+    is a 409. A viewset naming a unique field in `create_retry_field` (a checkpoint's `key`) treats
+    a create sending an existing value of it the same way. Override `create_instance` /
+    `update_instance` / `delete_instance` to call the model's domain services.
     """
 
     # The API's name for one row and for many ("token usage row"); None: the model's verbose names.
     resource_noun: tuple[str, str] | None = None
     # Whether updates and deletes honour `If-Match: "<version>"` (412 when stale); the schema documents it.
     honours_if_match = False
+    # A unique field naming a retried create beside the client's id (see the class docstring).
+    create_retry_field: str | None = None
 
     @property
     def model(self) -> type[models.Model]:
@@ -168,16 +171,16 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     # -- idempotent create -------------------------------------------------------------------
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        supplied_id = self._supplied_id(request)
-        if supplied_id and (retried := self._retried_create(request, supplied_id)) is not None:
+        retry_lookup = self._retry_lookup(request)
+        if retry_lookup and (retried := self._retried_create(request, *retry_lookup)) is not None:
             return retried
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
             self.perform_create(serializer)
         except IntegrityError:
-            # A concurrent create with the same id won the race: answer as for a retry.
-            if supplied_id and (retried := self._retried_create(request, supplied_id)) is not None:
+            # A concurrent create with the same id (or key) won the race: answer as for a retry.
+            if retry_lookup and (retried := self._retried_create(request, *retry_lookup)) is not None:
                 return retried
             raise
         data = self.get_serializer(serializer.instance).data
@@ -195,17 +198,28 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         except ValueError:
             return None  # the serializer reports the bad id as a validation error
 
-    def _retried_create(self, request: Request, supplied_id: str) -> Response | None:
+    def _retry_lookup(self, request: Request) -> tuple[str, str] | None:
+        """(field, value) naming the row a retried create would repeat: the client's id, else the
+        value of `create_retry_field` in the body."""
+        supplied_id = self._supplied_id(request)
+        if supplied_id:
+            return "id", supplied_id
+        value = request.data.get(self.create_retry_field) \
+            if self.create_retry_field and isinstance(request.data, dict) else None
+        return (self.create_retry_field, value) if isinstance(value, str) and value else None
+
+    def _retried_create(self, request: Request, name: str, value: str) -> Response | None:
         model = self.model
-        existing = current_scope().filter(model._default_manager.filter(pk=supplied_id)).first()
+        existing = current_scope().filter(model._default_manager.filter(**{"pk" if name == "id" else name: value}))
+        existing = existing.first()
         if existing is None:
             return None
         serializer = self.get_serializer(existing, data=request.data)
         serializer.is_valid(raise_exception=True)
         if not self.create_retry_matches(existing, serializer.validated_data):
             raise Conflict(
-                f"A {model._meta.verbose_name} with id {supplied_id} already exists with different content.",
-                details={"id": supplied_id},
+                f"A {model._meta.verbose_name} with {name} {value} already exists with different content.",
+                details={name: value},
             )
         return Response(self.get_serializer(existing).data, status=status.HTTP_200_OK)
 
@@ -213,17 +227,10 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         """Whether a retried create carries the content the stored row already has."""
         representation: dict[str, Any] | None = None
         for name, value in data.items():
-            try:
-                field = instance._meta.get_field(name)
-            except FieldDoesNotExist:
-                field = None
-            if field is not None and field.concrete:
-                current = getattr(instance, field.attname)
-                if field.is_relation:
-                    value = value.pk if value is not None else None
-                if current != value:
-                    return False
-            else:
+            holds = column_holds(instance, name, value)
+            if holds is False:
+                return False
+            if holds is None:
                 if representation is None:
                     representation = self.get_serializer(instance).data
                 if representation.get(name) != value:

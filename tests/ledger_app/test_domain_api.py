@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from ledger_app.models import CheckpointRestore, DeadLetter, Issue, LedgerEvent, ModelPrice, TokenUsage
+from ledger_app.models import Checkpoint, CheckpointRestore, DeadLetter, Issue, LedgerEvent, ModelPrice, TokenUsage
 from sessions_app.models import Session
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_session, utc
@@ -95,9 +95,17 @@ def test_it_creating_a_checkpoint_appends_a_checkpoint_created_event(api: APICli
     assert event.session_id == session.id and event.data["key"] == "chkpt-1"
 
 
-def test_it_checkpoint_keys_are_unique(api: APIClient) -> None:
-    api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json")
-    assert_error_shape(api.post("/api/v1/checkpoints/", {"key": "chkpt-1"}, format="json"), 409, "conflict")
+def test_it_checkpoint_keys_are_unique_and_a_repeated_create_is_a_retry(api: APIClient) -> None:
+    body = {"key": "chkpt-1", "session": make_session().id, "git_ref": "abc123", "summary": "green"}
+    first = api.post("/api/v1/checkpoints/", body, format="json")
+    assert first.status_code == 201, first.content
+    again = api.post("/api/v1/checkpoints/", body, format="json")
+    assert again.status_code == 200 and again.json() == first.json()
+    changed = assert_error_shape(api.post("/api/v1/checkpoints/", {**body, "git_ref": "def456"}, format="json"),
+                                 409, "conflict")
+    assert changed["details"] == {"key": "chkpt-1"}
+    assert Checkpoint.objects.get().git_ref == "abc123"
+    assert LedgerEvent.objects.filter(type="checkpoint_created").count() == 1  # the retry appended nothing
 
 
 def test_it_restore_records_a_restore_and_refuses_an_unrestorable_checkpoint(api: APIClient) -> None:

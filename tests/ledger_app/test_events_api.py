@@ -49,24 +49,56 @@ def test_it_appends_one_event_the_way_the_benchmark_does(api: APIClient) -> None
 
 def test_it_appends_a_list_reporting_each_item(api: APIClient) -> None:
     session = make_session()
-    existing = make_event(session, 0, idempotency_key="k-0")
+    stored = api.post(URL, bench_event(session.id, 0, idempotency_key="k-0"), format="json").json()
     items = [
         bench_event(session.id, 1, idempotency_key="k-1"),
-        bench_event(session.id, 2, idempotency_key="k-0"),          # duplicate of a stored event
+        bench_event(session.id, 0, idempotency_key="k-0"),          # duplicate of a stored event (same body)
         bench_event(session.id, 3, type="not_a_type"),              # invalid
-        bench_event(session.id, 4, idempotency_key="k-1"),          # duplicate of item 0
+        bench_event(session.id, 1, idempotency_key="k-1"),          # duplicate of item 0
         bench_event("01ARZ3NDEKTSV4RRFFQ69G5FAV", 5),               # unknown session
         bench_event(session.id, 6),
+        bench_event(session.id, 7, idempotency_key="k-0"),          # the stored event's key, another body
+        bench_event(session.id, 8, idempotency_key="k-1"),          # item 0's key, another body
     ]
     response = api.post(URL, items, format="json")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 207, response.content
     body = response.json()
-    assert [item["status"] for item in body] == ["created", "duplicate", "invalid", "duplicate", "invalid", "created"]
-    assert body[0]["id"] == body[3]["id"] and body[1]["id"] == existing.id
+    assert [item["status"] for item in body] == ["created", "duplicate", "invalid", "duplicate", "invalid", "created",
+                                                 "conflict", "conflict"]
+    assert body[0]["id"] == body[3]["id"] and body[1]["id"] == stored["id"]
     assert "type" in body[2]["errors"] and "session" in body[4]["errors"]
+    assert [item.get("code") for item in body] == [None, None, "validation_error", None, "validation_error", None,
+                                                   "idempotency_key_reused", "idempotency_key_reused"]
+    assert body[6]["id"] is None and str(stored["id"]) in body[6]["errors"]["idempotency_key"][0]
     assert LedgerEvent.objects.filter(session=session).count() == 3
+    assert LedgerEvent.objects.get(pk=stored["id"]).data == {"i": 0}  # never silently replaced
     session.refresh_from_db()
-    assert session.total_tokens_input == 2 * 120  # only the created events count
+    assert session.total_tokens_input == 3 * 120  # only the created events count
+
+
+def test_a_list_is_201_when_every_item_is_appended_and_fails_whole_when_none_is(api: APIClient) -> None:
+    session = make_session()
+    assert api.post(URL, [bench_event(session.id, 1), bench_event(session.id, 2)], format="json").status_code == 201
+    body = assert_error_shape(api.post(URL, [bench_event(session.id, 3, type="nope"), {"type": "run_started"}],
+                                       format="json"), 400, "validation_error")
+    assert [item["status"] for item in body["details"]["items"]] == ["invalid", "invalid"]
+    api.post(URL, bench_event(session.id, 4, idempotency_key="k"), format="json")
+    body = assert_error_shape(api.post(URL, [bench_event(session.id, 5, idempotency_key="k")], format="json"),
+                              409, "idempotency_key_reused")
+    assert body["details"]["items"][0]["code"] == "idempotency_key_reused"
+    assert LedgerEvent.objects.filter(session=session).count() == 3
+
+
+def test_a_single_event_reusing_its_key_with_another_body_is_a_409(api: APIClient) -> None:
+    session = make_session()
+    first = api.post(URL, bench_event(session.id, 1, idempotency_key="k", cost_usd="0.5"), format="json")
+    assert first.status_code == 201, first.content
+    again = api.post(URL, bench_event(session.id, 1, idempotency_key="k", cost_usd=0.5), format="json")
+    assert again.status_code == 200 and again.json() == first.json()  # the same cost, spelled otherwise
+    body = assert_error_shape(api.post(URL, bench_event(session.id, 2, idempotency_key="k"), format="json"),
+                              409, "idempotency_key_reused")
+    assert list(body["details"]) == ["idempotency_key"]
+    assert LedgerEvent.objects.filter(session=session).count() == 1
 
 
 def test_it_a_retried_list_creates_nothing_twice(api: APIClient) -> None:
@@ -204,7 +236,7 @@ def test_it_cost_adds_to_the_session_total(api: APIClient) -> None:
 def test_it_a_list_item_that_is_not_an_object_is_reported_invalid(api: APIClient) -> None:
     session = make_session()
     response = api.post(URL, ["not an object", bench_event(session.id, 1), {"type": "run_started"}], format="json")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 207, response.content
     body = response.json()
     assert [item["status"] for item in body] == ["invalid", "created", "invalid"]
     assert "non_field_errors" in body[0]["errors"] and "session" in body[2]["errors"]
@@ -217,7 +249,7 @@ def test_it_refuses_json_with_a_nul_character_per_item(api: APIClient) -> None:
     assert "meta" in body["details"]
     response = api.post(URL, [bench_event(session.id, 1, data={"deep": [["a\u0000b"]]}), bench_event(session.id, 2)],
                         format="json")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 207, response.content
     assert [item["status"] for item in response.json()] == ["invalid", "created"]
     assert "data" in response.json()[0]["errors"]
 
