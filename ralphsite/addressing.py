@@ -32,6 +32,12 @@ def as_ulid(value: Any) -> str | None:
         return None
 
 
+def by_key(queryset: QuerySet[M], key_field: str, key: str) -> QuerySet[M]:
+    """The rows of `queryset` whose `key_field` is `key`. The query repeats the condition of a key's
+    partial unique index (blank keys are not unique): SQLite uses such an index only when it does."""
+    return queryset.filter(**{key_field: key}).exclude(**{key_field: ""})
+
+
 def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None = None) -> M | None:
     """The row of `queryset` named by `reference`: its id (tried first when ULID-shaped) or its key
     (`key_field`, by default the model's `address_key`). None when it names no row of the queryset."""
@@ -41,7 +47,7 @@ def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None
     pk = as_ulid(reference)
     row = queryset.filter(pk=pk).first() if pk is not None else None
     if row is None and key_field:
-        row = queryset.filter(**{key_field: reference}).first()
+        row = by_key(queryset, key_field, reference).first()
     return row
 
 
@@ -51,5 +57,5 @@ def pk_by_key(model: type[models.Model], reference: Any) -> str | None:
     key_field = address_key_of(model)
     if key_field is None or not isinstance(reference, str) or not reference:
         return None
-    rows = current_scope().filter(model._default_manager.filter(**{key_field: reference}))
+    rows = by_key(current_scope().filter(model._default_manager.all()), key_field, reference)
     return rows.values_list("pk", flat=True).first()

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from ralphsite.access import OutOfScope, current_scope
-from ralphsite.addressing import address_key_of, as_ulid
+from ralphsite.addressing import address_key_of, as_ulid, by_key
 from ralphsite.api.query import StrictQueryParametersMixin
 from ralphsite.api.representation import represent_row
 from ralphsite.api.serializers import RalphModelSerializer
@@ -92,7 +92,7 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
                 except (queryset.model.DoesNotExist, ValueError, TypeError, OverflowError, ValidationError):
                     instance = None
         if instance is None and key_field is not None:
-            instance = self.get_queryset().filter(**{key_field: value}).first()
+            instance = by_key(self.get_queryset(), key_field, value).first()
         if instance is None:
             raise Http404
         self.check_object_permissions(self.request, instance)

@@ -395,6 +395,7 @@ class SessionTaskViewSet(TaskViewSet):
     the task by id or key (task keys are unique within a session); the same routes as `tasks/{id}/`."""
 
     detail_routes_only = True
+    filterset_class = None  # no list: a task is one row of its session
     session_reference = ""
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
