@@ -157,6 +157,10 @@ class TableImport:
         """The new object's field values, or a reason (str) to skip the row."""
         raise NotImplementedError
 
+    def after_insert(self, objects: list[models.Model]) -> None:
+        """After a chunk's objects were inserted, in its transaction: keep what we derive from them
+        (tag rows, counters) right. Nothing by default."""
+
     def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
         """An object of ours that already is this row (e.g. a session another tool created with the
         same key): linked instead of duplicated. None by default."""
@@ -373,6 +377,7 @@ class SeedImporter:
             if creating:
                 with _timestamps_as_given(table.model, creating):
                     table.model._default_manager.bulk_create(creating)
+                table.after_insert(creating)
             created = iter(creating)
             seed_rows = []
             for key, linked, extra, _values in new_objects:
