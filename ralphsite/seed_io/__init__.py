@@ -2,7 +2,13 @@
 
 One module per KIND; `ralphsite.seed_io.base` is the framework they share."""
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from ralphsite.seed_io.base import SeedImporter
+
+if TYPE_CHECKING:
+    from ralphsite.seed_io.export import SeedExporter
 
 
 def importer_class(kind: str) -> type[SeedImporter]:
@@ -15,3 +21,11 @@ def importer_class(kind: str) -> type[SeedImporter]:
 
 
 KINDS = ("ralph", "ralphy", "conversations", "devteam", "memory")
+
+
+def exporter(kind: str, path: Path, *, sessions: list[str] | None) -> "SeedExporter":
+    """export_seed's writer for `kind`, with the tool's own date format."""
+    from ralphsite.seed_io.export import SeedExporter, epoch_date, iso_date, sqlite_date
+
+    dates = {"devteam": sqlite_date, "ralphy": epoch_date}.get(kind, iso_date)
+    return SeedExporter(importer_class(kind), path, dates=dates, sessions=sessions)

@@ -40,6 +40,8 @@ from ralphsite.models import SeedRow
 
 CHUNK_ROWS = 500
 KEY_SEPARATOR = "|"
+AUTO_TIMESTAMPS = ("created_at", "updated_at")
+USD_PLACES = Decimal("0.000001")  # our USD fields' decimal places
 EXTRA = "_extra"  # a key `fields` may return: seed values no field can hold as they were (kept on the SeedRow)
 
 Row = dict[str, Any]
@@ -90,6 +92,9 @@ def json_value(value: Any, default: Any = None) -> Any:
         return value
 
 
+json_value.is_json = True  # type: ignore[attr-defined]
+
+
 def flag(value: Any) -> bool:
     return bool(value) and str(value).lower() not in ("0", "false", "f", "no")
 
@@ -100,7 +105,12 @@ def count(value: Any, default: int = 0) -> int:
 
 def json_or(default: Callable[[], Any]) -> Callable[[Any], Any]:
     """A JSON column whose NULL becomes `default()` (our field is not nullable)."""
-    return lambda value: json_value(value, default=default())
+
+    def convert(value: Any) -> Any:
+        return json_value(value, default=default())
+
+    convert.is_json = True  # type: ignore[attr-defined] - read by MappedTable and export_seed
+    return convert
 
 
 def number(value: Any) -> int | float | None:
@@ -108,9 +118,23 @@ def number(value: Any) -> int | float | None:
     return value
 
 
-def enum(mapping: dict[str, str], *, default: str = "") -> Callable[[Any], str]:
-    """A seed enum value → ours (`mapping`; values it does not name are kept as they are)."""
-    return lambda value: default if value is None else mapping.get(str(value), str(value))
+class EnumMap:
+    """A seed enum value → ours (`mapping`; values it does not name are kept as they are), and back."""
+
+    def __init__(self, mapping: dict[str, str], default: str) -> None:
+        self.mapping, self.default = mapping, default
+        self.reverse = {ours: theirs for theirs, ours in mapping.items()}
+
+    def __call__(self, value: Any) -> str:
+        return self.default if value is None else self.mapping.get(str(value), str(value))
+
+    def inverse(self, value: str) -> str:
+        """Ours → the seed's (export_seed)."""
+        return self.reverse.get(value, value)
+
+
+def enum(mapping: dict[str, str], *, default: str = "") -> EnumMap:
+    return EnumMap(mapping, default)
 
 
 def blob(value: Any) -> bytes | None:
@@ -208,6 +232,7 @@ class MappedTable(TableImport):
     session_required: ClassVar[bool] = True
     created: ClassVar[str | None] = None
     reads: ClassVar[frozenset[str]] = frozenset()  # further columns a subclass's `fields` reads
+    export_needs_session: ClassVar[bool] = False  # export_seed --session: leave this sessionless table out
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -218,8 +243,12 @@ class MappedTable(TableImport):
         extra: dict[str, Any] = {}
         for column, (name, convert) in self.columns.items():
             values[name] = convert(row[column])
-            if row[column] is None and values[name] is not None:
-                extra[column] = None
+            if row[column] is None and (values[name] is not None or name in AUTO_TIMESTAMPS):
+                extra[column] = None  # we store a value (or, for our timestamps, now) where the tool had NULL
+            elif getattr(convert, "is_json", False) and isinstance(row[column], str) and values[name] == row[column]:
+                extra[column] = row[column]  # not JSON: kept as the tool wrote it
+            elif convert is usd and values[name] != values[name].quantize(USD_PLACES):
+                extra[column] = row[column]  # finer than our money fields keep: the tool's value stays here
         if self.sessions:
             session_id = context.resolve(self.session_table, row[self.sessions])
             if session_id is None and row[self.sessions] is not None:
@@ -238,6 +267,10 @@ class MappedTable(TableImport):
         if extra:
             values[EXTRA] = extra
         return values
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        """Columns `columns` does not write back (keys, `reads`), for export_seed. None by default."""
+        return {}
 
 
 def _has_field(model: type[models.Model], name: str) -> bool:

@@ -5,6 +5,7 @@ tombstones. What we derive is kept right: a chat's tag rows (`?tag=`), a chat's 
 run's `message_count` (the last sequence number handed out, so new runs and messages follow on).
 """
 
+import json
 from typing import Any, ClassVar
 
 from django.db import models
@@ -47,10 +48,15 @@ class Chats(MappedTable):
             tags = json_value(row["tags"], default=[])
             if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags):
                 values["tags"] = tags
+                if row["tags"] is None:
+                    values.setdefault(EXTRA, {})["tags"] = None
             else:  # not a JSON list of strings: kept as written, the chat untagged
                 values["tags"] = []
                 values.setdefault(EXTRA, {})["tags"] = row["tags"]
         return values
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.pk, "tags": json.dumps(obj.tags, ensure_ascii=False)}
 
     def after_insert(self, objects: list[models.Model]) -> None:
         ChatTag.objects.bulk_create([ChatTag(chat_id=chat.pk, tag=tag) for chat in objects
@@ -75,6 +81,9 @@ class Runs(MappedTable):
             values["chat_id"] = chat_id
         return values
 
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.pk, "chat_id": exporter.seed_key("chats", obj.chat_id)}
+
     def after_insert(self, objects: list[models.Model]) -> None:
         last = Run.objects.filter(chat=OuterRef("pk")).values("chat").annotate(m=Max("sequence_number")).values("m")
         Chat.objects.filter(pk__in={run.chat_id for run in objects}).update(
@@ -98,6 +107,9 @@ class Messages(MappedTable):
         if isinstance(values, dict):
             values["run_id"] = run_id
         return values
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.pk, "run_id": exporter.seed_key("runs", obj.run_id)}
 
     def after_insert(self, objects: list[models.Model]) -> None:
         last = Message.objects.filter(run=OuterRef("pk")).values("run").annotate(m=Max("sequence_number")) \

@@ -48,6 +48,9 @@ def seconds_to_ms(value: Any) -> int | None:
     return None if value is None else int(value) * 1000
 
 
+seconds_to_ms.inverse = lambda ms: ms // 1000  # type: ignore[attr-defined] - read by export_seed
+
+
 class DevTeamSessions(MappedTable):
     table, model, sessions, created = "sessions", Session, None, "started_at"
     columns: ClassVar = {
@@ -80,6 +83,9 @@ class DevTeamSessions(MappedTable):
 
     def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
         return Session.objects.filter(key=values["key"]).first()
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.key or obj.pk}
 
 
 class SessionState(MappedTable):
@@ -163,6 +169,9 @@ class Tasks(MappedTable):
             values["key"] = text(row["id"])
         return values
 
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.key}
+
 
 class TaskAttempts(MappedTable):
     table, model, created, session_required = "task_attempts", TaskAttempt, "started_at", False
@@ -185,10 +194,14 @@ class TaskAttempts(MappedTable):
             values["task_id"] = task_id
         return values
 
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"task_id": exporter.seed_key("tasks", obj.task_id)}
+
 
 class CriteriaTable(MappedTable):
     sessions = None
     created = "created_at"
+    export_needs_session = True  # keyed by plan, not session: left out of a per-session export
 
 
 class AcceptanceCriteria(CriteriaTable):

@@ -52,6 +52,9 @@ class Runs(MappedTable):
     def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
         return Session.objects.filter(key=values["key"]).first()
 
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.key or obj.pk}
+
 
 class Tasks(RunTable):
     table, model, key_columns, created = "tasks", Task, ("run_id", "task_id"), "started_at"
@@ -67,6 +70,9 @@ class Tasks(RunTable):
 
     def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
         return Task.objects.filter(session_id=values["session_id"], key=values["key"]).first()
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"task_id": obj.key}
 
 
 class Ledger(RunTable):
@@ -118,6 +124,9 @@ class Checkpoints(RunTable):
 
     def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
         return Checkpoint.objects.filter(key=values["key"]).first()
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.key, "ts": exporter.back(moment, obj.created_at)}
 
 
 class RalphyImporter(SeedImporter):

@@ -1,0 +1,28 @@
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ralphsite.seed_io import KINDS, exporter
+
+
+class Command(BaseCommand):
+    help = ("Write a new SQLite file in a seed tool's own schema (KIND: ralphy, conversations, devteam) from our "
+            "rows, all sessions or those named by --session KEY; the tool can open it, import_seed reads it back.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("kind", choices=KINDS)
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--session", action="append", dest="sessions", metavar="KEY",
+                            help="Only this session (its key, or id); repeat for more.")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["kind"] in ("ralph", "memory"):
+            raise CommandError(f"exporting {options['kind']} databases is not available yet")
+        try:
+            written = exporter(options["kind"], options["path"], sessions=options["sessions"]).run()
+        except FileExistsError as error:
+            raise CommandError(str(error)) from None
+        for table, rows in written.items():
+            self.stdout.write(f"{table:<24} {rows:>10,} rows")
+        self.stdout.write(f"wrote {options['path']}")
