@@ -13,11 +13,13 @@ from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ralphsite.access import Scope
 from ralphsite.errors import InvalidInput, PermissionDenied
 from ralphsite.models import ApiToken, TokenPermission, TokenScope
+from ralphsite.ulid import ulid_normalize
 from sessions_app.models import Session
 
 SECRET_PREFIX = "ralph_"
@@ -102,3 +104,32 @@ def api_token_create(*, user: AbstractBaseUser, scope: str, permission: str = To
 def api_token_revoke(*, token: ApiToken) -> None:
     """Revoke at once: the next request with the secret is refused (the row is gone)."""
     token.delete()
+
+
+def api_tokens_visible(*, user: AbstractBaseUser, scope: Scope) -> QuerySet[ApiToken]:
+    """The tokens of `user` that `scope` could have minted (no broader than it): what a
+    token lists and may revoke. A session token sees its session's tokens, a project token its
+    project's (and its sessions'), an agent-bound token only that agent's."""
+    tokens = ApiToken.objects.filter(user=user)
+    if scope.kind == TokenScope.SESSION:
+        tokens = tokens.filter(scope=TokenScope.SESSION, session_id=scope.session_id)
+    elif scope.kind == TokenScope.PROJECT:
+        tokens = tokens.filter(Q(scope=TokenScope.PROJECT, project_path=scope.project_path)
+                               | Q(scope=TokenScope.SESSION, session__project_path=scope.project_path))
+    if scope.agent:
+        tokens = tokens.filter(agent=scope.agent)
+    return tokens
+
+
+def session_id_resolve(*, reference: str, scope: Scope) -> str:
+    """The id of the session `reference` (its id or its key) names, among the sessions `scope` sees;
+    an unknown session and one out of scope are the same 400 (no existence leak)."""
+    try:
+        by_id = Q(pk=ulid_normalize(reference))
+    except ValueError:
+        by_id = Q(pk__in=[])
+    sessions = scope.filter(Session.objects.filter(by_id | Q(key=reference))) if reference else Session.objects.none()
+    session_id = sessions.values_list("pk", flat=True).first()
+    if session_id is None:
+        raise InvalidInput(f"No session {reference!r}.", details={"session": [f"No session {reference!r}."]})
+    return session_id
