@@ -6,6 +6,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncMapping, SyncStatus
+from ralphsite.access import current_scope
 from ralphsite.db.precompiled import PrecompiledLookup
 
 
@@ -84,8 +85,9 @@ def sync_version(entity: str, row: dict[str, Any] | Chat | Run | Message) -> int
 
 def sync_pending(*, entity: str, limit: int) -> tuple[int, list[dict]]:
     """(how many rows of `entity` still need sync, the oldest `limit` of them, each with the `version`
-    to send back to `sync/mark-synced/`). Tombstones included: a deletion needs syncing too."""
-    rows = SYNC_MODELS[entity].objects.exclude(sync_status=SyncStatus.SYNCED)
+    to send back to `sync/mark-synced/`), of the sessions the request's token sees. Tombstones
+    included: a deletion needs syncing too."""
+    rows = current_scope().filter(SYNC_MODELS[entity].objects.exclude(sync_status=SyncStatus.SYNCED))
     fields = ["id", "sync_status", "remote_id", "updated_at"]
     if entity == "chat":
         fields += ["version", "is_deleted"]

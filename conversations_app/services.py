@@ -23,6 +23,7 @@ from conversations_app.models import (
     SyncStatus,
 )
 from conversations_app.selectors import SYNC_MODELS
+from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
 from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
@@ -310,7 +311,8 @@ def sync_mark_synced(*, items: list[dict[str, Any]]) -> dict[str, Any]:
     """Mark chats/runs/messages synced with the remote ids the remote store gave them, and record the
     local ↔ remote mapping, for each item whose `version` (as `sync/pending/` gave it) is still the
     row's: an item edited since is refused (status 409, `stale_version`) and stays pending, so its
-    edit is sent next time. An unknown id refuses the whole call (404, nothing marked). Marking
+    edit is sent next time. An unknown id, or one of a session the request's token does not see,
+    refuses the whole call (404, nothing marked). Marking
     synced is sync metadata, not a change: it moves neither the version nor updated_at.
 
     Returns {"marked": rows marked per entity, "results": one {entity, id, status, ...} per item}."""
@@ -323,7 +325,7 @@ def sync_mark_synced(*, items: list[dict[str, Any]]) -> dict[str, Any]:
         for entity, entity_items in by_entity.items():
             model = SYNC_MODELS[entity]
             ids = [item["id"] for item in entity_items]
-            rows = {row.pk: row for row in model.objects.select_for_update().filter(pk__in=ids)}
+            rows = {row.pk: row for row in current_scope().filter(model.objects.select_for_update().filter(pk__in=ids))}
             missing = sorted(set(ids) - set(rows))
             if missing:
                 raise NotFound(f"{len(missing)} {entity}(s) do not exist; nothing was marked.",

@@ -28,6 +28,7 @@ from ledger_app.models import (
     TokenUsage,
     UsageSource,
 )
+from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
 from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.services import column_holds, instance_create
@@ -443,7 +444,7 @@ def dead_letter_claim_next(*, operation_type: str = "") -> DeadLetter | None:
     """
     now = timezone.now()
     with transaction.atomic():
-        candidates = DeadLetter.objects.filter(_due(now))
+        candidates = current_scope().filter(DeadLetter.objects.filter(_due(now)))  # the token's sessions only
         if operation_type:
             candidates = candidates.filter(operation_type=operation_type)
         for item in candidates.select_for_update(skip_locked=True, no_key=True).order_by("retry_after", "id")[:5]:

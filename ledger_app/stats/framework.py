@@ -37,6 +37,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Round
 
+from ralphsite.access import current_scope
 from ralphsite.money import MicroUSD
 
 Row = dict[str, Any]
@@ -78,8 +79,11 @@ SessionFilter = str | Callable[[str], Q]
 
 def scoped(queryset: QuerySet, filters: StatFilters, *, date_field: str,
            session_field: SessionFilter = "session_id") -> QuerySet:
-    """Narrow to the filters' session (`session_field` names the column holding the session id, or
-    builds the condition from it for rows tied to a session indirectly) and date range."""
+    """Narrow to the request's scope (every statistic reads its rows through here, so a token's
+    statistics aggregate its sessions only), the filters' session (`session_field` names the column
+    holding the session id, or builds the condition from it for rows tied to a session indirectly)
+    and date range."""
+    queryset = current_scope().filter(queryset)
     if filters.session_id:
         in_session = (session_field(filters.session_id) if callable(session_field)
                       else Q(**{session_field: filters.session_id}))

@@ -8,6 +8,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from ralphsite.access import current_scope
 from ralphsite.api.query import query_parameters
 from ralphsite.api.schema import ErrorSerializer
 from sessions_app import selectors, services
@@ -114,8 +115,8 @@ class SessionOrchestrationActions:
     @query_parameters(api.InterruptedQuerySerializer, paginated=True)
     @action(detail=False, methods=["get"])
     def interrupted(self, request: Request) -> Response:
-        sessions = selectors.sessions_interrupted(idle_seconds=self.query["idle_seconds"],
-                                                  project_path=self.query.get("project_path"))
+        sessions = current_scope().filter(selectors.sessions_interrupted(
+            idle_seconds=self.query["idle_seconds"], project_path=self.query.get("project_path")))
         page = self.paginate_queryset(sessions)
         return self.get_paginated_response(SessionSerializer(page, many=True).data)
 

@@ -1,0 +1,339 @@
+"""The every-route scope test (#16): every route of the API router, read from the router (so a
+resource added later is walked too), under tokens of each scope and permission.
+
+Three sessions — `mine` and `sibling` in project /srv/widgets, `elsewhere` in /srv/gadgets — each get
+one row of every model the router serves (built generically from the model's fields, so a new model
+needs nothing here). Every string of a session's rows carries that session's marker, so a response
+that leaks a row of a session the token may not see — a list, a filter, a search, a statistic —
+shows its marker.
+"""
+
+import itertools
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db import models
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from ledger_app.services import event_append_one
+from ledger_app.stats import STATS
+from ralphsite.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED, scope_path_of
+from ralphsite.models import ApiToken, TokenPermission, TokenScope
+from ralphsite.tokens import api_token_create
+from sessions_app.models import Session
+from tests.api_mixins import ULID, ApiRoute, api_routes, assert_error_shape
+
+pytestmark = pytest.mark.django_db
+
+ROUTES = api_routes()
+WRITE_METHODS = ("post", "put", "patch", "delete")
+_counter = itertools.count(1)
+
+
+def _route_model(route: ApiRoute) -> type[models.Model] | None:
+    queryset = getattr(route.viewset, "queryset", None)
+    return queryset.model if queryset is not None else None
+
+
+def _session_of(model: type[models.Model]) -> str | None:
+    path = scope_path_of(model)
+    return None if path in (SCOPE_SHARED, SCOPE_GLOBAL_ONLY) else path
+
+
+class RowBuilder:
+    """One row of a model for a session, its required fields filled from their types: the foreign
+    key on the model's path to its session leads to that session's row of the related model, other
+    required foreign keys to rows of the same session (or, for models of no session, to shared rows)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session, self.rows = session, {Session: session}
+
+    def text(self, field: models.Field) -> str:
+        value = f"{marker(self.session.key)}-{field.name}-{next(_counter)}"
+        return value[:field.max_length] if field.max_length else value
+
+    def value(self, field: models.Field) -> Any:
+        if field.choices:
+            return field.choices[0][0]
+        if isinstance(field, models.ForeignKey):
+            return self.row(field.related_model)
+        if isinstance(field, models.JSONField):
+            return {"note": self.text(field)}
+        if isinstance(field, models.CharField | models.TextField):
+            return self.text(field)
+        if isinstance(field, models.DateTimeField):
+            return timezone.now()
+        if isinstance(field, models.DecimalField):
+            return Decimal("0.01")
+        if isinstance(field, models.IntegerField | models.FloatField):
+            return 1
+        if isinstance(field, models.BooleanField):
+            return False
+        raise TypeError(f"No value for {field!r}: teach RowBuilder.value this field type.")
+
+    def row(self, model: type[models.Model]) -> models.Model:
+        if model in self.rows:
+            return self.rows[model]
+        path = _session_of(model)
+        to_session = path.split("__")[0] if path else None
+        values = {}
+        for field in model._meta.concrete_fields:
+            needed = field.name == to_session or not (field.primary_key or field.null or field.has_default()
+                                                      or getattr(field, "auto_now", False)
+                                                      or getattr(field, "auto_now_add", False))
+            if needed:
+                values[field.name] = self.value(field)
+            elif isinstance(field, models.CharField | models.TextField) and not field.choices \
+                    and field.editable and not field.primary_key:
+                values[field.name] = self.text(field)  # optional text marked too: names, agents, models
+        if model._meta.label == "ledger_app.LedgerEvent":
+            session = values.pop("session")  # appended through the chain's service, as the API does
+            self.rows[model] = event_append_one(item={**values, "session_id": session.pk, "type": "note"})[0]
+        else:
+            self.rows[model] = model._default_manager.create(**values)
+        return self.rows[model]
+
+
+def marker(session_key: str) -> str:
+    return f"zqx{session_key}zqx"
+
+
+ROUTE_MODELS = sorted({model for route in ROUTES if (model := _route_model(route)) is not None},
+                      key=lambda model: model._meta.label)
+PROJECTS = {"mine": "/srv/widgets", "sibling": "/srv/widgets", "elsewhere": "/srv/gadgets"}
+Rows = dict[type[models.Model], models.Model]
+
+
+@pytest.fixture
+def world() -> dict[str, Rows]:
+    """Each session's rows by model (the session itself under Session)."""
+    built = {}
+    for key, project in PROJECTS.items():
+        builder = RowBuilder(Session.objects.create(key=key, project_path=project, user_request=marker(key)))
+        for model in ROUTE_MODELS:
+            if _session_of(model) is not None:
+                builder.row(model)
+        built[key] = builder.rows
+    return built
+
+
+# -- the tokens ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Caller:
+    """A token and what it may not see: the keys of the sessions hidden from it."""
+
+    client: APIClient
+    scope: str
+    permission: str
+    hidden: tuple[str, ...]
+
+    @property
+    def writable(self) -> bool:
+        return self.permission == TokenPermission.WRITE
+
+
+def caller(user: Any, scope: str, permission: str, sessions: dict[str, Session], key: str = "mine") -> Caller:
+    target = {TokenScope.SESSION: {"session_id": sessions[key].pk},
+              TokenScope.PROJECT: {"project_path": PROJECTS[key]}}.get(scope, {})
+    minted = api_token_create(user=user, scope=scope, permission=permission, **target)
+    ApiToken.objects.filter(pk=minted.token.pk).update(last_used_at=timezone.now())
+    hidden = tuple(other for other in PROJECTS if (scope == TokenScope.SESSION and other != key)
+                   or (scope == TokenScope.PROJECT and PROJECTS[other] != PROJECTS[key]))
+    return Caller(APIClient(HTTP_AUTHORIZATION=f"Bearer {minted.secret}"), scope, permission, hidden)
+
+
+SCOPED = [(scope, permission) for scope in (TokenScope.SESSION, TokenScope.PROJECT)
+          for permission in (TokenPermission.READ, TokenPermission.WRITE)]
+
+
+# -- what a route is sent -----------------------------------------------------------------------
+
+def _path(route: ApiRoute, rows: Rows | None) -> str:
+    """The route's path with the id of the row of its model in `rows` (None: an id that exists nowhere)."""
+    model = _route_model(route)
+    if not route.detail or model is None:
+        return route.path
+    row = rows.get(model) if rows is not None else None
+    placeholder = "/1/" if f"/{ULID}/" not in route.path else f"/{ULID}/"
+    missing = "/999999999/" if placeholder == "/1/" else "/01BX5ZZKBKACTAV9WEVGEMMVRZ/"
+    return route.path.replace(placeholder, f"/{row.pk}/" if row is not None else missing, 1)
+
+
+def _send(client: APIClient, method: str, path: str, body: Any = None) -> Any:
+    return getattr(client, method)(path, body if body is not None else {}, format="json")
+
+
+def _leaks(response: Any, world: dict[str, Rows], hidden: tuple[str, ...]) -> list[str]:
+    """The hidden sessions whose marker or id the response shows."""
+    text = response.content.decode(errors="replace")
+    return [key for key in hidden if marker(key) in text or world[key][Session].pk in text]
+
+
+def _snapshot(world: dict[str, Rows], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {f"{key} {model._meta.label}": json.dumps(
+        list(model._default_manager.filter(pk=row.pk).values()), default=str, sort_keys=True)
+        for key in keys for model, row in world[key].items()}
+
+
+# -- the test -----------------------------------------------------------------------------------
+
+def test_it_walks_a_route_of_every_kind() -> None:
+    actions = {route.action for route in ROUTES}
+    assert {"list", "retrieve", "create", "update", "partial_update", "destroy", "claim_task", "head",
+            "interrupted", "pending"} <= actions
+    assert len(ROUTE_MODELS) > 40
+
+
+def _reads(route: ApiRoute, world: dict[str, Rows], hidden: str) -> list[str]:
+    """The GETs of a route that must show nothing of `hidden`: the route itself (on every statistic),
+    its list filtered by the hidden session, a search for the hidden session's marker."""
+    if getattr(route.viewset, "lookup_field", "") == "name" and route.detail:
+        return [route.path.rsplit("/", 2)[0] + f"/{name}/?session={world[hidden][Session].pk}" for name in STATS]
+    paths = [_path(route, world["mine"])]
+    filterset = getattr(route.viewset, "filterset_class", None)
+    if route.action == "list" and filterset is not None and "session" in filterset.base_filters:
+        paths.append(f"{route.path}?session={world[hidden][Session].pk}")
+    if route.action in ("list", "interrupted") and _route_model(route) is Session:
+        paths.append(f"{route.path}?project_path={PROJECTS[hidden]}")
+    if route.prefix == "search":
+        paths += [f"{route.path}?q={marker(hidden)}*", f"{route.path}?session={world[hidden][Session].pk}"]
+    return paths
+
+
+def _same_as_missing(hidden: Any, missing: Any) -> bool:
+    """An out-of-scope row answers exactly as a row that does not exist, and never with success."""
+    return hidden.status_code >= 400 and (hidden.status_code, hidden.json().get("code")) == (
+        missing.status_code, missing.json().get("code"))
+
+
+@pytest.mark.parametrize(("scope", "permission"), SCOPED, ids=[f"{s}-{p}" for s, p in SCOPED])
+def test_every_route_keeps_a_scoped_token_to_its_scope(user, world, scope: str, permission: str) -> None:
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    Session.objects.update(last_activity_at=timezone.now() - timedelta(days=1))  # listed as interrupted
+    who = caller(user, scope, permission, sessions)
+    before = _snapshot(world, who.hidden)
+    problems: list[str] = []
+    for route in ROUTES:
+        model = _route_model(route)
+        path_hidden, path_missing = _path(route, world[who.hidden[0]]), _path(route, None)
+        is_row = route.detail and model is not None
+        if route.method == "get":
+            for hidden_key in who.hidden:
+                for path in _reads(route, world, hidden_key):
+                    if leaked := _leaks(_send(who.client, "get", path), world, who.hidden):
+                        problems.append(f"GET {path} shows {leaked}")
+            if is_row and not _same_as_missing(_send(who.client, "get", path_hidden),
+                                               _send(who.client, "get", path_missing)):
+                problems.append(f"GET {path_hidden} is not answered as a missing row")
+            continue
+        if not who.writable:
+            response = _send(who.client, route.method, _path(route, world["mine"]))
+            if response.status_code != 403 or response.json().get("code") != "permission_denied":
+                problems.append(f"{route.method.upper()} {route.path} with a read token: {response.status_code}")
+        elif is_row and not _same_as_missing(_send(who.client, route.method, path_hidden),
+                                             _send(who.client, route.method, path_missing)):
+            problems.append(f"{route.method.upper()} {path_hidden} is not answered as a missing row")
+    assert not problems, "\n".join(problems)
+    assert _snapshot(world, who.hidden) == before, "a hidden session's row changed"
+
+
+def test_a_global_token_sees_what_the_scoped_ones_must_not(user, world) -> None:
+    """The walk above proves something only if the hidden rows are there to leak: a global token is
+    shown every session's rows on every list, the statistics, the search and the sync queue."""
+    Session.objects.update(last_activity_at=timezone.now() - timedelta(days=1))
+    who = caller(user, TokenScope.GLOBAL, TokenPermission.READ, {key: rows[Session] for key, rows in world.items()})
+    unseen = []
+    for route in ROUTES:
+        model = _route_model(route)
+        scoped_list = route.action == "list" and model is not None and _session_of(model) is not None
+        if route.method == "get" and (scoped_list or route.action in ("interrupted", "pending")
+                                      or (route.prefix in ("search", "stats") and route.detail)):
+            paths = _reads(route, world, "elsewhere")[:1] if route.prefix != "search" else _reads(
+                route, world, "elsewhere")[1:2]
+            if route.prefix == "stats":
+                paths = [path.split("?")[0] for path in _reads(route, world, "elsewhere")]
+            shown = [path for path in paths if _leaks(_send(who.client, "get", path), world, ("elsewhere",))]
+            if not shown:
+                unseen.append(route.path)
+    assert not unseen, unseen
+
+
+def test_collection_actions_act_on_the_tokens_sessions_only(user, world) -> None:
+    from conversations_app.models import Chat
+    from ledger_app.models import DeadLetter
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    hidden_chat = world["elsewhere"][Chat]
+    marked = _send(who.client, "post", "/api/v1/sync/mark-synced/",
+                   {"items": [{"entity": "chat", "id": hidden_chat.pk, "remote_id": "r-1"}]})
+    assert marked.status_code == 404 and not Chat.objects.filter(pk=hidden_chat.pk, remote_id="r-1").exists()
+    DeadLetter.objects.update(retry_after=timezone.now() - timedelta(minutes=1))
+    claimed = _send(who.client, "post", "/api/v1/dead-letters/claim/")
+    assert claimed.status_code == 200 and claimed.json()["id"] == world["mine"][DeadLetter].pk
+    assert _send(who.client, "post", "/api/v1/dead-letters/claim/").status_code == 204  # not another session's
+
+
+def test_a_session_token_creates_no_session_and_a_project_token_only_in_its_project(user, world) -> None:
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    session_token = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    assert_error_shape(_send(session_token.client, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets"}),
+                       403, "permission_denied")
+    assert_error_shape(_send(session_token.client, "delete", f"/api/v1/sessions/{sessions['mine'].pk}/"),
+                       403, "permission_denied")
+    project_token = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    created = _send(project_token.client, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets"})
+    assert created.status_code == 201, created.content
+    for elsewhere in ({"project_path": "/srv/gadgets"}, {}):
+        assert_error_shape(_send(project_token.client, "post", "/api/v1/sessions/", elsewhere), 403,
+                           "permission_denied")
+    moved = _send(project_token.client, "patch", f"/api/v1/sessions/{created.json()['id']}/",
+                  {"project_path": "/srv/gadgets"})
+    assert_error_shape(moved, 403, "permission_denied")
+    assert Session.objects.filter(project_path="/srv/gadgets").count() == 1
+
+
+def test_shared_rows_are_read_by_every_token_and_written_by_global_write_tokens_only(user, world) -> None:
+    from ledger_app.models import ModelPrice
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    price = ModelPrice.objects.create(model="gpt-test", valid_from=timezone.now(), input_per_mtok=Decimal("1"))
+    body = {"model": "gpt-other", "valid_from": "2026-01-01T00:00:00Z", "input_per_mtok": "1"}
+    for scope in (TokenScope.SESSION, TokenScope.PROJECT):
+        who = caller(user, scope, TokenPermission.WRITE, sessions)
+        assert _send(who.client, "get", f"/api/v1/model-prices/{price.pk}/").status_code == 200
+        assert_error_shape(_send(who.client, "post", "/api/v1/model-prices/", body), 403, "permission_denied")
+        assert_error_shape(_send(who.client, "delete", f"/api/v1/model-prices/{price.pk}/"), 403,
+                           "permission_denied")
+    assert _send(caller(user, TokenScope.GLOBAL, TokenPermission.WRITE, sessions).client, "post",
+                 "/api/v1/model-prices/", body).status_code == 201
+
+
+def test_tokens_of_different_scopes_alternating_on_every_detail_route_each_see_their_own(user, world) -> None:
+    """The detail lookup is compiled once per viewset class and scope lookup: a scope must be a
+    parameter of it, never the first caller's view served to the next."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    callers = {"global": caller(user, TokenScope.GLOBAL, TokenPermission.READ, sessions),
+               "mine": caller(user, TokenScope.SESSION, TokenPermission.READ, sessions),
+               "elsewhere": caller(user, TokenScope.SESSION, TokenPermission.READ, sessions, key="elsewhere"),
+               "widgets": caller(user, TokenScope.PROJECT, TokenPermission.READ, sessions),
+               "gadgets": caller(user, TokenScope.PROJECT, TokenPermission.READ, sessions, key="elsewhere")}
+    sees = {"global": {"mine", "elsewhere"}, "mine": {"mine"}, "elsewhere": {"elsewhere"}, "widgets": {"mine"},
+            "gadgets": {"elsewhere"}}
+    wrong = []
+    for route in ROUTES:
+        model = _route_model(route)
+        if route.action != "retrieve" or model is None or (_session_of(model) is None and model is not Session):
+            continue
+        for _round, name, owner in itertools.product(range(2), callers, ("mine", "elsewhere")):
+            path = _path(route, world[owner])
+            expected = 200 if owner in sees[name] else 404
+            if (status := _send(callers[name].client, "get", path).status_code) != expected:
+                wrong.append(f"{name} GET {path}: {status}, expected {expected}")
+    assert not wrong, "\n".join(wrong)
