@@ -41,35 +41,11 @@ class RalphViewSet(StrictQueryParametersMixin, viewsets.ViewSet):
 _ROW_ACTIONS = frozenset({"retrieve", "update", "partial_update", "destroy"})
 
 
-class ScopedDetailActionsMixin:
-    """A detail action (`tasks/{id}/heartbeat/`, `chats/{id}/restore/`, …) on a row out of the token's
-    scope is a 404 before the action runs, as for a row that does not exist: actions may hand the id
-    to a service (which acts on any row) or read the row their own way (tombstones included), so
-    the rule cannot be left to each of them. Retrieve, update and delete look the row up in the
-    scoped queryset already; a global scope sees every row (no query)."""
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if not getattr(self, "detail", False) or self.action in _ROW_ACTIONS:
-            return
-        scope = current_scope()
-        if scope.is_global:
-            return
-        value = self.kwargs.get(self.lookup_url_kwarg or self.lookup_field)
-        model = type(self).queryset.model
-        try:
-            pk = model._meta.pk.to_python(value)
-        except (ValidationError, ValueError, TypeError):
-            raise Http404 from None
-        if (isinstance(pk, int) and not -2**63 <= pk < 2**63) or not scope.sees(model, pk):
-            raise Http404
-
-
-class RalphReadOnlyModelViewSet(ScopedDetailActionsMixin, StrictQueryParametersMixin, viewsets.ReadOnlyModelViewSet):
+class RalphReadOnlyModelViewSet(StrictQueryParametersMixin, viewsets.ReadOnlyModelViewSet):
     """A model read through the API and written only by domain actions."""
 
 
-class RalphModelViewSet(ScopedDetailActionsMixin, StrictQueryParametersMixin, viewsets.ModelViewSet):
+class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     """CRUD over one model, writing through services.
 
     Offline-first creates: a client may send its own ULID `id`. Retrying a create with the same
@@ -96,6 +72,17 @@ class RalphModelViewSet(ScopedDetailActionsMixin, StrictQueryParametersMixin, vi
         """The class's queryset narrowed to the request's scope: the one place rows are scoped, so a
         row out of scope is absent from lists, filters and detail routes alike (404, never 403)."""
         return current_scope().filter(super().get_queryset())
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        """A detail action (`tasks/{id}/heartbeat/`, `chats/{id}/restore/`, …) on a row out of the
+        token's scope is a 404 before it runs, as for a row that does not exist: actions may hand the
+        id to a service (which acts on any row) or read the row their own way (tombstones included),
+        so the rule cannot be left to each of them. This is the base class's scoped lookup, not a
+        subclass's (which may refuse rows the action accepts). Retrieve, update and delete look the
+        row up in the scoped queryset anyway; a global scope sees every row."""
+        super().initial(request, *args, **kwargs)
+        if getattr(self, "detail", False) and self.action not in _ROW_ACTIONS and not current_scope().is_global:
+            RalphModelViewSet.get_object(self)
 
     def get_object(self) -> models.Model:
         # A keyed model's row may be named by its key too (ralphsite.addressing).
