@@ -5,3 +5,11 @@ class SessionsAppConfig(AppConfig):
     name = "sessions_app"
     label = "sessions_app"
     verbose_name = "Orchestration"
+
+    def ready(self) -> None:
+        from ralphsite.server.upkeep import UpkeepJob, upkeep_job_register
+        from sessions_app.services import task_leases_expire
+
+        # Expired leases go back to the ready pool without a caller; one host sweeps at a time.
+        upkeep_job_register(UpkeepJob(name="task_leases_expire", run=task_leases_expire, every_seconds=5.0,
+                                      exclusive=True))

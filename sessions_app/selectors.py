@@ -112,16 +112,16 @@ def loop_run_list() -> QuerySet[LoopRun]:
     return LoopRun.objects.all()
 # -- orchestration reads ----------------------------------------------------------------------
 
-def tasks_ready(*, session_id: str, now: datetime) -> QuerySet[Task]:
-    """Tasks whose dependencies allow them to start now, best first: not started (or in progress
-    with an expired lease) and every dependency completed or skipped; lowest wave, then sequence,
-    then key. Whether the session may run one more (max_concurrency, sequential tasks) is the
-    claim's question (services.task_claim_next)."""
+def tasks_ready(*, session_id: str) -> QuerySet[Task]:
+    """Tasks whose dependencies allow them to start now, best first: not started (a task whose lease
+    expired was returned to that first, services.task_leases_expire) and every dependency completed
+    or skipped; lowest wave, then sequence, then key. Whether the session may run one more
+    (max_concurrency, sequential tasks) is the claim's question (services.task_claim_next)."""
     unsatisfied_dependency = TaskDependency.objects.filter(task=OuterRef("pk")).exclude(
         depends_on__status__in=DEPENDENCY_SATISFIED_STATUSES)
     return (
         Task.objects.filter(session_id=session_id)
-        .filter(Q(status=TaskStatus.NOT_STARTED) | Q(status=TaskStatus.IN_PROGRESS, lease_expires_at__lt=now))
+        .filter(status=TaskStatus.NOT_STARTED)
         .filter(~Exists(unsatisfied_dependency))
         .order_by(F("wave").asc(nulls_last=True), "sequence", "key")
     )
@@ -187,7 +187,7 @@ def claim_outlook(*, session_id: str, now: datetime, max_concurrency: int) -> di
                      if status == TaskStatus.IN_PROGRESS and (lease is None or lease >= now))
     sequential_running = [key for key, _status, kind, _lease in tasks
                           if key in running and kind == TaskType.SEQUENTIAL]
-    ready = list(tasks_ready(session_id=session_id, now=now).values_list("key", flat=True))
+    ready = list(tasks_ready(session_id=session_id).values_list("key", flat=True))
     unfinished = [key for key, status in statuses.items() if status not in TASK_ENDED_STATUSES]
     blocked = [{"task": key, "because": because} for key, because in blockers.items()]
     details: dict[str, Any] = {"session": session_id, "max_concurrency": max_concurrency, "in_progress": running,

@@ -1,7 +1,7 @@
 """Every operation that changes orchestration state: one function per domain verb, one transaction."""
 
 import functools
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -11,6 +11,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
+from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
 from ralphsite.errors import Conflict, InvalidInput, NotFound, detail_time
 from ralphsite.fields import BIGINT_MAX
@@ -778,10 +779,15 @@ def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:
 
 
 
-def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str = "") -> Task:
-    """UpdateTaskStatus: the status, its annotation and the times it implies."""
+def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str = "", claim: int | None = None,
+                    fenced: bool = True) -> Task:
+    """UpdateTaskStatus: the status, its annotation and the times it implies. On a claimed task the
+    caller acts under the current claim (`_claim_fence`) unless not `fenced` (a person in the
+    console, a qualified review)."""
     with transaction.atomic():
         task = lock_rows(Task.objects.filter(pk=task.pk).select_related("session")).get()
+        if fenced:
+            _claim_fence(task=task, claim=claim)
         old_status = task.status
         now = timezone.now()
         changes: dict[str, Any] = {"status": status, "status_annotation": annotation}
@@ -794,6 +800,61 @@ def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str
         task = instance_update(instance=task, data=changes)
         _task_status_event(task=task, old_status=old_status, agent=agent)
     return task
+
+
+def _claim_fence(*, task: Task, claim: int | None) -> None:
+    """Fenced claims: a write on a claimed task (heartbeat, release, status, report) is made under
+    the claim its caller holds, the `claim` value claim-task returned (`task` is locked). A value that
+    is not the task's current claim (the lease expired and the task went back to the pool, or was
+    claimed again) is 409 `stale_claim`: the late holder changes nothing. Without a value only the
+    holder's agent-bound token acts (its agent name cannot be borrowed): 409 `claim_required`.
+    The current value is never in an answer: it is what proves a caller holds the claim."""
+    held = task.status == TaskStatus.IN_PROGRESS and bool(task.claimed_by)
+    details = {"claimed_by": task.claimed_by, "status": task.status}
+    if claim is not None:
+        if not held or claim != task.claim:
+            raise Conflict(f"Claim {claim} on {task.key} is no longer current: its lease expired and the task went "
+                           "back to the pool or to another claim. Nothing was changed.", code="stale_claim",
+                           details={**details, "claim": claim})
+        return
+    if held and current_scope().agent != task.claimed_by:
+        raise Conflict(f"{task.key} is claimed by {task.claimed_by!r}: send the `claim` value claim-task returned.",
+                       code="claim_required", details=details)
+
+
+def _leases_expire(*, expired: QuerySet[Task]) -> int:
+    """Return the tasks of `expired` (in progress, lease past) to the ready pool, each with a
+    `lease_expired` event naming the agent that held it. Rows another transaction holds are skipped
+    (their holder is acting on them; the next sweep sees them)."""
+    tasks = list(lock_rows(expired, skip_locked=True))
+    for task in tasks:
+        holder, lease = task.claimed_by, task.lease_expires_at
+        instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
+                                             "assigned_agent": "", "lease_expires_at": None})
+        if task.session_id:
+            _event(session_id=task.session_id, event_type="lease_expired", task_key=task.key, agent=holder,
+                   message=f"{holder or 'the holder'}'s lease on {task.key} expired: it is ready to claim again",
+                   data={"task": task.id, "claim": task.claim, "lease_expires_at": lease.isoformat()})
+    return len(tasks)
+
+
+LEASE_SWEEP_BATCH = 200
+
+
+def task_leases_expire(*, now: datetime | None = None) -> int:
+    """Every task whose lease expired goes back to the ready pool by itself (the upkeep job
+    `task_leases_expire` runs this on one host at a time); claim-task does the same for its session
+    first, so a claim never waits for the sweep. Batches of LEASE_SWEEP_BATCH, one transaction each.
+    Returns how many tasks were returned."""
+    now = now or timezone.now()
+    returned = 0
+    while True:
+        with transaction.atomic():
+            batch = _leases_expire(expired=Task.objects.filter(status=TaskStatus.IN_PROGRESS, lease_expires_at__lt=now)
+                                   .order_by("lease_expires_at", "pk")[:LEASE_SWEEP_BATCH])
+        returned += batch
+        if batch < LEASE_SWEEP_BATCH:
+            return returned
 
 
 class NothingToClaim(Conflict):
@@ -822,10 +883,12 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
                                  details={"reason": "session_finished", "session": session.pk,
                                           "status": limits["status"]})
         now = timezone.now()
+        _leases_expire(expired=Task.objects.filter(session_id=session.pk, status=TaskStatus.IN_PROGRESS,
+                                                   lease_expires_at__lt=now))
         running, sequential_running = selectors.tasks_running(session_id=session.pk, now=now)
         task = None
         if running < limits["max_concurrency"] and not sequential_running:
-            candidates = selectors.tasks_ready(session_id=session.pk, now=now)
+            candidates = selectors.tasks_ready(session_id=session.pk)
             if running:
                 candidates = candidates.filter(task_type=TaskType.PARALLELIZABLE)
             task = lock_rows(candidates, skip_locked=True).first()
@@ -837,30 +900,33 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
         task = instance_update(instance=task, data={
             "status": TaskStatus.IN_PROGRESS, "claimed_by": agent, "assigned_agent": agent,
             "lease_expires_at": now + timedelta(seconds=lease_seconds), "started_at": task.started_at or now,
-            "iteration_count": task.iteration_count + 1})
+            "iteration_count": task.iteration_count + 1, "claim": task.claim + 1})
         _event(session_id=session.pk, event_type="task_claimed", task_key=task.key, agent=agent,
                message=f"{agent} claimed {task.key}",
-               data={"task": task.id, "from": old_status, "lease_expires_at": task.lease_expires_at.isoformat()})
+               data={"task": task.id, "from": old_status, "claim": task.claim,
+                     "lease_expires_at": task.lease_expires_at.isoformat()})
     return task
 
 
-def _held_task(*, task: Task, agent: str) -> Task:
+def _held_task(*, task: Task, agent: str, claim: int | None) -> Task:
     task = lock_rows(Task.objects.filter(pk=task.pk)).get()
+    _claim_fence(task=task, claim=claim)
     if task.status != TaskStatus.IN_PROGRESS or task.claimed_by != agent:
         raise Conflict(f"{task.key} is not claimed by {agent!r}.", code="not_claim_holder",
                        details={"claimed_by": task.claimed_by, "status": task.status})
     return task
 
 
-def task_heartbeat(*, task: Task, agent: str, lease_seconds: int) -> Task:
-    """Extend the lease of a claimed task; only its holder may."""
+def task_heartbeat(*, task: Task, agent: str, lease_seconds: int, claim: int | None = None) -> Task:
+    """Extend the lease of a claimed task; only its holder may, under its current claim."""
     with transaction.atomic():
-        task = _held_task(task=task, agent=agent)
+        task = _held_task(task=task, agent=agent, claim=claim)
         lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds)
         return instance_update(instance=task, data={"lease_expires_at": lease_expires_at})
 
 
-def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = False) -> Task:
+def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = False,
+                 claim: int | None = None) -> Task:
     """Give a claimed task back: not started again, assigned to nobody, claimable by anyone.
 
     Only the claim's holder may, unless `operator` (a person in the console, named by `agent`) takes
@@ -873,7 +939,7 @@ def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = F
                 raise Conflict(f"{task.key} is not claimed.", code="not_claimed",
                                details={"claimed_by": task.claimed_by, "status": task.status})
         else:
-            task = _held_task(task=task, agent=agent)
+            task = _held_task(task=task, agent=agent, claim=claim)
         holder = task.claimed_by
         task = instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
                                                     "assigned_agent": "", "lease_expires_at": None})
@@ -902,6 +968,13 @@ def task_attempt_create(*, data: dict[str, Any]) -> TaskAttempt:
         return _usage_row_create(model=TaskAttempt, data=data)
 
 
+def task_report_submit(*, task: Task, data: dict[str, Any], claim: int | None = None) -> TaskAttempt:
+    """SubmitReport: the task's next attempt, made under the current claim when the task is claimed."""
+    with transaction.atomic():
+        _claim_fence(task=lock_rows(Task.objects.filter(pk=task.pk)).get(), claim=claim)
+        return task_attempt_create(data={**data, "task": task})
+
+
 def task_attempt_update(*, attempt: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
     with transaction.atomic():
         return _usage_row_update(row=attempt, data=data)
@@ -924,7 +997,7 @@ def task_review_submit(*, task: Task, review_report: str, verdict: str, agent: s
         attempt = instance_update(instance=attempt, data={"review_report": review_report, "review_verdict": verdict,
                                                           "reviewed_at": timezone.now()})
         if complete and verdict == ReviewVerdict.QUALIFIED:
-            task_status_set(task=task, status=TaskStatus.COMPLETED, agent=agent,
+            task_status_set(task=task, status=TaskStatus.COMPLETED, agent=agent, fenced=False,
                             annotation=f"qualified at attempt {attempt.attempt_number}")
     return attempt
 
@@ -1042,7 +1115,7 @@ def session_resume(*, session: Session, agent: str = "", force: bool = False,
                                     "idle_seconds": idle_seconds})
         current = (Task.objects.filter(session=session, status=TaskStatus.IN_PROGRESS)
                    .order_by(F("started_at").desc(nulls_last=True)).first())
-        following = selectors.tasks_ready(session_id=session.pk, now=timezone.now()).first()
+        following = selectors.tasks_ready(session_id=session.pk).first()
         old_status = session.status
         session = instance_update(instance=session, data={"status": SessionStatus.RUNNING, "ended_at": None,
                                                           "last_activity_at": timezone.now()})

@@ -27,7 +27,7 @@ DEVTEAM_EVENT_TYPES = (
 )
 # Recorded by the ledger itself from sessions_app's `orchestration_event` signal.
 AUDIT_EVENT_TYPES = (
-    "session_state_changed", "task_status_changed", "task_claimed", "task_released",
+    "session_state_changed", "task_status_changed", "task_claimed", "task_released", "lease_expired",
     "signal_sent", "signal_processed", "question_answered", "session_resumed", "session_finished",
 )
 # Written by the ledger about itself, with no session: the retention record of a purge.

@@ -101,6 +101,8 @@ AGENT = text("Who is acting (the agent's name), for the audit trail.")
 # Claims need the agent; not `required` in the schema, because a token bound to an agent supplies it.
 HOLDER = text("The agent holding the claim (needed unless the token is bound to an agent).")
 TASK = text("The task's key, e.g. task-1 (or its id).", required=True)
+CLAIM = integer("The `claim` value claim_task answered: needed on a claimed task unless the token is bound to the "
+                "holder's agent; a claim that is no longer current is refused (stale_claim).", minimum=0)
 
 # -- seed 000: the session tools ------------------------------------------------------------------
 
@@ -153,7 +155,7 @@ def create_task(call: ToolCall) -> Any:  # POST tasks/
       "(completed, failed, cancelled, skipped) end its claim.",
       writes=Task,
       task=TASK, status=choice("The new status.", TaskStatus, required=True),
-      annotation=text("Why, in a line.", max_length=500), agent=AGENT)
+      annotation=text("Why, in a line.", max_length=500), agent=AGENT, claim=CLAIM)
 def update_task_status(call: ToolCall) -> Any:  # POST tasks/{id}/status/
     return task_brief(services.task_status_set(task=call.task(), **call.validated(api.TaskStatusInputSerializer)))
 
@@ -174,10 +176,11 @@ def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
       status=choice("The attempt's outcome.", AttemptStatus),
       agent=AGENT, model=text("The model that did the work."),
       tokens_input=integer("Input tokens the attempt used."), tokens_output=integer("Output tokens it used."),
-      cost_usd=number("What it cost, in USD."), error_message=text("What went wrong, for a failed attempt."))
+      cost_usd=number("What it cost, in USD."), error_message=text("What went wrong, for a failed attempt."),
+      claim=CLAIM)
 def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
-    task = call.task()
-    attempt = services.task_attempt_create(data={**call.validated(api.TaskReportInputSerializer), "task": task})
+    task, body = call.task(), call.validated(api.TaskReportInputSerializer)
+    attempt = services.task_report_submit(task=task, claim=body.pop("claim"), data=body)
     return {"task": task.key, "attempt_number": attempt.attempt_number}
 
 
@@ -289,14 +292,14 @@ def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
 
 @tool("heartbeat_task", "Extend the lease of a task you hold, so nobody else claims it.",
       writes=Task,
-      task=TASK, agent=HOLDER, lease_seconds=LEASE)
+      task=TASK, agent=HOLDER, lease_seconds=LEASE, claim=CLAIM)
 def heartbeat_task(call: ToolCall) -> Any:  # POST tasks/{id}/heartbeat/
-    return task_brief(services.task_heartbeat(task=call.task(), **call.validated(api.LeaseInputSerializer)))
+    return task_brief(services.task_heartbeat(task=call.task(), **call.validated(api.HeartbeatInputSerializer)))
 
 
 @tool("release_task", "Give back a task you hold: it is not started again and anyone may claim it.",
       writes=Task,
-      task=TASK, agent=HOLDER, reason=text("Why."))
+      task=TASK, agent=HOLDER, reason=text("Why."), claim=CLAIM)
 def release_task(call: ToolCall) -> Any:  # POST tasks/{id}/release/
     return task_brief(services.task_release(task=call.task(), **call.validated(api.ReleaseInputSerializer)))
 

@@ -175,14 +175,14 @@ def _task_release(request: HttpRequest, task: Task, inputs: dict[str, str]) -> s
 
 def _task_fail(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
     services.task_status_set(task=task, status=TaskStatus.FAILED, annotation=inputs["reason"],
-                             agent=operator_name(request))
+                             agent=operator_name(request), fenced=False)
     return f"{task.key} marked failed; its claim is cleared."
 
 
 def _task_status(status: str) -> Callable[[HttpRequest, Task, dict[str, str]], str]:
     def run(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
         services.task_status_set(task=task, status=status, annotation=inputs.get("reason", ""),
-                                 agent=operator_name(request))
+                                 agent=operator_name(request), fenced=False)
         return f"{task.key} is {TaskStatus(status).label.lower()}."
     return run
 
@@ -201,7 +201,7 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
     list_select_related = ["session"]
     autocomplete_fields = ["session", "plan", "parent"]
     # Status moves through its transitions only (the buttons above the form, the API's status/release).
-    readonly_fields = ["status", "status_annotation", "claimed_by", "lease_expires_at", "started_at",
+    readonly_fields = ["status", "status_annotation", "claimed_by", "lease_expires_at", "claim", "started_at",
                        "completed_at", "created_at", "updated_at"]
     inlines = [TaskDependencyInline, TaskAttemptInline, TaskFileInline]
     operator_actions = (

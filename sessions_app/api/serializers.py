@@ -352,7 +352,7 @@ class TaskSerializer(RalphModelSerializer):
     class Meta:
         model = Task
         fields = _model_fields(Task, "depends_on", "files", "latest_attempt")
-        read_only_fields = ["claimed_by", "lease_expires_at"]
+        read_only_fields = ["claimed_by", "lease_expires_at", "claim"]
 
     @extend_schema_field(TaskAttemptSerializer(allow_null=True))
     def get_latest_attempt(self, task: Task) -> dict[str, Any] | None:
@@ -479,15 +479,26 @@ class PlanOutputSerializer(serializers.Serializer):
     snapshots = serializers.ListField(child=serializers.IntegerField())
 
 
+CLAIM_HELP = "The `claim` value claim-task returned: needed on a claimed task unless the token is the holder's agent's."
+
+
+def claim_field() -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True,
+                                    default=None, help_text=CLAIM_HELP)
+
+
 class TaskStatusInputSerializer(AgentInputSerializer):
+    claim = claim_field()
     status = ChoiceFieldNamingAllowed(choices=TaskStatus.choices)
     annotation = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
 class TaskReportInputSerializer(RalphModelSerializer):
+    claim = claim_field()
+
     class Meta:
         model = TaskAttempt
-        fields = ["implementation_report", "iteration_number", "model", "agent", "status", "error_type",
+        fields = ["claim", "implementation_report", "iteration_number", "model", "agent", "status", "error_type",
                   "error_message", "tokens_input", "tokens_output", "cost_usd", "request_id", "duration_seconds",
                   "started_at", "ended_at"]
         extra_kwargs = {"implementation_report": {"required": True, "allow_blank": False}}
@@ -505,8 +516,13 @@ class LeaseInputSerializer(RalphInputSerializer):
     lease_seconds = serializers.IntegerField(min_value=1, max_value=7 * 24 * 3600, default=600)
 
 
+class HeartbeatInputSerializer(LeaseInputSerializer):
+    claim = claim_field()
+
+
 class ReleaseInputSerializer(RalphInputSerializer):
     agent = ActingAgentField(max_length=200)
+    claim = claim_field()
     reason = serializers.CharField(required=False, allow_blank=True, default="")
 
 

@@ -346,7 +346,8 @@ class TaskViewSet(RalphModelViewSet):
     @extend_schema(request=api.TaskStatusInputSerializer, responses=api.TaskSerializer, summary="Set a task's status",
                    description="UpdateTaskStatus: the new status with an optional annotation; the times it implies "
                                "(started, completed) are set. A change the task's current status does not allow "
-                               "is a 409.")
+                               "is a 409; on a claimed task send its `claim` (409 `stale_claim` when no longer "
+                               "current).")
     @action(detail=True, methods=["post"])
     def status(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskStatusInputSerializer, request)
@@ -359,7 +360,8 @@ class TaskViewSet(RalphModelViewSet):
     @action(detail=True, methods=["post"])
     def report(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskReportInputSerializer, request)
-        attempt = services.task_attempt_create(data={**body, "task": self.get_object()})
+        claim = body.pop("claim")
+        attempt = services.task_report_submit(task=self.get_object(), data=body, claim=claim)
         return Response(api.TaskAttemptSerializer(attempt).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=api.TaskReviewInputSerializer, responses=api.TaskAttemptSerializer,
@@ -373,17 +375,20 @@ class TaskViewSet(RalphModelViewSet):
         attempt = services.task_review_submit(task=self.get_object(), **body)
         return Response(api.TaskAttemptSerializer(attempt).data)
 
-    @extend_schema(request=api.LeaseInputSerializer, responses=api.TaskSerializer, summary="Extend a task's lease",
-                   description="Extend the lease of a task you claimed by `lease_seconds` from now; 409 when "
-                               "`agent` does not hold the claim.")
+    @extend_schema(request=api.HeartbeatInputSerializer, responses=api.TaskSerializer,
+                   summary="Extend a task's lease",
+                   description="Extend the lease of a task you claimed by `lease_seconds` from now, under your "
+                               "`claim`; 409 `stale_claim` when the claim is no longer current, `not_claim_holder` "
+                               "when `agent` does not hold it.")
     @action(detail=True, methods=["post"])
     def heartbeat(self, request: Request, pk: str | None = None) -> Response:
-        body = validated(api.LeaseInputSerializer, request)
+        body = validated(api.HeartbeatInputSerializer, request)
         return self._task_response(services.task_heartbeat(task=self.get_object(), **body))
 
     @extend_schema(request=api.ReleaseInputSerializer, responses=api.TaskSerializer, summary="Release a claimed task",
                    description="Give a claimed task back: not started again, assigned to nobody, claimable by "
-                               "anyone; 409 when `agent` does not hold the claim.")
+                               "anyone; 409 when `agent` does not hold the claim, `stale_claim` when `claim` is no "
+                               "longer current.")
     @action(detail=True, methods=["post"])
     def release(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.ReleaseInputSerializer, request)

@@ -81,8 +81,9 @@ class Task(ULIDModel):
       skipped → not_started/in_progress/completed/failed/skipped); iter_count → iteration_count;
       started_at → started_at; ended_at → completed_at; last_phase → last_phase.
 
-    `claimed_by` / `lease_expires_at` are ours: an agent's claim on the task (claim-task); a task
-    in progress whose lease expired is claimable again.
+    `claimed_by` / `lease_expires_at` / `claim` are ours: an agent's claim on the task (claim-task)
+    and its fencing value; a task whose lease expired goes back to the ready pool by itself
+    (services.task_leases_expire, an upkeep job).
     """
 
     scope_path = "session"
@@ -122,6 +123,9 @@ class Task(ULIDModel):
     completed_at = models.DateTimeField(null=True, blank=True)
     claimed_by = models.CharField(max_length=200, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    claim = models.PositiveBigIntegerField(
+        default=0, help_text="The fencing value: one more with every claim of the task. heartbeat/, release/, "
+                             "status/ and report/ on a claimed task send the value their claim returned.")
 
     class Meta:
         ordering = ["session", F("wave").asc(nulls_last=True), "sequence", "key"]

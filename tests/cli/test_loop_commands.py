@@ -27,22 +27,24 @@ def test_a_task_is_claimed_worked_and_reported(ralph: RalphRunner, session: Sess
     claimed = ralph("task", "claim", "--agent", "exec-1", "--lease", "120", **env)
     assert claimed.status == 0, claimed.stderr
     task = json.loads(claimed.stdout)
-    assert (task["key"], task["status"], task["claimed_by"]) == ("task-1", "in_progress", "exec-1")
+    assert (task["key"], task["status"], task["claimed_by"], task["claim"]) == ("task-1", "in_progress", "exec-1", 1)
 
     nothing = ralph("task", "claim", "--agent", "exec-2", **env)  # task-2 waits for task-1
     assert (nothing.status, nothing.stdout) == (3, "")
     assert nothing.stderr == "ralph: waiting: Tasks in progress or in review will unblock more.\n"
 
-    beat = ralph("task", "heartbeat", "task-1", "--agent", "exec-1", "--lease", "300", **env)
+    beat = ralph("task", "heartbeat", "task-1", "--agent", "exec-1", "--lease", "300", "--claim", "1", **env)
     assert beat.status == 0 and beat.stdout.startswith("task-1 leased until ")
-    stranger = ralph("task", "heartbeat", "task-1", "--agent", "exec-2", "--json", **env)
+    stranger = ralph("task", "heartbeat", "task-1", "--agent", "exec-2", "--claim", "1", "--json", **env)
     assert stranger.status == 2 and json.loads(stranger.stderr)["code"] == "not_claim_holder"
 
     report_file = tmp_path / "report.md"
     report_file.write_text("## PART 1\nImplemented the schema.\n", encoding="utf-8")
-    reported = ralph("task", "report", "task-1", str(report_file), "--agent", "exec-1", "--model", "sonnet", **env)
+    reported = ralph("task", "report", "task-1", str(report_file), "--agent", "exec-1", "--model", "sonnet",
+                     "--claim", "1", **env)
     assert reported.stdout == "task-1 attempt 1\n"
-    again = ralph("task", "report", "task-1", "-", "--agent", "exec-1", input="Second try: ünïcode.\n", **env)
+    again = ralph("task", "report", "task-1", "-", "--agent", "exec-1", "--claim", "1",
+                  input="Second try: ünïcode.\n", **env)
     assert again.stdout == "task-1 attempt 2\n"
     reports = list(TaskAttempt.objects.filter(task__key="task-1").order_by("attempt_number")
                    .values_list("implementation_report", "agent", "model"))
@@ -51,7 +53,8 @@ def test_a_task_is_claimed_worked_and_reported(ralph: RalphRunner, session: Sess
     missing = ralph("task", "report", "task-1", str(tmp_path / "nope.md"), **env)
     assert missing.status == 1 and "cannot read" in missing.stderr
 
-    done = ralph("task", "status", "task-1", "completed", "--note", "reviewed", "--agent", "orchestrator", **env)
+    done = ralph("task", "status", "task-1", "completed", "--note", "reviewed", "--agent", "orchestrator",
+                 "--claim", "1", **env)
     assert done.stdout == "task-1 completed\n"
     stored = Task.objects.get(key="task-1")
     assert (stored.status, stored.status_annotation, stored.claimed_by) == ("completed", "reviewed", "")
@@ -62,7 +65,8 @@ def test_a_task_is_claimed_worked_and_reported(ralph: RalphRunner, session: Sess
 
     second = json.loads(ralph("task", "claim", "--agent", "exec-2", **env).stdout)
     assert second["key"] == "task-2" and second["depends_on"] == ["task-1"]
-    released = ralph("task", "release", "task-2", "--agent", "exec-2", "--reason", "out of budget", **env)
+    released = ralph("task", "release", "task-2", "--agent", "exec-2", "--reason", "out of budget",
+                     "--claim", str(second["claim"]), **env)
     assert released.stdout == "task-2 not_started\n"
     shown = json.loads(ralph("task", "show", "task-2", **env).stdout)
     assert shown["status"] == "not_started" and shown["claimed_by"] == ""

@@ -23,6 +23,9 @@ USAGE = {"task-1": (1000, 200, "0.012345"), "task-2": (2000, 300, "0.020000"),
          "task-3": (1500, 250, "0.007655"), "task-4": (500, 50, "0.000001")}
 
 
+CLAIMS: dict[str, int] = {}  # task key → the claim value its claim returned (the fence of later writes)
+
+
 def claim(agent: Agent, session_id: str, who: str) -> str:
     """The claimed task's key, or why nothing was claimed (`all_done`, `waiting`, `at_capacity`…)."""
     reply = agent.post(f"{V1}/sessions/{session_id}/claim-task/", {"agent": who, "lease_seconds": 120})
@@ -32,6 +35,7 @@ def claim(agent: Agent, session_id: str, who: str) -> str:
     task = reply.json()
     assert task["status"] == "in_progress"
     assert task["claimed_by"] == who and task["assigned_agent"] == who
+    CLAIMS[task["key"]] = task["claim"]
     return task["key"]
 
 
@@ -40,14 +44,14 @@ def execute(agent: Agent, task_id: str, key: str, who: str) -> None:
     tokens_in, tokens_out, cost = USAGE[key]
     attempt = agent.ok("POST", f"{V1}/tasks/{task_id}/report/", {
         "implementation_report": f"Implemented {key}.", "agent": who, "model": "sonnet", "status": "success",
-        "tokens_input": tokens_in, "tokens_output": tokens_out, "cost_usd": cost}, expect=201)
+        "tokens_input": tokens_in, "tokens_output": tokens_out, "cost_usd": cost, "claim": CLAIMS[key]}, expect=201)
     assert attempt["attempt_number"] == 1 and attempt["task"] == task_id
     reviewed = agent.ok("POST", f"{V1}/tasks/{task_id}/review/",
                         {"review_report": f"{key} looks right.", "verdict": "qualified", "agent": "reviewer"})
     assert reviewed["id"] == attempt["id"] and reviewed["review_verdict"] == "qualified"
     assert reviewed["reviewed_at"] is not None
     task = agent.ok("POST", f"{V1}/tasks/{task_id}/status/",
-                    {"status": "completed", "annotation": "reviewed", "agent": "orchestrator"})
+                    {"status": "completed", "annotation": "reviewed", "agent": "orchestrator", "claim": CLAIMS[key]})
     assert task["status"] == "completed" and task["completed_at"] is not None
     assert task["claimed_by"] == "" and task["lease_expires_at"] is None
     assert task["latest_attempt"]["id"] == attempt["id"]
@@ -107,7 +111,8 @@ def test_it_runs_a_whole_orchestration_loop_and_keeps_its_audit_trail(agent: Age
     assert sorted(second) == ["task-2", "task-3"]
     assert claim(agent, sid, "exec-c") == "waiting"  # task-4 waits for both
     # Only the holder may heartbeat; another agent gets a 409.
-    stranger = agent.post(f"{V1}/tasks/{ids[second[0]]}/heartbeat/", {"agent": "exec-z", "lease_seconds": 60})
+    stranger = agent.post(f"{V1}/tasks/{ids[second[0]]}/heartbeat/",
+                          {"agent": "exec-z", "lease_seconds": 60, "claim": CLAIMS[second[0]]})
     assert stranger.status == 409 and stranger.json()["code"] == "not_claim_holder"
     for key, who in zip(second, ["exec-a", "exec-b"], strict=True):
         execute(agent, ids[key], key, who)

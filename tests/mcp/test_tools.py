@@ -75,19 +75,21 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
 
         # -- an executor ----------------------------------------------------------------------------
         claimed = agent.ok("claim_task", agent="exec-1", lease_seconds=120, **s)["task"]
-        assert (claimed["key"], claimed["status"], claimed["claimed_by"]) == ("task-1", "in_progress", "exec-1")
+        assert (claimed["key"], claimed["status"], claimed["claimed_by"], claimed["claim"]) == (
+            "task-1", "in_progress", "exec-1", 1)
         assert agent.ok("claim_task", agent="exec-2", **s) == {  # task-2 waits for task-1
             "task": None, "reason": "waiting", "message": "Tasks in progress or in review will unblock more.",
             "max_concurrency": 2, "in_progress": ["task-1"], "unfinished": 3}
-        beat = agent.ok("heartbeat_task", task="task-1", agent="exec-1", lease_seconds=300, **s)
+        beat = agent.ok("heartbeat_task", task="task-1", agent="exec-1", lease_seconds=300, claim=1, **s)
         assert beat["key"] == "task-1" and beat["lease_expires_at"].endswith("Z")
-        released = agent.ok("release_task", task="task-1", agent="exec-1", reason="context full", **s)
+        released = agent.ok("release_task", task="task-1", agent="exec-1", reason="context full", claim=1, **s)
         assert released == {"key": "task-1", "status": "not_started"}
-        assert agent.ok("claim_task", agent="exec-1", **s)["task"]["key"] == "task-1"
+        again = agent.ok("claim_task", agent="exec-1", **s)
+        assert [again["task"][name] for name in ("key", "claim")] == ["task-1", 2], again
         assert agent.ok("get_task", task="task-1", **s)["claimed_by"] == "exec-1"
         reported = agent.ok("submit_report", task="task-1", implementation_report="## PART 1\nDone.", agent="exec-1",
                             model="sonnet", status="success", tokens_input=1000, tokens_output=200, cost_usd=0.0125,
-                            **s)
+                            claim=2, **s)
         assert reported == {"task": "task-1", "attempt_number": 1}
         for _ in range(2):
             issue = agent.ok("record_issue", task_key="task-1", kind="test_failure", signature="test_api::test_x",
@@ -114,7 +116,7 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
                           agent="reviewer", **s)
         assert review == {"task": "task-1", "attempt_number": 1, "verdict": "qualified"}
         done = agent.ok("update_task_status", task="task-1", status="completed", annotation="reviewed",
-                        agent="orchestrator", **s)
+                        agent="orchestrator", claim=2, **s)
         assert done == {"key": "task-1", "status": "completed"}
         assert agent.ok("get_task", task="task-1", **s)["latest_attempt"] == {
             "attempt_number": 1, "status": "success", "agent": "exec-1", "model": "sonnet",

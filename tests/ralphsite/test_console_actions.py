@@ -93,8 +93,8 @@ def test_releasing_a_claimed_task_from_the_admin_writes_the_release_the_api_writ
                                                                                   api: APIClient) -> None:
     through_api, through_admin = make_session(key="api"), make_session(key="admin")
     task = claimed(through_api, api)
-    assert api.post(f"/api/v1/tasks/{task.pk}/release/", {"agent": "executor-1", "reason": "stuck"},
-                    format="json").status_code == 200
+    assert api.post(f"/api/v1/tasks/{task.pk}/release/", {"agent": "executor-1", "reason": "stuck",
+                                                          "claim": task.claim}, format="json").status_code == 200
     task = claimed(through_admin, api)
     page = admin_client.get(reverse("admin:sessions_app_task_change", args=[task.pk]))
     assert 'data-action="release"' in page.content.decode()
@@ -112,8 +112,8 @@ def test_failing_a_claimed_task_from_the_admin_clears_the_claim_as_the_status_ap
                                                                                       api: APIClient) -> None:
     through_api, through_admin = make_session(key="api"), make_session(key="admin")
     task = claimed(through_api, api)
-    assert api.post(f"/api/v1/tasks/{task.pk}/status/", {"status": "failed", "annotation": "timeout"},
-                    format="json").status_code == 200
+    assert api.post(f"/api/v1/tasks/{task.pk}/status/", {"status": "failed", "annotation": "timeout",
+                                                         "claim": task.claim}, format="json").status_code == 200
     task = claimed(through_admin, api)
     assert act(admin_client, task, "fail", reason="timeout").status_code == 302
     task.refresh_from_db()

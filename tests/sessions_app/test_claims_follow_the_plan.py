@@ -149,13 +149,13 @@ def test_the_refusal_costs_a_constant_number_of_queries(api: APIClient, django_a
     previous = make_task(session, "task-0", status="failed")
     for index in range(1, 4):
         previous = make_task(session, f"task-{index}", depends_on=(previous,))
-    # auth, session, limits (locked), running, candidates, then the outlook: tasks, edges, ready; and the
-    # claim's savepoint, rolled back and released (the test runs inside a transaction)
-    with django_assert_num_queries(11):
+    # auth, session, limits (locked), expired leases, running, candidates, then the outlook: tasks, edges,
+    # ready; and the claim's savepoint, rolled back and released (the test runs inside a transaction)
+    with django_assert_num_queries(12):
         assert refusal(api, session)["reason"] == "blocked"
     for index in range(4, 40):
         previous = make_task(session, f"task-{index}", depends_on=(previous,))
-    with django_assert_num_queries(11):
+    with django_assert_num_queries(12):
         assert len(refusal(api, session)["blocked"]) == 39
 
 
@@ -178,8 +178,9 @@ def test_post_waves_writes_each_tasks_wave(api: APIClient) -> None:
 def test_release_gives_the_task_back_to_nobody(api: APIClient) -> None:
     session = make_session()
     make_task(session, "task-1")
-    task_id = claim(api, session).json()["id"]
-    released = api.post(f"/api/v1/tasks/{task_id}/release/", {"agent": "exec-1"}, format="json").json()
+    claimed = claim(api, session).json()
+    released = api.post(f"/api/v1/tasks/{claimed['id']}/release/", {"agent": "exec-1", "claim": claimed["claim"]},
+                        format="json").json()
     assert (released["status"], released["claimed_by"], released["assigned_agent"]) == ("not_started", "", "")
 
 
@@ -188,8 +189,10 @@ def test_review_with_complete_completes_the_task_on_a_qualified_verdict(
         api: APIClient, verdict: str, status: str, events: list[dict[str, Any]]) -> None:
     session = make_session()
     make_task(session, "task-1")
-    task_id = claim(api, session).json()["id"]
-    api.post(f"/api/v1/tasks/{task_id}/report/", {"implementation_report": "done"}, format="json")
+    claimed = claim(api, session).json()
+    task_id = claimed["id"]
+    assert api.post(f"/api/v1/tasks/{task_id}/report/", {"implementation_report": "done", "claim": claimed["claim"]},
+                    format="json").status_code == 201
     reviewed = api.post(f"/api/v1/tasks/{task_id}/review/", {"review_report": "r", "verdict": verdict,
                                                              "complete": True, "agent": "reviewer"}, format="json")
     assert reviewed.status_code == 200, reviewed.content

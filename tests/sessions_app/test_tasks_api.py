@@ -236,16 +236,20 @@ def test_an_expired_lease_makes_a_task_claimable_again(api: APIClient, session: 
 def test_only_the_holder_heartbeats_and_releases(api: APIClient, session: Session,
                                                  events: list[dict[str, Any]]) -> None:
     make_task(session, "task-1")
-    task_id = claim(api, session, lease=60).json()["id"]
+    claimed = claim(api, session, lease=60).json()
+    task_id, fence = claimed["id"], claimed["claim"]
     assert_error_shape(api.post(f"{TASKS}{task_id}/heartbeat/", {"agent": "intruder"}, format="json"), 409,
-                       "not_claim_holder")
-    beat = api.post(f"{TASKS}{task_id}/heartbeat/", {"agent": "executor-1", "lease_seconds": 3600}, format="json")
+                       "claim_required")
+    assert_error_shape(api.post(f"{TASKS}{task_id}/heartbeat/", {"agent": "intruder", "claim": fence},
+                                format="json"), 409, "not_claim_holder")
+    beat = api.post(f"{TASKS}{task_id}/heartbeat/", {"agent": "executor-1", "lease_seconds": 3600, "claim": fence},
+                    format="json")
     assert beat.status_code == 200
     assert Task.objects.get(pk=task_id).lease_expires_at > timezone.now() + timedelta(seconds=3000)
-    assert_error_shape(api.post(f"{TASKS}{task_id}/release/", {"agent": "intruder"}, format="json"), 409,
-                       "not_claim_holder")
-    released = api.post(f"{TASKS}{task_id}/release/", {"agent": "executor-1", "reason": "out of budget"},
-                        format="json").json()
+    assert_error_shape(api.post(f"{TASKS}{task_id}/release/", {"agent": "intruder", "claim": fence}, format="json"),
+                       409, "not_claim_holder")
+    released = api.post(f"{TASKS}{task_id}/release/", {"agent": "executor-1", "reason": "out of budget",
+                                                       "claim": fence}, format="json").json()
     assert (released["status"], released["claimed_by"], released["lease_expires_at"]) == ("not_started", "", None)
     assert [e["event_type"] for e in events] == ["task_claimed", "task_released"]
     assert claim(api, session, agent="executor-3").json()["id"] == task_id
