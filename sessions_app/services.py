@@ -728,6 +728,10 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
     depends_on: list[str] | None = data.pop("depends_on", None)
     files: list[dict[str, Any]] | None = data.pop("files", None)
     with transaction.atomic():
+        if data.get("status", task.status) != task.status:
+            # No way around the fence: a PATCH carries no claim, so only the holder's agent-bound token
+            # changes a claimed task's status here (status/ takes the claim).
+            _claim_fence(task=lock_rows(Task.objects.filter(pk=task.pk)).get(), claim=None)
         old_status, old_session_id = task.status, task.session_id
         old_key = task.key
         task = instance_update(instance=task, data=data)

@@ -95,6 +95,17 @@ def test_without_the_claim_only_the_holders_agent_bound_token_acts(user, api: AP
 
 
 @pytest.mark.django_db
+def test_a_patch_is_no_way_around_the_fence(api: APIClient) -> None:
+    session = make_session()
+    make_task(session, "task-1")
+    claimed = _claim(api, session, "exec-1")
+    assert_error_shape(api.patch(f"{TASKS}{claimed['id']}/", {"status": "completed"}, format="json"), 409,
+                       "claim_required")
+    assert api.patch(f"{TASKS}{claimed['id']}/", {"title": "Renamed"}, format="json").status_code == 200
+    assert Task.objects.get(pk=claimed["id"]).status == "in_progress"
+
+
+@pytest.mark.django_db
 def test_an_unclaimed_task_takes_status_without_a_claim_and_refuses_a_stale_one(api: APIClient) -> None:
     session = make_session()
     task = make_task(session, "task-1")
