@@ -64,6 +64,7 @@ class ApiTokenMintInputSerializer(RalphInputSerializer):
 class ApiTokenViewSet(StrictQueryParametersMixin, IntegerIdMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                       mixins.DestroyModelMixin, viewsets.GenericViewSet):
     serializer_class = ApiTokenSerializer
+    resource_noun = ("API token", "API tokens")
     filter_backends = (StrictOrderingFilter,)
     ordering_fields = ["created_at", "expires_at", "last_used_at"]
     ordering = ["-created_at", "-id"]
@@ -76,6 +77,11 @@ class ApiTokenViewSet(StrictQueryParametersMixin, IntegerIdMixin, mixins.ListMod
 
     @extend_schema(request=ApiTokenMintInputSerializer, responses={201: ApiTokenMintedSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Mint a token for your own user, no broader than the token you call with: a `session` (its id or
+        key) or `project_path` within your scope (`global` for staff only), `read` if you are read-only,
+        an expiry (`expires_in` seconds) no later than yours (yours when omitted), your agent if you are
+        bound to one. 201 answers the secret as `token`, this once: only its hash is kept. 403
+        `permission_denied` names the way the token would be broader than yours."""
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         body = serializer.validated_data
