@@ -1,5 +1,6 @@
 from django.db import models
 
+from ralphsite.access import SCOPE_GLOBAL_ONLY
 from ralphsite.fields import ULIDField
 
 
@@ -13,7 +14,10 @@ class SyncMapping(models.Model):
     """Seed 002's mapping table: a local ULID ↔ the remote id the remote store assigned, per entity.
 
     Written by `sync_mark_synced`; kept after a purge so a sync engine can still correlate tombstones.
+    It names no session (and outlives them): global tokens only.
     """
+
+    scope_path = SCOPE_GLOBAL_ONLY
 
     entity = models.CharField(max_length=16, choices=SyncEntity.choices)
     local_id = ULIDField()

@@ -272,7 +272,8 @@ def test_collection_actions_act_on_the_tokens_sessions_only(user, world) -> None
     who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
     hidden_chat = world["elsewhere"][Chat]
     marked = _send(who.client, "post", "/api/v1/sync/mark-synced/",
-                   {"items": [{"entity": "chat", "id": hidden_chat.pk, "remote_id": "r-1"}]})
+                   {"items": [{"entity": "chat", "id": hidden_chat.pk, "remote_id": "r-1",
+                               "version": hidden_chat.version}]})
     assert marked.status_code == 404 and not Chat.objects.filter(pk=hidden_chat.pk, remote_id="r-1").exists()
     DeadLetter.objects.update(retry_after=timezone.now() - timedelta(minutes=1))
     claimed = _send(who.client, "post", "/api/v1/dead-letters/claim/")
