@@ -162,7 +162,10 @@ def _path(route: ApiRoute, rows: Rows | None) -> str:
     row = rows.get(model) if rows is not None else None
     placeholder = "/1/" if f"/{ULID}/" not in route.path else f"/{ULID}/"
     missing = "/999999999/" if placeholder == "/1/" else "/01BX5ZZKBKACTAV9WEVGEMMVRZ/"
-    return route.path.replace(placeholder, f"/{row.pk}/" if row is not None else missing, 1)
+    path = route.path
+    if path.count(placeholder) == 2:  # a nested route (sessions/{session}/tasks/{task}/): the row's session first
+        path = path.replace(placeholder, f"/{rows[Session].pk}/" if rows is not None else missing, 1)
+    return path.replace(placeholder, f"/{row.pk}/" if row is not None else missing, 1)
 
 
 def _send(client: APIClient, method: str, path: str, body: Any = None) -> Any:
