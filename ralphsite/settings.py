@@ -148,9 +148,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # Enum aliases accepted on input are listed as `x-aliases` (ralphsite/choices.py).
+    # Enum aliases accepted on input are listed as `x-aliases` (ralphsite/choices.py); update bodies
+    # have no `id` (ralphsite/api/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "ralphsite.api.schema_aliases.postprocess_schema_aliases"],
+                             "ralphsite.api.schema_aliases.postprocess_schema_aliases",
+                             "ralphsite.api.schema.update_bodies_without_id"],
     # Operations are tagged by resource (`chats`, `tasks`, …), the segment after this prefix.
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "ENUM_NAME_OVERRIDES": {

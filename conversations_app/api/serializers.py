@@ -78,7 +78,10 @@ class RunSerializer(RalphModelSerializer):
 class MessageAppendSerializer(RalphModelSerializer):
     """One message appended to the run in the URL."""
 
-    tool_calls = ToolCallSerializer(many=True, required=False, allow_null=True, max_length=MAX_TOOL_CALLS)
+    # The list may be null, its items may not: `many=True` would hand `allow_null` to each item too,
+    # storing `[null]` that no read could then render.
+    tool_calls = serializers.ListSerializer(child=ToolCallSerializer(), required=False, allow_null=True,
+                                           max_length=MAX_TOOL_CALLS)
 
     class Meta:
         model = Message

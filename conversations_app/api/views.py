@@ -20,6 +20,7 @@ from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
 from conversations_app.search.backends import search_validated
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import query_parameters
+from ralphsite.api.schema import ErrorSerializer
 from ralphsite.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
 from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
 
@@ -262,10 +263,11 @@ class SyncViewSet(RalphViewSet):
             body[entity] = {"count": count, "results": s.SyncPendingRowSerializer(rows, many=True).data}
         return Response(body)
 
-    @extend_schema(request=s.MarkSyncedSerializer, responses=s.MarkSyncedResultSerializer, summary="Mark rows synced",
+    @extend_schema(request=s.MarkSyncedSerializer, responses={200: s.MarkSyncedResultSerializer, 404: ErrorSerializer},
+                   summary="Mark rows synced",
                    description="Mark chats, runs and messages synced with the remote ids the remote store gave "
-                               "them, all or nothing; answers how many rows were marked per entity. Marking does "
-                               "not change a chat's version.")
+                               "them, all or nothing; answers how many rows were marked per entity, or 404 naming "
+                               "the rows that do not exist. Marking does not change a chat's version.")
     @action(detail=False, methods=["post"], url_path="mark-synced")
     def mark_synced(self, request: Request) -> Response:
         serializer = s.MarkSyncedSerializer(data=request.data)

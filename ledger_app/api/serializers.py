@@ -79,7 +79,8 @@ class AppendResultSerializer(serializers.Serializer):
     id = serializers.IntegerField(allow_null=True)
     code = serializers.CharField(required=False, help_text="Why it failed: validation_error or "
                                                            "idempotency_key_reused.")
-    errors = serializers.DictField(required=False)
+    errors = serializers.JSONField(required=False, help_text="Why an invalid item was refused: its messages by "
+                                                             "field, or a list when the item is no object.")
 
 
 class IssueSerializer(RalphModelSerializer):

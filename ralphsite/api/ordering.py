@@ -18,3 +18,13 @@ class StrictOrderingFilter(filters.OrderingFilter):
                 f"Unknown ordering {', '.join(map(repr, unknown))}; allowed: {', '.join(allowed)} "
                 f"(prefix '-' for descending)."]})
         return valid
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        """The fields the list sorts by, each also with `-` (descending); several are comma-separated."""
+        fields = sorted(name for name, _label in self.get_valid_fields(getattr(view, "queryset", None), view, {}))
+        return [{
+            "name": self.ordering_param, "required": False, "in": "query", "style": "form", "explode": False,
+            "description": "Sort by these fields, the first first; `-field` sorts descending.",
+            "schema": {"type": "array", "items": {"type": "string",
+                                                  "enum": [term for name in fields for term in (name, f"-{name}")]}},
+        }]

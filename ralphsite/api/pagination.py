@@ -32,6 +32,14 @@ class StrictPageSizeMixin:
         size = positive_query_integer(request, self.page_size_query_param)
         return self.page_size if size is None else min(size, self.max_page_size)
 
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        """DRF's parameters, saying what `positive_query_integer` enforces: a page and a size are ≥ 1."""
+        parameters = super().get_schema_operation_parameters(view)  # type: ignore[misc]
+        for parameter in parameters:
+            if parameter["schema"].get("type") == "integer":
+                parameter["schema"]["minimum"] = 1
+        return parameters
+
 
 class StandardPagination(StrictPageSizeMixin, PageNumberPagination):
     page_size = 50

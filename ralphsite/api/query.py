@@ -100,12 +100,11 @@ def allowed_query_parameters(view: APIView) -> frozenset[str]:
     return names
 
 
-def _declared_only(query: QueryDict, names: Any) -> QueryDict:
-    subset = query.copy()
-    for name in list(subset):
-        if name not in names:
-            del subset[name]
-    return subset
+def _declared_only(query: QueryDict, names: Any) -> dict[str, str]:
+    """The declared parameters as a plain dict: DRF reads a QueryDict as an HTML form, where an empty
+    value of an optional field means "absent"; here `?entity=` is a value, refused like any other
+    the field does not accept."""
+    return {name: query[name] for name in query if name in names}
 
 
 class StrictQueryParametersMixin:
@@ -116,6 +115,10 @@ class StrictQueryParametersMixin:
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        self.query = {}
+        method = request.method.lower()
+        if method not in self.http_method_names or not hasattr(self, method):  # type: ignore[attr-defined]
+            return  # dispatch answers 405 Method Not Allowed, whatever the query says
         params = request.query_params
         if params:
             allowed = allowed_query_parameters(self)  # type: ignore[arg-type]
@@ -123,7 +126,6 @@ class StrictQueryParametersMixin:
             if unknown:
                 listed = ", ".join(sorted(allowed))
                 raise ValidationError({name: [f"Unknown query parameter; allowed: {listed}."] for name in unknown})
-        self.query = {}
         serializer_class = query_declaration(self).serializer_class  # type: ignore[arg-type]
         if serializer_class is not None:  # validated even when absent: the declared defaults apply
             serializer = serializer_class(data=_declared_only(params, serializer_class().fields))

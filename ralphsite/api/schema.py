@@ -12,6 +12,7 @@ Class docstrings are for developers and never reach the schema. Every operation 
 responses it can answer (`ERROR_RESPONSES`), all in the API's one error shape (the `Error` component).
 """
 
+import copy
 from typing import Any
 
 from django.db import models
@@ -19,10 +20,16 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
 
+from ralphsite.api.fields import ULIDSerializerField
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import filters_apply, paginates, query_declaration
+from ralphsite.api.serializers import StrictKeysMixin
 from ralphsite.fields import ULIDField
+
+# What `ulid_normalize` accepts: 26 Crockford base32 characters, any case, the first at most 7 (128 bits).
+ULID_PATTERN = "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$"
 
 # Where DRF's and the project's base viewsets define the CRUD methods: their docstrings are developer
 # notes, so these methods are described by the templates below.
@@ -46,11 +53,14 @@ ERROR_RESPONSES: dict[str, str] = {
     "401": "No valid token (`not_authenticated`): send `Authorization: Token <token>`.",
     "403": "This token may not do this (`permission_denied`): a read-only token writing, or a write outside the "
            "token's session or project.",
-    "404": "No such row visible to this token (`not_found` or a resource's own code, e.g. `chat_not_found`).",
+    "404": "No such row visible to this token, or a page past the last (`not_found` or a resource's own code, "
+           "e.g. `chat_not_found`).",
     "409": "The request conflicts with the current state (`conflict` or a specific code in `details`): e.g. a "
            "create retried with the same id and a different body, a state change the row's state does not "
            "allow, or a delete of a row others still refer to.",
     "412": "`If-Match` names another version than the current one (`precondition_failed`): read the row again.",
+    "414": "The request line (the URL with its query) is longer than the server reads (`uri_too_long`): send a "
+           "long search as `POST /api/v1/search/`.",
     "413": "The body is larger than the server's limit (`payload_too_large`; `details.limit_bytes`).",
     "429": "Too many requests with this token (`throttled`): retry after the `Retry-After` seconds.",
     "503": "The database cannot be reached (`database_unavailable`): retry after the `Retry-After` seconds.",
@@ -70,6 +80,15 @@ def _own_docstring(method: Any) -> str:
     if not (function.__doc__ and not function.__module__.startswith(_BASE_MODULES)):
         return ""
     return " ".join(line.strip() for line in function.__doc__.strip().splitlines())
+
+
+def _is_ulid(field: Any) -> bool:
+    """A ULID, written as such or as a related row's id."""
+    if isinstance(field, serializers.ManyRelatedField):
+        field = field.child_relation
+    if isinstance(field, serializers.PrimaryKeyRelatedField) and field.queryset is not None:
+        return isinstance(field.queryset.model._meta.pk, ULIDField)
+    return isinstance(field, ULIDSerializerField)
 
 
 class RalphAutoSchema(AutoSchema):
@@ -145,11 +164,22 @@ class RalphAutoSchema(AutoSchema):
         crud = self._crud_texts()
         return crud[1] if crud else ""
 
+    # -- shapes --------------------------------------------------------------------------------
+
     def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
         schema = super()._map_basic_serializer(serializer, direction)
         if not type(serializer).__dict__.get("__doc__"):
             schema.pop("description", None)  # inherited from a base serializer: a developer's note
+        if direction == "request" and isinstance(serializer, StrictKeysMixin):
+            schema["additionalProperties"] = False  # an unknown key is a 400
         return schema
+
+    def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if schema.get("type") == "string" and _is_ulid(field):
+            schema["pattern"] = ULID_PATTERN
+        return schema
+
 
     # -- error responses -------------------------------------------------------------------------
 
@@ -157,7 +187,7 @@ class RalphAutoSchema(AutoSchema):
         statuses = ["400"]
         if self.view.permission_classes:
             statuses += ["401", "403"]
-        if "{" in self.path:
+        if "{" in self.path or isinstance(self._get_paginator(), PageNumberPagination):
             statuses.append("404")
         if self.method in ("POST", "PUT", "PATCH", "DELETE") and self._model() is not None:
             statuses.append("409")  # a write to rows: the rows' state or references may refuse it
@@ -165,6 +195,7 @@ class RalphAutoSchema(AutoSchema):
             statuses.append("412")
         if self.method in ("POST", "PUT", "PATCH"):
             statuses.append("413")
+        statuses.append("414")
         if self.view.throttle_classes:
             statuses.append("429")
         return [*statuses, "503"]
@@ -207,3 +238,28 @@ class RalphAutoSchema(AutoSchema):
     def _get_paginator(self) -> Any:
         return super()._get_paginator() if paginates(self.view) else None
 
+
+
+def update_bodies_without_id(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A postprocessing hook (after the enums'): an update never changes a row's id, which only a create
+    may choose (`RalphModelSerializer`), so PUT and PATCH bodies have no `id`. PATCH has components of
+    its own (`Patched…Request`); PUT shares the create's, so it gets a copy without `id` (`…UpdateRequest`)."""
+    schemas = result["components"]["schemas"]
+    for operations in result["paths"].values():
+        for method in ("put", "patch"):
+            content = operations.get(method, {}).get("requestBody", {}).get("content", {})
+            for media in content.values():
+                name = media["schema"].get("$ref", "").removeprefix("#/components/schemas/")
+                if "id" not in schemas.get(name, {}).get("properties", {}):
+                    continue
+                if method == "put":
+                    update = name.removesuffix("Request") + "UpdateRequest"
+                    schemas[update] = copy.deepcopy(schemas[name])
+                    media["schema"]["$ref"] = f"#/components/schemas/{update}"
+                    name = update
+                del schemas[name]["properties"]["id"]
+                required = [field for field in schemas[name].pop("required", []) if field != "id"]
+                if required:  # OpenAPI 3.0 refuses an empty list
+                    schemas[name]["required"] = required
+    result["components"]["schemas"] = dict(sorted(schemas.items()))
+    return result

@@ -180,3 +180,17 @@ def test_it_refuses_a_message_created_for_a_finished_run_unless_reopened(api: AP
     assert response.status_code == 201 and response.json()["sequence_number"] == 1
     run.refresh_from_db()
     assert (run.status, run.completed_at) == ("running", None)
+
+
+def test_it_refuses_a_tool_call_that_is_no_object(api: APIClient, make_run) -> None:
+    # Found by schemathesis: `[null]` was stored, and every later read of the message was a 500.
+    run = make_run()
+    created = api.post("/api/v1/messages/", {"run": run.pk, "role": "tool", "content": "x", "tool_calls": [None]},
+                       format="json")
+    assert_error_shape(created, 400, "validation_error")
+    message = api.post("/api/v1/messages/", {"run": run.pk, "role": "tool", "content": "x"}, format="json")
+    assert message.status_code == 201, message.content
+    url = f"/api/v1/messages/{message.json()['id']}/"
+    assert_error_shape(api.patch(url, {"tool_calls": [None, None]}, format="json"), 400, "validation_error")
+    assert api.get(url).json()["tool_calls"] == message.json()["tool_calls"]
+    assert api.patch(url, {"tool_calls": None}, format="json").status_code == 200

@@ -78,7 +78,7 @@ def test_it_documents_the_errors_each_operation_can_answer_in_the_error_shape(sc
     missing = []
     for method, path, operation in _operations(schema):
         responses = operation["responses"]
-        expected = {"400", "401", "403", "429", "503"}
+        expected = {"400", "401", "403", "414", "429", "503"}
         if "{" in path:
             expected.add("404")
         if method in ("POST", "PUT", "PATCH"):
