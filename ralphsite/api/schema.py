@@ -22,7 +22,8 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
-from ralphsite.api.fields import ULIDSerializerField
+from ralphsite.addressing import address_key_of
+from ralphsite.api.fields import ReferenceIdField, ULIDSerializerField
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import filters_apply, paginates, query_declaration
 from ralphsite.api.serializers import StrictKeysMixin
@@ -83,11 +84,15 @@ def _own_docstring(method: Any) -> str:
 
 
 def _is_ulid(field: Any) -> bool:
-    """A ULID, written as such or as a related row's id."""
+    """A ULID, written as such or as a related row's id. A field naming a keyed model's row also
+    takes its key (`ralphsite.addressing`), so it gets no ULID pattern."""
     if isinstance(field, serializers.ManyRelatedField):
         field = field.child_relation
     if isinstance(field, serializers.PrimaryKeyRelatedField) and field.queryset is not None:
-        return isinstance(field.queryset.model._meta.pk, ULIDField)
+        model = field.queryset.model
+        return isinstance(model._meta.pk, ULIDField) and address_key_of(model) is None
+    if isinstance(field, ReferenceIdField):
+        return address_key_of(field.referenced_model) is None
     return isinstance(field, ULIDSerializerField)
 
 
