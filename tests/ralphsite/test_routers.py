@@ -20,7 +20,8 @@ def test_it_resolves_every_route_of_every_resource_to_its_own_viewset() -> None:
             name = route.name.format(basename=basename)
             lookup = getattr(viewset, "lookup_url_kwarg", None) or getattr(viewset, "lookup_field", "pk")
             parents = dict.fromkeys(re.findall(r"\(\?P<(\w+)>", prefix), ULID)  # a nested resource's parents
-            path = reverse(name, kwargs={**parents, **({lookup: ULID} if "{lookup}" in route.url else {})} or None)
+            kwargs = {**parents, **({lookup: ULID} if "{lookup}" in route.url else {})}
+            path = reverse(name, kwargs=kwargs or None)
             assert path.startswith("/api/v1/" + re.sub(r"\(\?P<\w+>[^)]*\)", ULID, prefix) + "/"), name
             match = resolve(path)
             assert match.func.cls is viewset and match.url_name == name, path
