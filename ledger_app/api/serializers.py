@@ -168,6 +168,10 @@ class TokenUsageSerializer(RalphModelSerializer):
                   "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "cost_usd", "is_estimated",
                   "operation", "agent", "recorded_at", "request_id", "source", "source_id"]
         read_only_fields = ["id", "is_estimated", "source", "source_id"]
+        # No uniqueness validator: a repeated (session, request_id) is answered by the service with the
+        # row that counts the call. (DRF 3.16.0 also replaced the declared `session` by a HiddenField
+        # for that unique constraint, dropping every row's session.)
+        validators: list = []
         extra_kwargs = {name: _NON_NEGATIVE for name in ("input_tokens", "output_tokens", "cached_read_tokens",
                                                          "cached_write_tokens", "reasoning_tokens")}
 
