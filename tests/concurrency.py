@@ -42,6 +42,12 @@ def in_threads(count: int, work: Callable[[int], T]) -> list[T]:
     return results  # type: ignore[return-value] - every slot was filled
 
 
+def on_own_connection(work: Callable[[], T]) -> T:
+    """`work()` on a thread of its own, i.e. on a database connection of its own (closed after);
+    what it raises is raised again here."""
+    return in_threads(1, lambda _: work())[0]
+
+
 def api_in_threads(count: int, token: MintedToken, work: Callable[[APIClient, int], T]) -> list[T]:
     """`in_threads` where each thread calls the API with its own client, authenticated by `token`."""
     return in_threads(count, lambda index: work(APIClient(HTTP_AUTHORIZATION=f"Token {token.secret}"), index))

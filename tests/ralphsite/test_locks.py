@@ -1,32 +1,15 @@
 """Deployment-wide locks: two connections stand for two workers, or two hosts of one PostgreSQL database."""
 
 import threading
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
 from ralphsite.db.locks import deployment_lock, deployment_lock_try
+from tests.concurrency import on_own_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _elsewhere(work: Callable[[], Any]) -> Any:
-    """Run `work` on a thread of its own, i.e. on a connection of its own."""
-    result: list[Any] = []
-
-    def run() -> None:
-        try:
-            result.append(work())
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return result[0]
 
 
 def _try(name: str) -> bool:
@@ -61,15 +44,15 @@ class _Holder:
 
 def test_a_held_lock_is_refused_to_a_try_and_to_no_other_name() -> None:
     with _Holder("backup"):
-        assert _elsewhere(lambda: _try("backup")) is False
-        assert _elsewhere(lambda: _try("another job")) is True
-    assert _elsewhere(lambda: _try("backup")) is True  # released when the holder finished
+        assert on_own_connection(lambda: _try("backup")) is False
+        assert on_own_connection(lambda: _try("another job")) is True
+    assert on_own_connection(lambda: _try("backup")) is True  # released when the holder finished
 
 
 def test_a_waiting_process_gets_the_lock_once_the_holder_releases_it() -> None:
     order: list[str] = []
     with _Holder("migrate") as holder:
-        waiter = threading.Thread(target=lambda: _elsewhere(lambda: _wait_for("migrate", order)))
+        waiter = threading.Thread(target=lambda: on_own_connection(lambda: _wait_for("migrate", order)))
         waiter.start()
         waiter.join(0.5)
         assert waiter.is_alive() and order == []  # still waiting behind the holder
@@ -84,11 +67,11 @@ def _wait_for(name: str, order: list[str]) -> None:
         order.append("waiter ran")
 
 
-def test_migrate_waits_for_a_migrate_running_elsewhere() -> None:
+def test_migrate_waits_for_a_migrate_runningon_own_connection() -> None:
     """Hosts started together each run `make run`'s migrate: one at a time, the later ones find nothing to do."""
     order: list[str] = []
     with _Holder("migrate") as holder:
-        migrate = threading.Thread(target=lambda: _elsewhere(
+        migrate = threading.Thread(target=lambda: on_own_connection(
             lambda: (call_command("migrate", verbosity=0), order.append("migrated"))))
         migrate.start()
         migrate.join(0.5)

@@ -12,26 +12,11 @@ from conversations_app.models import Chat
 from ralphsite.db.locks import deployment_lock_try
 from ralphsite.server import upkeep
 from ralphsite.server.upkeep import UpkeepJob, WorkerActivity, upkeep_start, upkeep_stop
+from tests.concurrency import on_own_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
 SQLITE_DEFAULT_AUTOCHECKPOINT = 1000
-
-
-def _in_new_connection(work: Callable[[], Any]) -> Any:
-    """Run `work` on a thread of its own, i.e. on a connection opened for it."""
-    result: list[Any] = []
-
-    def run() -> None:
-        try:
-            result.append(work())
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    return result[0]
 
 
 def _pragma(name: str) -> Any:
@@ -50,15 +35,15 @@ def stop_upkeep() -> Iterator[None]:
 
 @sqlite_only
 def test_it_turns_automatic_checkpoints_off_only_while_it_runs(stop_upkeep: None) -> None:
-    assert _in_new_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
+    assert on_own_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
     upkeep_thread = upkeep_start(interval=60)
     assert upkeep_thread is not None and upkeep_thread.is_alive()
     assert upkeep_start(interval=60) is upkeep_thread  # one per process and database
-    assert _in_new_connection(lambda: _pragma("wal_autocheckpoint")) == (0,)
+    assert on_own_connection(lambda: _pragma("wal_autocheckpoint")) == (0,)
 
     upkeep_stop()
     assert not upkeep_thread.is_alive()
-    assert _in_new_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
+    assert on_own_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
 
 
 @sqlite_only
@@ -70,7 +55,7 @@ def test_it_copies_the_log_back_while_writers_skip_checkpoints(stop_upkeep: None
             Chat.objects.create(title=f"chat {i}")
         return _pragma("wal_autocheckpoint")[0]
 
-    assert _in_new_connection(write_chats) == 0
+    assert on_own_connection(write_chats) == 0
     deadline = time.monotonic() + 10
     while upkeep_thread.checkpoints == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -98,7 +83,7 @@ def test_it_keeps_checkpointing_after_a_failed_checkpoint(stop_upkeep: None, mon
         return original(self)
 
     monkeypatch.setattr(type(upkeep_thread), "checkpoint_once", fail_once)
-    _in_new_connection(lambda: Chat.objects.create(title="after the failure"))
+    on_own_connection(lambda: Chat.objects.create(title="after the failure"))
     deadline = time.monotonic() + 10
     while upkeep_thread.checkpoints == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
