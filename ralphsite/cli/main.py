@@ -164,7 +164,7 @@ def tokens_add(cmd: Command) -> None:
     cost_usd = _decimal(cmd.args.cost_cents, "COST_CENTS") / 100
     body = {"session": cmd.session(), "input_tokens": cmd.args.input, "output_tokens": cmd.args.output,
             "cost_usd": str(cost_usd), "model": cmd.args.model or os.environ.get("RALPH_MODEL") or "unknown"}
-    body.update(cmd.optional_fields(task_key=cmd.args.task))
+    body.update(cmd.optional_fields(task_key=cmd.args.task, request_id=cmd.args.request_id))
     cmd.emit(cmd.api.call("POST", path_of("token-usage"), body).data)
 
 
@@ -242,7 +242,7 @@ def event_append(cmd: Command) -> None:
     a = cmd.args
     body = {"session": cmd.session(), "type": a.type}
     optional = {"tokens_in": a.tokens_in, "tokens_out": a.tokens_out, "message": a.message, "task_key": a.task,
-                "model": a.model, "phase": a.phase, "idempotency_key": a.idempotency_key,
+                "model": a.model, "phase": a.phase, "idempotency_key": a.idempotency_key, "request_id": a.request_id,
                 "cost_usd": str(_decimal(a.cost_usd, "--cost-usd")) if a.cost_usd is not None else None,
                 "meta": _json_option(a.meta, "--meta"), "data": _json_option(a.data, "--data")}
     body.update({name: value for name, value in optional.items() if value is not None})
@@ -323,6 +323,10 @@ def _fencing(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--claim", type=int, help="the claim value claim-task returned (fencing)")
 
 
+def _request_id(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--request-id", help="the provider's request id: a call reported twice counts once")
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common_options(defaults=False)
     parser = RalphArgumentParser(
@@ -369,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("cost_cents", help="cost in US cents")
     add.add_argument("--model", help="the model (RALPH_MODEL; default unknown)")
     add.add_argument("--task", help="the task key")
+    _request_id(add)
     _agent(add)
 
     task = group("task", "claim and work on tasks")
@@ -416,6 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     event.add_argument("--model")
     event.add_argument("--phase")
     event.add_argument("--idempotency-key", help="a retry with the same key records the event once")
+    _request_id(event)
 
     issue = group("issue", "issues deduplicated by signature")
     record = command(issue, "record", issue_record, "record an occurrence (a known signature counts up)")

@@ -103,6 +103,9 @@ HOLDER = text("The agent holding the claim (needed unless the token is bound to 
 TASK = text("The task's key, e.g. task-1 (or its id).", required=True)
 CLAIM = integer("The `claim` value claim_task answered: needed on a claimed task unless the token is bound to the "
                 "holder's agent; a claim that is no longer current is refused (stale_claim).", minimum=0)
+# One provider call reported through several paths (an event, a report, token usage) is counted once.
+REQUEST_ID = text("The provider's request id: the same call reported again, by any tool, is counted once.",
+                  max_length=200)
 
 # -- seed 000: the session tools ------------------------------------------------------------------
 
@@ -176,8 +179,8 @@ def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
       status=choice("The attempt's outcome.", AttemptStatus),
       agent=AGENT, model=text("The model that did the work."),
       tokens_input=integer("Input tokens the attempt used."), tokens_output=integer("Output tokens it used."),
-      cost_usd=number("What it cost, in USD."), error_message=text("What went wrong, for a failed attempt."),
-      claim=CLAIM)
+      cost_usd=number("What it cost, in USD."), request_id=REQUEST_ID,
+      error_message=text("What went wrong, for a failed attempt."), claim=CLAIM)
 def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
     task, body = call.task(), call.validated(api.TaskReportInputSerializer)
     attempt = services.task_report_submit(task=task, claim=body.pop("claim"), data=body)
@@ -337,7 +340,7 @@ def set_state(call: ToolCall) -> Any:  # POST session-state/set/
       model=text("The model involved."), phase=text("The loop's phase."),
       category=text("A category."), iteration=integer("The iteration."),
       duration_ms=integer("How long it took, in ms."), tokens_in=integer("Input tokens."),
-      tokens_out=integer("Output tokens."), cost_usd=number("Cost in USD."),
+      tokens_out=integer("Output tokens."), cost_usd=number("Cost in USD."), request_id=REQUEST_ID,
       data=json_object("Structured data."), meta=json_object("Metadata."),
       idempotency_key=text("A key making retries safe.", max_length=200))
 def append_event(call: ToolCall) -> Any:  # POST events/
@@ -378,7 +381,7 @@ def create_checkpoint(call: ToolCall) -> Any:  # POST checkpoints/
       output_tokens=integer("Output tokens.", required=True), cost_usd=number("Cost in USD."),
       cached_read_tokens=integer("Cache-read tokens."), cached_write_tokens=integer("Cache-write tokens."),
       reasoning_tokens=integer("Reasoning tokens."), task_key=text("The task."), agent=AGENT,
-      operation=text("What the call was for."))
+      operation=text("What the call was for."), request_id=REQUEST_ID)
 def add_token_usage(call: ToolCall) -> Any:  # POST token-usage/
     [row] = ledger.token_usage_record(items=[call.validated(ledger_api.TokenUsageSerializer,
                                                             session=call.session().pk)])

@@ -82,6 +82,21 @@ def test_tokens_add_records_usage_in_cents_and_moves_the_session_totals(ralph: R
     assert bad.status == 1 and "COST_CENTS must be a number" in bad.stderr
 
 
+def test_a_call_reported_by_event_and_by_tokens_add_counts_once(ralph: RalphRunner) -> None:
+    session = Session.objects.create(command="c", command_type="implement")
+    assert ralph("event", "backend_call_finished", "--tokens-in", "100", "--tokens-out", "20", "--cost-usd", "0.01",
+                 "--request-id", "req-1", "--model", "opus", RALPH_SESSION=session.id).status == 0
+    assert ralph("tokens", "add", "100", "20", "1", "--model", "opus", "--request-id", "req-1",
+                 RALPH_SESSION=session.id).status == 0
+    assert ralph("tokens", "add", "7", "3", "0.5", "--model", "opus", "--request-id", "req-2",
+                 RALPH_SESSION=session.id).status == 0
+    rows = list(TokenUsage.objects.filter(session=session).order_by("id").values_list("request_id", "source"))
+    assert rows == [("req-1", "event"), ("req-2", "token_usage")]
+    session.refresh_from_db()
+    assert (session.total_tokens_input, session.total_tokens_output, session.total_cost_usd) == (
+        107, 23, Decimal("0.015"))
+
+
 def test_session_end_records_the_status_and_reason(ralph: RalphRunner) -> None:
     session = Session.objects.create(command="c", command_type="implement")
     ended = ralph("session", "end", "completed", "All tasks done", "--json", RALPH_SESSION=session.id)

@@ -89,7 +89,7 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
         assert agent.ok("get_task", task="task-1", **s)["claimed_by"] == "exec-1"
         reported = agent.ok("submit_report", task="task-1", implementation_report="## PART 1\nDone.", agent="exec-1",
                             model="sonnet", status="success", tokens_input=1000, tokens_output=200, cost_usd=0.0125,
-                            claim=2, **s)
+                            request_id="req-1", claim=2, **s)
         assert reported == {"task": "task-1", "attempt_number": 1}
         for _ in range(2):
             issue = agent.ok("record_issue", task_key="task-1", kind="test_failure", signature="test_api::test_x",
@@ -105,6 +105,10 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
                          task_key="task-1", **s)
         assert usage == {"model": "sonnet", "input_tokens": 300, "output_tokens": 40, "cost_usd": "0.002000",
                          "is_estimated": False}
+        reported_again = agent.ok("add_token_usage", model="sonnet", input_tokens=1000, output_tokens=200,
+                                  cost_usd=0.0125, request_id="req-1", **s)  # the report's call: counted once
+        assert reported_again["cost_usd"] == "0.012500"
+        assert list(TokenUsage.objects.filter(request_id="req-1").values_list("source", flat=True)) == ["attempt"]
         noted = agent.ok("record_observation", type="note", content="Chose PostgreSQL for the ledger", **s)
         assert noted["type"] == "note"
         checkpoint = agent.ok("create_checkpoint", key="chk-task-1", git_ref="ralph/task-1", task_key="task-1",
