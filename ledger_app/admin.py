@@ -1,6 +1,8 @@
 import contextlib
 import json
 import re
+from datetime import date, datetime
+from datetime import time as dt_time
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,6 +30,7 @@ from ledger_app.models import (
     RetentionRun,
     Rollback,
     TokenUsage,
+    UsageDay,
 )
 from ralphsite.errors import Conflict
 from ralphsite.fields import BIGINT_MAX
@@ -262,6 +265,53 @@ class GateResultAdmin(ServiceModelAdmin):
     readonly_fields = ["id", "created_at", "updated_at"]
 
 
+class UsageModelFilter(admin.SimpleListFilter):
+    """The models that have calls, listed from the daily rollup: Django's own field filter would read
+    every usage row's model (SELECT DISTINCT over all calls) on each page."""
+
+    title = "model"
+    parameter_name = "model"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        models = selectors.usage_day_list().order_by("model").values_list("model", flat=True).distinct()
+        return [(model, model) for model in models]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(model=self.value()) if self.value() else queryset
+
+
+# The cost view's filters that the daily rollup can answer: the model, and days (the date range
+# filter's and the date filter's bounds, which fall on UTC midnights).
+_ROLLUP_DAY_BOUNDS = {"recorded_at__since": "day__gte", "recorded_at__until": "day__lte",
+                      "recorded_at__gte": "day__gte", "recorded_at__lt": "day__lt"}
+
+
+def _daily_rollup(changelist: Any) -> QuerySet[UsageDay] | None:
+    """The rollup rows selecting what the changelist's filters select, or None when a filter or a
+    search needs the usage rows themselves."""
+    if changelist.query:
+        return None
+    rows = selectors.usage_day_list()
+    for name, values in changelist.get_filters_params().items():
+        value = values[-1] if isinstance(values, list) else values
+        if name == UsageModelFilter.parameter_name:
+            rows = rows.filter(model=value)
+            continue
+        day = _midnight_day(value) if name in _ROLLUP_DAY_BOUNDS else None
+        if day is None:
+            return None
+        rows = rows.filter(**{_ROLLUP_DAY_BOUNDS[name]: day})
+    return rows
+
+
+def _midnight_day(value: str) -> date | None:
+    with contextlib.suppress(ValueError):
+        moment = datetime.fromisoformat(value)
+        if moment.time() == dt_time.min:
+            return moment.date()
+    return None
+
+
 @admin.register(TokenUsage)
 class TokenUsageAdmin(ReadOnlyAdmin):
     """Usage rows feed the session totals, so they are recorded through the API only. The list
@@ -272,8 +322,10 @@ class TokenUsageAdmin(ReadOnlyAdmin):
                     "output_tokens", "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "is_estimated",
                     "operation", "task_key", "session", "id"]
     list_display_links = ["recorded_at_ago"]
+    # No filter lists every call's values (the operation is searched for instead): the page reads
+    # the daily rollup for its totals and never scans the calls.
     list_filter = [SessionFilter, ("recorded_at", DateRangeFilter), ("recorded_at", admin.DateFieldListFilter),
-                   "model", "is_estimated", "operation"]
+                   UsageModelFilter, "is_estimated"]
     list_select_related = ["session"]
     search_fields = ["model", "agent", "operation", "task_key", "sprint_key"]
     days_shown = 31
@@ -282,7 +334,9 @@ class TokenUsageAdmin(ReadOnlyAdmin):
         response = super().changelist_view(request, extra_context)
         context = getattr(response, "context_data", None)
         if context and "cl" in context:
-            selected = context["cl"].queryset
+            selected = _daily_rollup(context["cl"])
+            if selected is None:  # a filter the rollup has no column for (a session, an operation…)
+                selected = context["cl"].queryset
             context["usage_by_model"] = selectors.token_usage_by(usage=selected, field="model")
             context["usage_by_agent"] = selectors.token_usage_by(usage=selected, field="agent")
             context["usage_by_day"] = selectors.token_usage_by_day(usage=selected, days=self.days_shown)

@@ -3,8 +3,7 @@
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from django.db.models import Count, QuerySet, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Count, DateField, Func, QuerySet, Sum
 
 from ledger_app.models import (
     Baseline,
@@ -18,6 +17,7 @@ from ledger_app.models import (
     ModelPrice,
     Rollback,
     TokenUsage,
+    UsageDay,
 )
 
 
@@ -83,13 +83,42 @@ def _with_usd(rows: QuerySet) -> list[dict[str, Any]]:
     return [{**row, "cost_usd": usd(row["cost_usd"])} for row in rows]
 
 
-def token_usage_by(*, usage: QuerySet[TokenUsage], field: str) -> list[dict[str, Any]]:
-    """Calls, tokens and cost per value of `field` (model, agent) of the selected rows, most expensive first."""
-    return _with_usd(usage.order_by().values(field).annotate(**_USAGE_TOTALS).order_by("-cost_usd", field))
+class UTCDate(Func):
+    """The UTC day of a datetime column in plain SQL: Django's TruncDate calls a Python function for
+    each row on SQLite (430 ms for one session's 20,000 calls, against 80 ms so)."""
+
+    output_field = DateField()
+    arity = 1
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        # SQLite holds datetimes as UTC text (USE_TZ), so its date() is the UTC day.
+        return self.as_sql(compiler, connection, template="date(%(expressions)s)", **extra)
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
+        return self.as_sql(compiler, connection, template="(%(expressions)s AT TIME ZONE 'UTC')::date", **extra)
 
 
-def token_usage_by_day(*, usage: QuerySet[TokenUsage], days: int) -> list[dict[str, Any]]:
+# The same totals from the daily rollup, whose rows each count `calls` calls.
+_USAGE_DAY_TOTALS = {**_USAGE_TOTALS, "calls": Sum("calls")}
+
+
+def _totals(usage: QuerySet[TokenUsage] | QuerySet[UsageDay]) -> dict[str, Any]:
+    return _USAGE_DAY_TOTALS if usage.model is UsageDay else _USAGE_TOTALS
+
+
+def usage_day_list() -> QuerySet[UsageDay]:
+    """The daily rollup, without the (day, model, agent) rows that corrections brought back to no call."""
+    return UsageDay.objects.exclude(calls=0)
+
+
+def token_usage_by(*, usage: QuerySet[TokenUsage] | QuerySet[UsageDay], field: str) -> list[dict[str, Any]]:
+    """Calls, tokens and cost per value of `field` (model, agent) of the selected rows (usage rows or
+    the daily rollup), most expensive first."""
+    return _with_usd(usage.order_by().values(field).annotate(**_totals(usage)).order_by("-cost_usd", field))
+
+
+def token_usage_by_day(*, usage: QuerySet[TokenUsage] | QuerySet[UsageDay], days: int) -> list[dict[str, Any]]:
     """The same totals per UTC day of the selected rows, the latest `days` days first."""
-    rows = (usage.order_by().annotate(day=TruncDate("recorded_at")).values("day").annotate(**_USAGE_TOTALS)
-            .order_by("-day")[:days])
-    return _with_usd(rows)
+    if usage.model is not UsageDay:
+        usage = usage.annotate(day=UTCDate("recorded_at"))
+    return _with_usd(usage.order_by().values("day").annotate(**_totals(usage)).order_by("-day")[:days])

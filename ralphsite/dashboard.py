@@ -21,15 +21,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
-from django.db.models.functions import TruncDate
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
 
 from ledger_app import selectors as ledger_selectors
 from ledger_app.models import DeadLetterStatus
-from ledger_app.stats import StatFilters
-from ledger_app.stats.framework import micro_usd_sum, scoped
+from ledger_app.stats.framework import micro_usd_sum
 from sessions_app import selectors as session_selectors
 from sessions_app.models import Question, QuestionStatus, Session, SessionStatus, Signal, Task, TaskStatus
 
@@ -104,15 +102,12 @@ def top_issues(*, limit: int = ISSUES_SHOWN) -> list[dict[str, Any]]:
 
 
 def usage_by_day_and_model(*, since: datetime) -> list[dict[str, Any]]:
-    """Token usage from `since` on per UTC day and model: calls, tokens (input + output, as the
-    `daily-cost` statistic counts them) and cost (one query).
-
-    Built from the blocks of `ledger_app.stats` (`scoped`, `micro_usd_sum`) rather than by calling
-    the `daily-cost` statistic, which rounds each day to 4 places and has no per-model split: here
-    every amount is exact to the micro-dollar on both backends."""
-    rows = (scoped(ledger_selectors.token_usage_list(), StatFilters(since=since), date_field="recorded_at")
-            .annotate(day=TruncDate("recorded_at", tzinfo=UTC)).values("day", "model").order_by("day", "model")
-            .annotate(calls=Count("*"), tokens=Sum(F("input_tokens") + F("output_tokens")),
+    """Token usage from `since`'s UTC day on, per day and model: calls, tokens (input + output, as
+    the `daily-cost` statistic counts them) and cost, exact to the micro-dollar (one query over the
+    daily rollup, `ledger_app.usage_days`, not over every call)."""
+    rows = (ledger_selectors.usage_day_list().filter(day__gte=since.astimezone(UTC).date())
+            .values("day", "model").order_by("day", "model")
+            .annotate(calls=Sum("calls"), tokens=Sum(F("input_tokens") + F("output_tokens")),
                       micro_usd=micro_usd_sum()))
     return [{"day": row["day"], "model": row["model"], "calls": row["calls"], "tokens": int(row["tokens"] or 0),
              "cost_usd": usd(row["micro_usd"])} for row in rows]

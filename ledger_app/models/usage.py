@@ -114,3 +114,28 @@ class TokenUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model}: {self.input_tokens}+{self.output_tokens} tokens"
+
+
+class UsageDay(models.Model):
+    """Token usage summed per UTC day, model and agent: what the dashboard and the admin's cost view
+    chart, so that they read a few hundred rows instead of aggregating every call (seed 003's
+    `daily_cost` view is this grouping). Kept by database triggers on TokenUsage, whatever writes it
+    (`ledger_app.usage_days`); never written by the application."""
+
+    day = models.DateField()
+    model = models.CharField(max_length=100)
+    agent = models.CharField(max_length=200, blank=True, default="")
+    calls = models.BigIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cached_read_tokens = models.BigIntegerField(default=0)
+    cached_write_tokens = models.BigIntegerField(default=0)
+    reasoning_tokens = models.BigIntegerField(default=0)
+    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+
+    class Meta:
+        ordering = ["-day", "model", "agent"]
+        constraints = [models.UniqueConstraint(fields=["day", "model", "agent"], name="usageday_day_model_agent")]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.model} {self.agent}: {self.calls} calls"

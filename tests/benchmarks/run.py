@@ -53,7 +53,8 @@ def args_parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 200 samples, 50 warm-up, 20,000 events + 5,000 messages")
     parser.add_argument("--scale-events", type=int, default=None, help="ledger events to seed (default 1,000,000)")
-    parser.add_argument("--scale-messages", type=int, default=None, help="messages to seed (default 200,000)")
+    parser.add_argument("--scale-messages", type=int, default=None,
+                        help="messages, and token usage rows, to seed (default 200,000 each)")
     parser.add_argument("--no-scale", action="store_true", help="skip the scale phase")
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients for the append test (default 4)")
     parser.add_argument("--bulk-batches", type=int, default=None, help="1,000-event batches (default samples/100)")
@@ -197,7 +198,8 @@ def _deep_event_set(state: State) -> None:
 
 
 def _scale_seed(args: argparse.Namespace, client: BenchClient, state: State) -> dict[str, Any]:
-    """Bulk-seed events over 10 sessions and messages over 20 runs (the measured ones included)."""
+    """Bulk-seed events and usage rows over 10 sessions each and messages over 20 runs (the measured
+    ones included)."""
     from django.db import connection
 
     from tests.benchmarks.operations import API, api_create, run_body, session_body
@@ -209,6 +211,9 @@ def _scale_seed(args: argparse.Namespace, client: BenchClient, state: State) -> 
          {"type": "x-bench"}, "session", lambda i: api_create(client, f"{API}/sessions/", session_body(f"s{i}"))),
         ("messages", "conversations_app", "Message", "conversations_app", "Run", args.scale_messages,
          {"role": "assistant"}, "run", lambda i: api_create(client, f"{API}/runs/", run_body(state.ids["chat"]))),
+        # As many provider calls as messages, all today: the dashboard's and the cost view's worst case.
+        ("usage rows", "ledger_app", "TokenUsage", "sessions_app", "Session", args.scale_messages,
+         {"model": "bench-model"}, "session", lambda i: api_create(client, f"{API}/sessions/", session_body(f"u{i}"))),
     )
     for label, app, model_name, parent_app, parent_name, total, overrides, main_key, parent_create in plans:
         try:
@@ -217,7 +222,7 @@ def _scale_seed(args: argparse.Namespace, client: BenchClient, state: State) -> 
             if main_key not in state.ids:
                 raise SeedSkipped(f"no {main_key} was created (its endpoint is missing)")
             parents = [state.ids[main_key]]
-            parents += [parent_create(i)["id"] for i in range(9 if label == "events" else 19)]
+            parents += [parent_create(i)["id"] for i in range(19 if label == "messages" else 9)]
             result = bulk_seed(model=model, parent_model=parent_model, parent_ids=parents, total=total,
                                overrides=overrides)
             seeded[label] = {"table": result.table, "rows": result.rows, "seconds": round(result.seconds, 2),
