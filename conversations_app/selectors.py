@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncMapping, SyncStatus
 from ralphsite.access import current_scope
-from ralphsite.db.precompiled import PrecompiledLookup
+from ralphsite.db.precompiled import PrecompiledLookup, precompiled_lookup
 
 
 def chat_list() -> QuerySet[Chat]:
@@ -27,16 +27,21 @@ def message_list() -> QuerySet[Message]:
 _run_for_append: PrecompiledLookup[Run] | None = None
 
 
+def _run_for_append_query() -> QuerySet[Run]:
+    return (Run.objects.select_for_update(of=("self",), no_key=True).select_related("chat")
+            .filter(chat__is_deleted=False).only("status", "message_count", "chat_id", "chat__session_id").order_by())
+
+
 def run_for_append(*, run_id: str) -> Run | None:
     """The live run (its chat not tombstoned) a message append writes to, locked on PostgreSQL, with
     its chat's session id (the append moves that session's activity); call it inside the append's
-    transaction. Compiled once: on every agent's append the ORM's compile of this join cost several
-    times its run."""
+    transaction. Compiled once (a fast path): on every agent's append the ORM's compile of this join
+    cost several times its run."""
     global _run_for_append
     if _run_for_append is None:  # compiled inside a transaction: select_for_update requires one
-        _run_for_append = PrecompiledLookup(
-            Run.objects.select_for_update(of=("self",), no_key=True).select_related("chat")
-            .filter(chat__is_deleted=False).only("status", "message_count", "chat_id", "chat__session_id").order_by())
+        _run_for_append = precompiled_lookup(_run_for_append_query())
+    if _run_for_append is None:
+        return _run_for_append_query().filter(pk=run_id).first()
     return _run_for_append.get(run_id)
 
 

@@ -25,6 +25,7 @@ from conversations_app.models import (
 from conversations_app.selectors import SYNC_MODELS
 from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
+from ralphsite.db.fast_paths import fast_path
 from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from ralphsite.services import instance_create, instance_update
@@ -45,10 +46,19 @@ def _chat_tag_insert_sql(vendor: str) -> str:
 def _chat_tags_set(*, chat_id: str, tags: list[str], replace: bool) -> None:
     if replace:
         ChatTag.objects.filter(chat_id=chat_id).delete()
+    _chat_tags_insert(chat_id=chat_id, tags=list(dict.fromkeys(tags)))
+
+
+def _chat_tags_insert_orm(*, chat_id: str, tags: list[str]) -> None:
+    ChatTag.objects.bulk_create([ChatTag(chat_id=chat_id, tag=tag) for tag in tags])
+
+
+@fast_path(_chat_tags_insert_orm)
+def _chat_tags_insert(*, chat_id: str, tags: list[str]) -> None:
     # Written once rather than bulk_create: nobody reads the tag rows' ids back, and the ORM
     # compiled this INSERT (and fetched the new ids) on every tagged chat create.
     with connection.cursor() as cursor:
-        cursor.executemany(_chat_tag_insert_sql(connection.vendor), [[chat_id, tag] for tag in dict.fromkeys(tags)])
+        cursor.executemany(_chat_tag_insert_sql(connection.vendor), [[chat_id, tag] for tag in tags])
 
 
 def chat_create(*, data: dict[str, Any]) -> Chat:
@@ -246,6 +256,11 @@ def _run_message_count_sql(vendor: str) -> str:
             f"WHERE {quote(Run._meta.pk.column)} = %s")
 
 
+def _run_message_count_add_orm(*, run_id: str, count: int) -> None:
+    Run.objects.filter(pk=run_id).update(message_count=F("message_count") + count)
+
+
+@fast_path(_run_message_count_add_orm)
 def _run_message_count_add(*, run_id: str, count: int) -> None:
     """The append's run counter UPDATE, written once: the ORM compiled it on every append."""
     with connection.cursor() as cursor:

@@ -44,7 +44,7 @@ from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ledger_app.models import LedgerChainHead, LedgerEvent
-from ralphsite.db.precompiled import PrecompiledInsert
+from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import InvalidInput
 from sessions_app.models import Session
 
@@ -161,7 +161,6 @@ def ranges_digest(ranges: Iterable[Sequence[Any]]) -> str:
 _HEAD = LedgerChainHead._meta.db_table
 _EVENTS = LedgerEvent._meta.db_table
 _SESSIONS = Session._meta.db_table
-_events_insert = PrecompiledInsert(LedgerEvent)
 
 
 def _head_lock(connection: BaseDatabaseWrapper) -> tuple[int, str]:
@@ -225,7 +224,7 @@ def events_chain_insert(events: Sequence[LedgerEvent]) -> None:
             event.id = last_id
             event.prev_hash = last_hash
             last_hash = event.hash = link_hash(last_hash, event_canonical(event))
-        _events_insert.insert(events)
+        instances_insert(events)
         _head_advance(connection, last_id, last_hash)
 
 

@@ -30,6 +30,7 @@ from ledger_app.models import (
 )
 from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
+from ralphsite.db.fast_paths import fast_path
 from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.services import column_holds, instance_create
 from sessions_app.models import Session, SessionStatus
@@ -124,6 +125,11 @@ def event_append_one(*, item: dict[str, Any]) -> tuple[LedgerEvent, bool]:
     return result.event, True
 
 
+def _sessions_existing_orm(session_ids: set[str]) -> set[str]:
+    return set(Session.objects.filter(pk__in=session_ids).order_by().values_list("pk", flat=True))
+
+
+@fast_path(_sessions_existing_orm)
 def _sessions_existing(session_ids: set[str]) -> set[str]:
     """Which of these sessions exist: one parameterised SELECT on the primary key (the ORM compiled
     it, with the model's default ordering, on every append)."""

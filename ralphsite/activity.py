@@ -24,6 +24,7 @@ from django.db import connection, models
 from django.utils import timezone
 
 from ralphsite.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED
+from ralphsite.db.fast_paths import fast_path
 
 _SESSION_MODEL = ("sessions_app", "Session")
 
@@ -80,9 +81,19 @@ def owner_session_ids(instances: Iterable[models.Model]) -> set[str]:
 def sessions_touch(session_ids: Iterable[str | None]) -> None:
     """Set `last_activity_at` to now on these sessions (one UPDATE)."""
     ordered = sorted({session_id for session_id in session_ids if session_id})
-    if not ordered:
-        return
-    # In a fixed order: two transactions touching the same sessions never wait on each other crosswise.
+    if ordered:
+        # In a fixed order: two transactions touching the same sessions never wait on each other crosswise.
+        _sessions_touch_ordered(ordered)
+
+
+def _sessions_touch_ordered_orm(ordered: list[str]) -> None:
+    from django.apps import apps
+
+    apps.get_model(*_SESSION_MODEL).objects.filter(pk__in=ordered).update(last_activity_at=timezone.now())
+
+
+@fast_path(_sessions_touch_ordered_orm)
+def _sessions_touch_ordered(ordered: list[str]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(_touch_sql(connection.vendor, len(ordered)),
                        [connection.ops.adapt_datetimefield_value(timezone.now()), *ordered])

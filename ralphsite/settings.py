@@ -89,6 +89,9 @@ RALPH_DB_RETRY_AFTER = env_int("RALPH_DB_RETRY_AFTER", 5, minimum=1)
 RALPH_BACKUP_EVERY = env_duration("RALPH_BACKUP_EVERY", "off")
 RALPH_BACKUP_DIR = env_str("RALPH_BACKUP_DIR", str(DATA_DIR / "backups"))
 RALPH_BACKUP_KEEP_DAYS = env_int("RALPH_BACKUP_KEEP_DAYS", 7, minimum=0)
+# The fast paths that re-implement ORM and DRF internals (ralphsite.db.fast_paths); off runs the plain
+# Django/DRF code they must agree with.
+RALPH_FAST_PATHS = env_bool("RALPH_FAST_PATHS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -8,11 +8,12 @@ from typing import Any, TypeVar
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet, Value
 from django.utils import timezone
 
 from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
+from ralphsite.db.fast_paths import fast_path
 from ralphsite.errors import Conflict, InvalidInput, NotFound, detail_time
 from ralphsite.fields import BIGINT_MAX
 from ralphsite.money import USD_MAX
@@ -169,6 +170,30 @@ def _usage_update_params(db: BaseDatabaseWrapper, *, session_id: str, tokens_inp
     ]
 
 
+def _usage_totals_add_orm(*, session_id: str, tokens_input: int, tokens_output: int, cost_usd: Decimal) -> int:
+    """The totals UPDATE through the ORM; the number of rows it changed (0: no session, or an overflow)."""
+    tokens = tokens_input + tokens_output
+    return Session.objects.filter(
+        pk=session_id, total_tokens_input__lte=BIGINT_MAX - max(tokens_input, 0),
+        total_tokens_output__lte=BIGINT_MAX - max(tokens_output, 0), token_count__lte=BIGINT_MAX - max(tokens, 0),
+        total_cost_usd__lte=USD_MAX - max(cost_usd, Decimal(0)),
+    ).update(
+        total_tokens_input=F("total_tokens_input") + tokens_input,
+        total_tokens_output=F("total_tokens_output") + tokens_output, token_count=F("token_count") + tokens,
+        total_cost_usd=F("total_cost_usd") + Value(cost_usd, output_field=Session._meta.get_field("total_cost_usd")),
+        last_activity_at=timezone.now(),
+    )
+
+
+@fast_path(_usage_totals_add_orm)
+def _usage_totals_add(*, session_id: str, tokens_input: int, tokens_output: int, cost_usd: Decimal) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(_usage_update_sql(connection.vendor), _usage_update_params(
+            connection, session_id=session_id, tokens_input=tokens_input, tokens_output=tokens_output,
+            cost_usd=cost_usd))
+        return cursor.rowcount
+
+
 def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: int = 0,
                       cost_usd: Decimal | int = 0) -> None:
     """Add one usage-bearing row's tokens and cost to its session's totals; the same UPDATE moves the
@@ -183,11 +208,8 @@ def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: 
     cost_usd = Decimal(cost_usd)
     # Only a total that fits its column is written (positive deltas are bounded, in the same UPDATE):
     # an overflow is the client's 400, never the database's error.
-    with connection.cursor() as cursor:
-        cursor.execute(_usage_update_sql(connection.vendor), _usage_update_params(
-            connection, session_id=session_id, tokens_input=tokens_input, tokens_output=tokens_output,
-            cost_usd=cost_usd))
-        updated = cursor.rowcount
+    updated = _usage_totals_add(session_id=session_id, tokens_input=tokens_input, tokens_output=tokens_output,
+                                cost_usd=cost_usd)
     if not updated and Session.objects.filter(pk=session_id).exists():
         raise InvalidInput(f"The usage would overflow the totals of session {session_id}.", code="usage_overflow",
                            details={"session": session_id, "tokens_input": tokens_input,

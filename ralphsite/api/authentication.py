@@ -17,6 +17,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from ralphsite.access import Scope
+from ralphsite.db.fast_paths import fast_path
 from ralphsite.models import ApiToken, TokenScope
 from ralphsite.tokens import token_scope, token_secret_hash
 
@@ -56,14 +57,35 @@ def _aware(value: datetime | str | None) -> datetime | None:
     return value
 
 
+def _token_with_owner_orm(digest: str) -> ApiToken | None:
+    return ApiToken.objects.select_related("user").filter(key_hash=digest).first()
+
+
+@fast_path(_token_with_owner_orm)
+def _token_with_owner(digest: str) -> ApiToken | None:
+    """The token whose secret hashes to `digest`, its owner loaded: one precompiled, parameterised
+    query (the ORM's `select_related().get()` cost more to compile than the query took to run, on
+    every request). The user is built with `from_db` from the columns permission checks need; any
+    other field is loaded on access (Django's deferred fields), so a later save never overwrites data."""
+    sql, fields = _credentials_query(connection.vendor)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [digest])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    count = len(_TOKEN_COLUMNS)
+    token = ApiToken.from_db(connection.alias, _TOKEN_COLUMNS, [
+        _aware(value) if name in ("expires_at", "last_used_at") else value
+        for name, value in zip(_TOKEN_COLUMNS, row[:count], strict=True)])
+    token.user = get_user_model().from_db(connection.alias, [f.attname for f in fields], row[count:])
+    return token
+
+
 class FastTokenAuthentication(BaseAuthentication):
     """`Authorization: Token <secret>` or `Bearer <secret>`: the token's owner, and its `Scope` as
     `request.auth`.
 
-    One precompiled, parameterised query finds the token by the SHA-256 of the secret, with its owner
-    (the ORM's `select_related().get()` cost more to compile than the query took to run, on every
-    request). The user is built with `from_db` from the columns permission checks need; any other
-    field is loaded on access (Django's deferred fields), so a later save never overwrites data.
+    One query finds the token by the SHA-256 of the secret, with its owner (`_token_with_owner`).
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Scope] | None:
@@ -82,19 +104,12 @@ class FastTokenAuthentication(BaseAuthentication):
 
     def authenticate_credentials(self, secret: str) -> tuple[Any, Scope]:
         digest = token_secret_hash(secret)
-        sql, fields = _credentials_query(connection.vendor)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [digest])
-            row = cursor.fetchone()
+        token = _token_with_owner(digest)
         # The lookup is by hash (an equality on a digest leaks nothing about the secret); the
         # constant-time comparison guards against a database collation that matched loosely.
-        if row is None or not hmac.compare_digest(row[1], digest):
+        if token is None or not hmac.compare_digest(token.key_hash, digest):
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        count = len(_TOKEN_COLUMNS)
-        token = ApiToken.from_db(connection.alias, _TOKEN_COLUMNS, [
-            _aware(value) if name in ("expires_at", "last_used_at") else value
-            for name, value in zip(_TOKEN_COLUMNS, row[:count], strict=True)])
-        user = get_user_model().from_db(connection.alias, [f.attname for f in fields], row[count:])
+        user = token.user
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         now = timezone.now()

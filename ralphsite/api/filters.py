@@ -22,6 +22,7 @@ from ralphsite.access import current_scope
 from ralphsite.addressing import address_key_of, as_ulid, pk_by_key
 from ralphsite.api.fields import epoch_moment
 from ralphsite.choices import choice_canonical
+from ralphsite.db.fast_paths import fast_path_bases
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
 
 
@@ -189,21 +190,33 @@ class _ClassFormFields(dict):
                 for name, field in self.items()}
 
 
-class RalphFilterSet(django_filters.FilterSet):
-    """django-filter's FilterSet with strict value parsing, its form class built once per FilterSet
-    class, and its filters and form fields copied shallowly per request (`_ClassFilters`,
+class _FilterSetFastPaths:
+    """The fast paths of `RalphFilterSet` (`ralphsite.db.fast_paths`): its form class built once per
+    FilterSet class, and its filters and form fields copied shallowly per request (`_ClassFilters`,
     `_ClassFormFields`).
-
-    Filters generated from model fields parse strictly: integers as `IntegerFilter`, booleans as
-    `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones; an enum
-    alias is read as its value). Every filter of a foreign key (or of a column `<name>_id`) has a twin
-    named `<name>_id`, the seeds' column name; a filter of a keyed model (a session, plan or
-    checkpoint) takes its key as well as its id; every time filter accepts epoch numbers too.
 
     django-filter builds a new Form class (one form field per filter) on every request; our filters'
     fields depend on the class alone (no per-request querysets), and a form instance copies its
     class's fields anyway, so one class serves every request.
     """
+
+    _form_classes: ClassVar[dict[type, type[forms.Form]]] = {}
+
+    @classmethod
+    def get_filters(cls) -> "OrderedDict[str, Filter]":
+        return _ClassFilters(super().get_filters())
+
+    def get_form_class(self) -> type[forms.Form]:
+        form_class = _FilterSetFastPaths._form_classes.get(type(self))
+        if form_class is None:
+            form_class = super().get_form_class()
+            form_class.base_fields = _ClassFormFields(form_class.base_fields)
+            _FilterSetFastPaths._form_classes[type(self)] = form_class
+        return form_class
+
+
+class _FilterSetConventions(django_filters.FilterSet):
+    """What every FilterSet follows, with the fast paths on or off (see `RalphFilterSet`)."""
 
     FILTER_DEFAULTS = {
         **FILTER_FOR_DBFIELD_DEFAULTS,
@@ -212,7 +225,6 @@ class RalphFilterSet(django_filters.FilterSet):
            if issubclass(field, models.IntegerField)},
         models.BooleanField: {"filter_class": BooleanFilter},
     }
-    _form_classes: ClassVar[dict[type, type[forms.Form]]] = {}
     _keyed_parameters: ClassVar[dict[type, dict[str, type[models.Model]]]] = {}
 
     def __init__(self, data: QueryDict | None = None, *args: Any, **kwargs: Any) -> None:
@@ -222,9 +234,9 @@ class RalphFilterSet(django_filters.FilterSet):
     def _keys_read_as_ids(cls, data: QueryDict | None) -> QueryDict | None:
         """The query with each key of a keyed model (`?session=sess-a`) replaced by its row's id, in one
         query per key (`ralphsite.addressing`); a key that names no row in scope is a 400 naming it."""
-        keyed = RalphFilterSet._keyed_parameters.get(cls)
+        keyed = _FilterSetConventions._keyed_parameters.get(cls)
         if keyed is None:
-            keyed = RalphFilterSet._keyed_parameters[cls] = {
+            keyed = _FilterSetConventions._keyed_parameters[cls] = {
                 name: model for name, template in cls.base_filters.items()
                 if (model := _keyed_target(cls, template)) is not None}
         named = [name for name in keyed if data and data.get(name) and as_ulid(data.get(name)) is None]
@@ -257,8 +269,8 @@ class RalphFilterSet(django_filters.FilterSet):
                 template.field_class = EpochOrIsoDateTimeFormField
             twin = f"{name}_id"
             if twin not in filters and _has_id_twin(cls, name, template):
-                filters[twin] = _filter_clone(template)
-        return _ClassFilters(filters)
+                filters[twin] = copy.deepcopy(template)
+        return filters
 
     @property
     def form(self) -> forms.Form:
@@ -274,13 +286,17 @@ class RalphFilterSet(django_filters.FilterSet):
                     field.queryset = scope.filter(field.queryset)
         return form
 
-    def get_form_class(self) -> type[forms.Form]:
-        form_class = RalphFilterSet._form_classes.get(type(self))
-        if form_class is None:
-            form_class = super().get_form_class()
-            form_class.base_fields = _ClassFormFields(form_class.base_fields)
-            RalphFilterSet._form_classes[type(self)] = form_class
-        return form_class
+
+class RalphFilterSet(*fast_path_bases(_FilterSetFastPaths), _FilterSetConventions):
+    """django-filter's FilterSet with strict value parsing; its filters and form class are built once
+    per class when the fast paths are on (`_FilterSetFastPaths`).
+
+    Filters generated from model fields parse strictly: integers as `IntegerFilter`, booleans as
+    `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones; an enum
+    alias is read as its value). Every filter of a foreign key (or of a column `<name>_id`) has a twin
+    named `<name>_id`, the seeds' column name; a filter of a keyed model (a session, plan or
+    checkpoint) takes its key as well as its id; every time filter accepts epoch numbers too.
+    """
 
 
 class RalphFilterBackend(DjangoFilterBackend):

@@ -20,6 +20,7 @@ from ralphsite.api.fields import (
     text_bounded,
 )
 from ralphsite.api.representation import Step, reads_columns_only, represent, representation_plan
+from ralphsite.db.fast_paths import fast_path_bases
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN, INTEGER_MAX, INTEGER_MIN, ULIDField
 
 
@@ -99,26 +100,16 @@ class RalphInputSerializer(StrictKeysMixin, serializers.Serializer):
     """The body of a domain action (not a model): validated here, handed to a service."""
 
 
-class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
-    """Validates and shapes; never writes (writes go through services). Unknown keys are a 400.
-
-    On ULID models the client may supply `id` on create; it is read-only afterwards.
+class _ModelSerializerFastPaths:
+    """The fast paths of `RalphModelSerializer` (`ralphsite.db.fast_paths`).
 
     Field building is cached per class: DRF rebuilds every field from the model (and deep-copies the
     declared ones) for each serializer instance, which was most of a request's CPU time. The cached
     fields are shallow-copied per instance (nested serializers deep-copied), so binding a field to
-    its parent never touches the shared template.
+    its parent never touches the shared template. Representation follows a plan compiled once per
+    class (`ralphsite.api.representation`), which also shapes `values()` rows for lists.
     """
 
-    serializer_choice_field = ChoiceFieldNamingAllowed
-    serializer_related_field = ScopedPrimaryKeyRelatedField
-    serializer_field_mapping = {
-        **serializers.ModelSerializer.serializer_field_mapping,
-        ULIDField: ULIDSerializerField,
-        models.JSONField: StorableJSONField,
-        models.FloatField: FiniteFloatField,
-        models.DateTimeField: EpochOrISODateTimeField,
-    }
     _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
     _validator_templates: ClassVar[dict[tuple[type, bool], list[Any]]] = {}
 
@@ -127,10 +118,10 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
 
     def get_fields(self) -> dict[str, serializers.Field]:
         key = self._template_key()
-        templates = RalphModelSerializer._field_templates.get(key)
+        templates = _ModelSerializerFastPaths._field_templates.get(key)
         if templates is None:
-            templates = self._build_fields()
-            RalphModelSerializer._field_templates[key] = templates
+            templates = super().get_fields()
+            _ModelSerializerFastPaths._field_templates[key] = templates
         return {
             name: copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) else _clone(field)
             for name, field in templates.items()
@@ -141,9 +132,9 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         # validation; they depend only on the class's field set, and they keep no state (each call
         # gets the serializer as its context), so one list per field set serves every instance.
         key = self._template_key()
-        validators = RalphModelSerializer._validator_templates.get(key)
+        validators = _ModelSerializerFastPaths._validator_templates.get(key)
         if validators is None:
-            validators = RalphModelSerializer._validator_templates[key] = super().get_validators()
+            validators = _ModelSerializerFastPaths._validator_templates[key] = super().get_validators()
         return list(validators)
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
@@ -158,12 +149,30 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         return plan
 
     def row_plan(self) -> list[Step] | None:
-        """The plan, when it shapes `values()` rows: every field reads a column and the class shapes
-        instances no other way. None otherwise (the caller lists model instances)."""
-        if type(self).to_representation is not RalphModelSerializer.to_representation:
+        if type(self).to_representation is not _ModelSerializerFastPaths.to_representation:
             return None
         plan = self._plan()
         return plan if reads_columns_only(plan) else None
+
+
+class _ModelSerializerConventions(StrictKeysMixin, serializers.ModelSerializer):
+    """What every model serializer follows, with the fast paths on or off (see `RalphModelSerializer`)."""
+
+    serializer_choice_field = ChoiceFieldNamingAllowed
+    serializer_related_field = ScopedPrimaryKeyRelatedField
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        ULIDField: ULIDSerializerField,
+        models.JSONField: StorableJSONField,
+        models.FloatField: FiniteFloatField,
+        models.DateTimeField: EpochOrISODateTimeField,
+    }
+
+    def row_plan(self) -> list[Step] | None:
+        """The representation plan, when it shapes `values()` rows: every field reads a column and the
+        class shapes instances no other way. None otherwise (the caller lists model instances), and
+        always with the fast paths off."""
+        return None
 
     def build_standard_field(self, field_name: str, model_field: Any) -> tuple[type, dict[str, Any]]:
         field_class, kwargs = super().build_standard_field(field_name, model_field)
@@ -179,7 +188,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
             kwargs["max_value"] = min(kwargs.get("max_value", high), high)
         return field_class, kwargs
 
-    def _build_fields(self) -> dict[str, serializers.Field]:
+    def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         columns = {column.name: column for column in self.Meta.model._meta.concrete_fields}
         for name, field in fields.items():
@@ -193,3 +202,11 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
             else:
                 fields["id"] = ULIDSerializerField(read_only=True)
         return fields
+
+
+class RalphModelSerializer(*fast_path_bases(_ModelSerializerFastPaths), _ModelSerializerConventions):
+    """Validates and shapes; never writes (writes go through services). Unknown keys are a 400.
+
+    On ULID models the client may supply `id` on create; it is read-only afterwards. Field building,
+    validators and representation are cached per class when the fast paths are on.
+    """

@@ -21,7 +21,7 @@ from ralphsite.addressing import address_key_of, as_ulid, by_key
 from ralphsite.api.query import StrictQueryParametersMixin
 from ralphsite.api.representation import represent_row
 from ralphsite.api.serializers import RalphModelSerializer
-from ralphsite.db.precompiled import NotPrecompilable, PrecompiledLookup
+from ralphsite.db.precompiled import PrecompiledLookup, precompiled_lookup
 from ralphsite.errors import Conflict, PermissionDenied
 from ralphsite.fields import ULIDField
 from ralphsite.services import column_holds, instance_create, instance_delete, instance_update
@@ -123,13 +123,10 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             lookups = cls._detail_lookups = {}  # a benign race: two threads may both compile one
         lookup = lookups.get(scope_lookup, _UNSET)
         if lookup is _UNSET:
-            try:
-                # The class's own queryset, unscoped: the scope is the bound lookup.
-                lookup = PrecompiledLookup(viewsets.ModelViewSet.get_queryset(self), self.lookup_field,
-                                           bound_lookups=(scope_lookup,) if scope_lookup else ())
-            except NotPrecompilable:
-                lookup = None
-            lookups[scope_lookup] = lookup
+            # The class's own queryset, unscoped: the scope is the bound lookup.
+            lookup = lookups[scope_lookup] = precompiled_lookup(
+                viewsets.ModelViewSet.get_queryset(self), self.lookup_field,
+                bound_lookups=(scope_lookup,) if scope_lookup else ())
         return lookup
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -16,6 +16,8 @@ from django.db import connections, models, router
 from django.db.models import NOT_PROVIDED, signals
 from django.db.models.query import get_related_populators, prefetch_related_objects
 
+from ralphsite.db.fast_paths import fast_paths_on
+
 M = TypeVar("M", bound=models.Model)
 
 _TEXT_PROBE = "\x00RALPH-PROBE\x00"  # upper case: ULID fields upper-case lookup values
@@ -99,6 +101,18 @@ class PrecompiledLookup(Generic[M]):
         for name, position in (self.annotation_col_map or {}).items():
             setattr(instance, name, row[position])
         return instance
+
+
+def precompiled_lookup(queryset: models.QuerySet[M], field_name: str = "pk",
+                       bound_lookups: Sequence[str] = ()) -> PrecompiledLookup[M] | None:
+    """A `PrecompiledLookup`, or None (the caller runs the queryset) when the fast paths are off or
+    the queryset has a shape it does not reproduce."""
+    if not fast_paths_on():
+        return None
+    try:
+        return PrecompiledLookup(queryset, field_name, bound_lookups)
+    except NotPrecompilable:
+        return None
 
 
 def _single_position(params: list[Any], probe: Any) -> int:
@@ -200,7 +214,7 @@ def instances_insert(objs: Sequence[M]) -> None:
     model = type(objs[0])
     if model not in _inserts:
         try:
-            _inserts[model] = PrecompiledInsert(model)
+            _inserts[model] = PrecompiledInsert(model) if fast_paths_on() else None
         except NotPrecompilable:
             _inserts[model] = None
     insert = _inserts[model]

@@ -1,7 +1,8 @@
-"""The precompiled lookup a message append locks its run with."""
+"""The lookup a message append locks its run with (precompiled, or the ORM's with the fast paths off)."""
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from conversations_app import selectors, services
 
@@ -27,6 +28,7 @@ def test_it_finds_no_run_of_a_tombstoned_chat_or_an_unknown_id(make_run) -> None
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are PostgreSQL's")
 def test_it_locks_the_run_row_on_postgresql(make_run) -> None:
     run = make_run()
-    with transaction.atomic():
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         selectors.run_for_append(run_id=run.pk)
-    assert 'FOR NO KEY UPDATE OF "conversations_app_run"' in selectors._run_for_append.sql
+    [query] = queries.captured_queries
+    assert 'FOR NO KEY UPDATE OF "conversations_app_run"' in query["sql"]
