@@ -4,6 +4,8 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.urls.resolvers import ResolverMatch, RoutePattern
 from rest_framework.routers import DefaultRouter, SimpleRouter
 
+from ralphsite.db.fast_paths import fast_paths_on
+
 
 class ResourceRouter(SimpleRouter):
     """One resource's routes; a viewset with `detail_routes_only` (a nested resource: one row named
@@ -39,7 +41,8 @@ class RalphRouter(ResourceRouter, DefaultRouter):
 
 
 class ResourceResolver(URLResolver):
-    """An include that picks its sub-pattern by the path's first segment, with a dict lookup.
+    """An include that picks its sub-pattern by the path's first segment, with a dict lookup (a fast
+    path, `ralphsite.db.fast_paths`; it reads the private `RoutePattern._route`).
 
     Django tries an include's patterns in order, and every include that does not match raises
     and records a Resolver404: with 47 resources, resolving `/api/v1/stats/…` cost more than the
@@ -81,6 +84,7 @@ class ResourceResolver(URLResolver):
         return narrow
 
 
-def resource_include(route: str, urlconf: str) -> ResourceResolver:
-    """`path(route, include(urlconf))`, resolved by `ResourceResolver`."""
-    return ResourceResolver(RoutePattern(route, is_endpoint=False), urlconf)
+def resource_include(route: str, urlconf: str) -> URLResolver:
+    """`path(route, include(urlconf))`, resolved by `ResourceResolver` when the fast paths are on."""
+    resolver_class = ResourceResolver if fast_paths_on() else URLResolver
+    return resolver_class(RoutePattern(route, is_endpoint=False), urlconf)
