@@ -10,9 +10,10 @@ suite that way. Each piece decides once, when its module is imported or its clas
 
 The pieces: `ralphsite.db.precompiled` (lookups and INSERTs), `ralphsite.api.serializers` (field
 templates, representation and row plans), `ralphsite.api.filters` (FilterSet copies and form
-class), `ralphsite.api.authentication` (the token lookup), `ralphsite.api.routers` (URL resolution) and the hand-written SQL of the hot writes
-(`ralphsite.activity.sessions_touch`, `sessions_app.services` usage totals, `ledger_app.services`
-session check, `conversations_app.services` chat tags and run message counts).
+class), `ralphsite.api.authentication` (the token lookup), `ralphsite.api.routers` (URL
+resolution) and the hand-written SQL of the hot writes (`ralphsite.activity.sessions_touch`,
+`sessions_app.services` usage totals, `ledger_app.services` session check, `conversations_app.services`
+chat tags and run message counts).
 """
 
 from collections.abc import Callable
