@@ -8,7 +8,7 @@ from typing import Any
 from django.db import migrations, models
 
 from ledger_app.append_only import create_triggers, drop_triggers
-from ralphsite.db.money_storage import micros_to_usd_step, usd_to_micros_step
+from ralphsite.db.money_storage import money_to_micros
 
 MONEY_COLUMNS = {"ledger_app_tokenusage": ("cost_usd",),
                  "ledger_app_modelprice": ("input_per_mtok", "output_per_mtok", "cached_read_per_mtok",
@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
             model_name='tokenusage',
             constraint=models.UniqueConstraint(condition=models.Q(('request_id', ''), _negated=True), fields=('session', 'request_id'), name='tokenusage_session_request'),
         ),
-        migrations.RunPython(usd_to_micros_step(MONEY_COLUMNS), micros_to_usd_step(MONEY_COLUMNS)),
-        migrations.RunPython(events_money(usd_to_micros_step(EVENT_MONEY)), events_money(micros_to_usd_step(EVENT_MONEY))),
+        money_to_micros(MONEY_COLUMNS),
+        money_to_micros(EVENT_MONEY, around=events_money),
         migrations.RunPython(usage_into_the_book, usage_out_of_the_book),
     ]

@@ -9,12 +9,15 @@ this SQL.
 from collections.abc import Callable
 from typing import Any
 
+from django.db import migrations
+
 from ralphsite.money import MICROS_PER_USD
 
 TableColumns = dict[str, tuple[str, ...]]
+Step = Callable[[Any, Any], None]
 
 
-def _convert(columns: TableColumns, expression: str) -> Callable[[Any, Any], None]:
+def _convert(columns: TableColumns, expression: str) -> Step:
     def run(apps: Any, schema_editor: Any) -> None:
         if schema_editor.connection.vendor != "sqlite":
             return
@@ -25,9 +28,19 @@ def _convert(columns: TableColumns, expression: str) -> Callable[[Any, Any], Non
     return run
 
 
-def usd_to_micros_step(columns: TableColumns) -> Callable[[Any, Any], None]:
+def _usd_to_micros_step(columns: TableColumns) -> Step:
     return _convert(columns, f"CAST(ROUND({{0}} * {MICROS_PER_USD}) AS INTEGER)")
 
 
-def micros_to_usd_step(columns: TableColumns) -> Callable[[Any, Any], None]:
+def _micros_to_usd_step(columns: TableColumns) -> Step:
     return _convert(columns, f"({{0}} / {MICROS_PER_USD}.0)")
+
+
+def _as_is(step: Step) -> Step:
+    return step
+
+
+def money_to_micros(columns: TableColumns, around: Callable[[Step], Step] = _as_is) -> migrations.RunPython:
+    """The reversible operation both ways: to micro-dollars, and back to floats when unapplied.
+    `around` wraps each step (the ledger's events drop their append-only triggers around it)."""
+    return migrations.RunPython(around(_usd_to_micros_step(columns)), around(_micros_to_usd_step(columns)))

@@ -3,7 +3,7 @@ micro-dollars (`ralphsite.money.MoneyField`; PostgreSQL keeps numeric, nothing t
 
 from django.db import migrations, models
 
-from ralphsite.db.money_storage import micros_to_usd_step, usd_to_micros_step
+from ralphsite.db.money_storage import money_to_micros
 
 MONEY_COLUMNS = {"sessions_app_session": ("total_cost_usd",), "sessions_app_taskattempt": ("cost_usd",),
                  "sessions_app_agentinvocation": ("cost_usd",)}
@@ -26,5 +26,5 @@ class Migration(migrations.Migration):
             name='request_id',
             field=models.CharField(blank=True, default='', help_text="The provider's request id: the same id within a session is one call, counted once however many rows report it.", max_length=200),
         ),
-        migrations.RunPython(usd_to_micros_step(MONEY_COLUMNS), micros_to_usd_step(MONEY_COLUMNS)),
+        money_to_micros(MONEY_COLUMNS),
     ]
