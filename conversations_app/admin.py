@@ -17,12 +17,14 @@ from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Obse
 from ralphsite.errors import Conflict
 from ralphsite.service_admin import (
     RalphModelAdmin,
+    ServiceModelAdmin,
     SessionFilter,
     column_ago,
     column_session,
     column_status,
     column_text,
 )
+from ralphsite.writes import writes_for
 from sessions_app.admin.console import ConsolePanel, register_console_panel
 from sessions_app.models import Session
 
@@ -89,7 +91,7 @@ def transcript_link(chat_id: str, run_number: int | None = None) -> str:
 def _soft_delete(queryset: QuerySet[Chat]) -> int:
     chats = [chat for chat in queryset if not chat.is_deleted]
     for chat in chats:
-        services.chat_soft_delete(chat=chat)
+        writes_for(Chat).delete(chat)  # a tombstone
     return len(chats)
 
 
@@ -121,7 +123,7 @@ class ChatAdminForm(forms.ModelForm):
 
 
 @admin.register(Chat)
-class ChatAdmin(RalphModelAdmin):
+class ChatAdmin(ServiceModelAdmin):
     form = ChatAdminForm
     list_display = ["title", "session", "run_count", "tag_list", "worktree_id", column_status("sync_status"),
                     "version", "is_deleted", column_ago("updated_at", description="changed"), "id"]
@@ -208,15 +210,15 @@ class ChatAdmin(RalphModelAdmin):
         self.message_user(request, f"Marked {marked} chat(s) synced.", messages.SUCCESS)
 
     def save_model(self, request: HttpRequest, obj: Chat, form: Any, change: bool) -> None:
-        if change:
-            data = {name: form.cleaned_data[name] for name in form.changed_data if name != "opened_version"}
-            try:
-                services.chat_update(chat=Chat.objects.get(pk=obj.pk),
-                                     data={**data, "version": form.cleaned_data.get("opened_version")})
-            except Conflict as error:  # changed between the form's check and this save
-                self.message_user(request, f"Not saved: {error.message}", messages.ERROR)
-        else:
-            obj.pk = services.chat_create(data=form.cleaned_data).pk
+        """A change is made to the version the form was opened on (a chat changed since is refused)."""
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        data = {**self._model_data(form, form.changed_data), "version": form.cleaned_data.get("opened_version")}
+        try:
+            self.writes.update(Chat.objects.get(pk=obj.pk), data)
+        except Conflict as error:  # changed between the form's check and this save
+            self.message_user(request, f"Not saved: {error.message}", messages.ERROR)
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[list[str], dict[str, int], set,
                                                                              list]:
@@ -226,15 +228,12 @@ class ChatAdmin(RalphModelAdmin):
         return ([f"{chat} (soft delete: restorable)" for chat in chats],
                 {str(Chat._meta.verbose_name_plural): len(chats)}, set(), [])
 
-    def delete_model(self, request: HttpRequest, obj: Chat) -> None:
-        services.chat_soft_delete(chat=obj)
-
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Chat]) -> None:
         _soft_delete(queryset)
 
 
 @admin.register(Run)
-class RunAdmin(RalphModelAdmin):
+class RunAdmin(ServiceModelAdmin):
     list_display = ["chat", "sequence_number", column_status(), "message_count", "tokens_used",
                     column_session("chat__session"), column_ago("started_at", description="started"),
                     column_status("sync_status"), "id"]
@@ -262,13 +261,9 @@ class RunAdmin(RalphModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
         return False  # runs go with their chat (soft delete, then retention)
 
-    def save_model(self, request: HttpRequest, obj: Run, form: Any, change: bool) -> None:
-        services.run_update(run=Run.objects.get(pk=obj.pk),
-                            data={name: form.cleaned_data[name] for name in form.changed_data})
-
 
 @admin.register(Message)
-class MessageAdmin(RalphModelAdmin):
+class MessageAdmin(ServiceModelAdmin):
     list_display = [column_status("role"), column_text("content", length=110), "chat_title", "sequence_number",
                     column_session("run__chat__session"), column_ago("created_at", description="sent"), "id"]
     list_display_links = ["role_badge"]
@@ -289,13 +284,9 @@ class MessageAdmin(RalphModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
         return False
 
-    def save_model(self, request: HttpRequest, obj: Message, form: Any, change: bool) -> None:
-        services.message_update(message=Message.objects.get(pk=obj.pk),
-                                data={name: form.cleaned_data[name] for name in form.changed_data})
-
 
 @admin.register(Observation)
-class ObservationAdmin(RalphModelAdmin):
+class ObservationAdmin(ServiceModelAdmin):
     list_display = ["type", column_text("content", length=90), "tool_name", "importance", "session",
                     column_ago("created_at", description="observed"), "id"]
     list_filter = ["type", "tool_name"]
@@ -305,13 +296,6 @@ class ObservationAdmin(RalphModelAdmin):
     raw_id_fields = ["session", "loop_run", "iteration"]
     readonly_fields = ["id", "created_at", "updated_at"]
     exclude = ["embedding"]
-
-    def save_model(self, request: HttpRequest, obj: Observation, form: Any, change: bool) -> None:
-        if change:
-            services.observation_update(observation=Observation.objects.get(pk=obj.pk),
-                                     data={name: form.cleaned_data[name] for name in form.changed_data})
-        else:
-            obj.pk = services.observation_create(data=form.cleaned_data).pk
 
 
 @admin.register(GlobalPattern)

@@ -190,13 +190,6 @@ class IssueAdmin(ServiceModelAdmin):
     raw_id_fields = ["session"]
     readonly_fields = ["id", "count", "first_seen_at", "last_seen_at", "created_at", "updated_at"]
 
-    def service_create(self, data: dict[str, Any]) -> Issue:
-        # The API's `issues/record/`: the same ledger event, the same counting.
-        issue, _created = services.issue_record(
-            session_id=data["session"].pk, task_key=data["task_key"], kind=data["kind"],
-            signature=data["signature"], message=data["message"], file=data["file"], line=data["line"])
-        return issue
-
 
 class CheckpointRestoreInline(admin.TabularInline):
     model = CheckpointRestore
@@ -219,9 +212,6 @@ class CheckpointAdmin(ServiceModelAdmin):
     raw_id_fields = ["session"]
     readonly_fields = ["id", "created_at", "updated_at"]
     inlines = [CheckpointRestoreInline]
-
-    def service_create(self, data: dict[str, Any]) -> Checkpoint:
-        return services.checkpoint_create(data=data)
 
 
 @admin.register(CheckpointRestore)

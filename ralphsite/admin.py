@@ -6,7 +6,7 @@ from django.template.response import TemplateResponse
 from ralphsite.dashboard import with_dashboard
 from ralphsite.models import ApiToken
 from ralphsite.service_admin import ServiceModelAdmin, column_ago
-from ralphsite.tokens import api_token_create, api_token_revoke
+from ralphsite.tokens import api_token_create
 
 admin.site.site_header = "Ralph Site"
 admin.site.site_title = "Ralph Site"
@@ -61,6 +61,3 @@ class ApiTokenAdmin(ServiceModelAdmin):
             "token": ApiToken.objects.select_related("user", "session").get(pk=obj.pk), "secret": obj.minted_secret})
         response["Cache-Control"] = "no-store"
         return response
-
-    def service_delete(self, instance: ApiToken) -> None:
-        api_token_revoke(token=instance)

@@ -33,7 +33,7 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from ralphsite.errors import DomainError
-from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.writes import ModelWrites, writes_for
 from sessions_app.models import Session, Signal
 
 # A list counts at most this many rows; past it the page says "more than 10,000".
@@ -133,9 +133,9 @@ def operator_name(request: HttpRequest) -> str:
 
 
 class ServiceModelAdmin(RalphModelAdmin):
-    """Admin writes go through the services, as API writes do. Plain records use the generic ones;
-    models with rules override service_create / service_update / service_delete, and offer their
-    domain verbs as `operator_actions` (buttons on the record's page, POSTed to `<id>/act/<name>/`)."""
+    """Admin writes go through the model's services from the writes registry (`ralphsite.writes`), as
+    API writes do; models with rules offer their domain verbs as `operator_actions` (buttons on the
+    record's page, POSTed to `<id>/act/<name>/`)."""
 
     operator_actions: tuple[OperatorAction, ...] = ()
 
@@ -210,14 +210,9 @@ class ServiceModelAdmin(RalphModelAdmin):
             self.message_user(request, f"Nothing done: {error.message}", messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
 
-    def service_create(self, data: dict[str, Any]) -> models.Model:
-        return instance_create(model=self.model, data=data)
-
-    def service_update(self, instance: models.Model, data: dict[str, Any]) -> models.Model:
-        return instance_update(instance=instance, data=data)
-
-    def service_delete(self, instance: models.Model) -> None:
-        instance_delete(instance=instance)
+    @property
+    def writes(self) -> ModelWrites:
+        return writes_for(self.model)
 
     def _model_data(self, form: forms.ModelForm, names: Iterable[str]) -> dict[str, Any]:
         concrete = {f.name for f in self.model._meta.concrete_fields}
@@ -225,16 +220,16 @@ class ServiceModelAdmin(RalphModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
         if change:
-            self.service_update(self.model._default_manager.get(pk=obj.pk), self._model_data(form, form.changed_data))
+            self.writes.update(self.model._default_manager.get(pk=obj.pk), self._model_data(form, form.changed_data))
         else:
-            obj.pk = self.service_create(self._model_data(form, form.cleaned_data)).pk
+            obj.pk = self.writes.create(self._model_data(form, form.cleaned_data)).pk
 
     def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
-        self.service_delete(obj)
+        self.writes.delete(obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for obj in queryset:
-            self.service_delete(obj)
+            self.writes.delete(obj)
 
 
 # -- columns people scan ------------------------------------------------------------------------

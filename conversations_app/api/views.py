@@ -16,7 +16,7 @@ from conversations_app import selectors, services
 from conversations_app.api import filters
 from conversations_app.api import serializers as s
 from conversations_app.errors import RUN_NOT_FOUND, not_found
-from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
+from conversations_app.models import Chat, Message, Run, SyncEntity
 from conversations_app.search.backends import search_validated
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import query_parameters
@@ -83,14 +83,8 @@ class ChatViewSet(ConversationViewSet):
     def is_tombstoned(self, instance: Chat) -> bool:
         return instance.is_deleted
 
-    def create_instance(self, data: dict[str, Any]) -> Chat:
-        return services.chat_create(data=data)
-
-    def update_instance(self, instance: Chat, data: dict[str, Any]) -> Chat:
-        return services.chat_update(chat=instance, data=data, if_match=_if_match(self.request))
-
-    def delete_instance(self, instance: Chat) -> None:
-        services.chat_soft_delete(chat=instance, if_match=_if_match(self.request))
+    def write_options(self, verb: str) -> dict[str, Any]:
+        return {"if_match": _if_match(self.request)} if verb in ("update", "delete") else {}
 
     def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
         data = getattr(response, "data", None)
@@ -131,12 +125,6 @@ class RunViewSet(ConversationViewSet):
 
     def is_tombstoned(self, instance: Run) -> bool:
         return instance.chat.is_deleted
-
-    def create_instance(self, data: dict[str, Any]) -> Run:
-        return services.run_create(data=data)
-
-    def update_instance(self, instance: Run, data: dict[str, Any]) -> Run:
-        return services.run_update(run=instance, data=data)
 
     @extend_schema(
         request=s.MessageAppendSerializer(many=True),
@@ -189,14 +177,8 @@ class MessageViewSet(ConversationViewSet):
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().create(request, *args, **kwargs)
 
-    def create_instance(self, data: dict[str, Any]) -> Message:
-        data = dict(data)
-        run_id = data.pop("run_id")
-        return services.message_append(run_id=run_id, items=[data], reopen=self.query["reopen"],
-                                       missing_run="foreign_key")[0]
-
-    def update_instance(self, instance: Message, data: dict[str, Any]) -> Message:
-        return services.message_update(message=instance, data=data)
+    def write_options(self, verb: str) -> dict[str, Any]:
+        return {"reopen": self.query["reopen"]} if verb == "create" else {}
 
 
 class ObservationViewSet(RalphModelViewSet):
@@ -205,12 +187,6 @@ class ObservationViewSet(RalphModelViewSet):
     filterset_class = filters.ObservationFilterSet
     ordering_fields = ["created_at", "importance", "type"]
     ordering = ["-created_at"]
-
-    def create_instance(self, data: dict[str, Any]) -> Observation:
-        return services.observation_create(data=data)
-
-    def update_instance(self, instance: Observation, data: dict[str, Any]) -> Observation:
-        return services.observation_update(observation=instance, data=data)
 
 
 class PatternViewSet(RalphReadOnlyModelViewSet):

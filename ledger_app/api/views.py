@@ -13,7 +13,6 @@ from ledger_app import selectors, services
 from ledger_app.api import filters
 from ledger_app.api import serializers as s
 from ledger_app.chain import chain_head
-from ledger_app.models import Checkpoint, CheckpointRestore
 from ledger_app.stats import STATS, StatFilters
 from ralphsite.api.pagination import IdCursorPagination
 from ralphsite.api.query import query_parameters
@@ -166,9 +165,6 @@ class CheckpointViewSet(RalphModelViewSet):
     ordering_fields = ["created_at", "key"]
     ordering = ["-created_at"]
 
-    def create_instance(self, data: dict[str, Any]) -> Checkpoint:
-        return services.checkpoint_create(data=data)
-
     @extend_schema(request=s.CheckpointRestoreRequestSerializer, responses={201: s.CheckpointRestoreSerializer},
                    summary="Restore a checkpoint")
     @action(detail=True, methods=["post"])
@@ -187,9 +183,6 @@ class CheckpointRestoreViewSet(RalphModelViewSet):
     ordering_fields = ["restored_at"]
     ordering = ["-restored_at"]
     http_method_names = APPEND_ONLY_METHODS
-
-    def create_instance(self, data: dict[str, Any]) -> CheckpointRestore:
-        return services.checkpoint_restore(**data)
 
 
 class RollbackViewSet(RalphModelViewSet):

@@ -24,8 +24,9 @@ from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.db.precompiled import PrecompiledLookup, precompiled_lookup
 from ralphsite.errors import Conflict, PermissionDenied
 from ralphsite.fields import ULIDField
-from ralphsite.services import column_holds, instance_create, instance_delete, instance_update
+from ralphsite.services import column_holds
 from ralphsite.ulid import ulid_normalize
+from ralphsite.writes import ModelWrites, writes_for
 
 _UNSET = object()
 
@@ -51,8 +52,8 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     Offline-first creates: a client may send its own ULID `id`. Retrying a create with the same
     id and the same body returns the existing row with 200; the same id with a different body
     is a 409. A viewset naming a unique field in `create_retry_field` (a checkpoint's `key`) treats
-    a create sending an existing value of it the same way. Override `create_instance` /
-    `update_instance` / `delete_instance` to call the model's domain services.
+    a create sending an existing value of it the same way. Writes call the model's services from the
+    writes registry (`ralphsite.writes`), as the admin does.
     """
 
     # The API's name for one row and for many ("token usage row"); None: the model's verbose names.
@@ -61,6 +62,9 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     honours_if_match = False
     # A unique field naming a retried create beside the client's id (see the class docstring).
     create_retry_field: str | None = None
+    # Whether a written row is read again through the class's queryset (its joins and annotations)
+    # before it is answered.
+    reread_written_rows = False
 
     @property
     def model(self) -> type[models.Model]:
@@ -146,21 +150,25 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         data = [represent_row(plan, row) for row in (rows if page is None else page)]
         return self.get_paginated_response(data) if page is not None else Response(data)
 
-    def create_instance(self, data: dict[str, Any]) -> models.Model:
-        return instance_create(model=self.model, data=data)
+    @property
+    def writes(self) -> ModelWrites:
+        return writes_for(self.model)
 
-    def update_instance(self, instance: models.Model, data: dict[str, Any]) -> models.Model:
-        return instance_update(instance=instance, data=data)
+    def write_options(self, verb: str) -> dict[str, Any]:
+        """Optional keywords of the model's `verb` service ("create", "update", "delete") this request
+        sets (a chat's `If-Match`)."""
+        return {}
 
-    def delete_instance(self, instance: models.Model) -> None:
-        instance_delete(instance=instance)
+    def _reread(self, instance: models.Model) -> models.Model:
+        return type(self).queryset.get(pk=instance.pk) if self.reread_written_rows else instance
 
     def perform_create(self, serializer: BaseSerializer) -> None:
-        serializer.instance = self._written_in_scope(lambda: self.create_instance(serializer.validated_data))
+        serializer.instance = self._reread(self._written_in_scope(
+            lambda: self.writes.create(serializer.validated_data, **self.write_options("create"))))
 
     def perform_update(self, serializer: BaseSerializer) -> None:
-        serializer.instance = self._written_in_scope(
-            lambda: self.update_instance(serializer.instance, serializer.validated_data))
+        serializer.instance = self._reread(self._written_in_scope(
+            lambda: self.writes.update(serializer.instance, serializer.validated_data, **self.write_options("update"))))
 
     def _written_in_scope(self, write: Callable[[], models.Model]) -> models.Model:
         """Run the write; under a scoped token, undo it unless the row it leaves is within the scope
@@ -177,7 +185,7 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         return instance
 
     def perform_destroy(self, instance: models.Model) -> None:
-        self.delete_instance(instance)
+        self.writes.delete(instance, **self.write_options("delete"))
 
     # -- idempotent create -------------------------------------------------------------------
 

@@ -79,12 +79,6 @@ class BugAdmin(SessionScopedAdmin):
     def short_description(self, obj: Bug) -> str:
         return obj.description[:80]
 
-    def service_create(self, data: dict[str, Any]) -> Bug:
-        return services.bug_create(data=data)
-
-    def service_update(self, obj: Bug, data: dict[str, Any]) -> Bug:
-        return services.bug_update(bug=obj, data=data)
-
 
 @admin.register(Escalation)
 class EscalationAdmin(SessionScopedAdmin):
@@ -123,12 +117,6 @@ class FeatureAdmin(ServiceModelAdmin):
     date_hierarchy = "created_at"
     readonly_fields = ["id", *FEATURE_STEP_COUNT_FIELDS, *_TIMES]
 
-    def service_create(self, data: dict[str, Any]) -> Feature:
-        return services.feature_create(data=data)
-
-    def service_update(self, obj: Feature, data: dict[str, Any]) -> Feature:
-        return services.feature_update(feature=obj, data=data)
-
 
 @admin.register(ContextBudget)
 class ContextBudgetAdmin(SessionScopedAdmin):
@@ -139,12 +127,6 @@ class ContextBudgetAdmin(SessionScopedAdmin):
     date_hierarchy = "updated_at"
     readonly_fields = ["id", *CONTEXT_BUDGET_DERIVED_FIELDS, *_TIMES]
 
-    def service_create(self, data: dict[str, Any]) -> ContextBudget:
-        return services.context_budget_create(data=data)
-
-    def service_update(self, obj: ContextBudget, data: dict[str, Any]) -> ContextBudget:
-        return services.context_budget_update(budget=obj, data=data)
-
 
 @admin.register(ContextSnapshot)
 class ContextSnapshotAdmin(SessionScopedAdmin):
@@ -154,12 +136,6 @@ class ContextSnapshotAdmin(SessionScopedAdmin):
     search_fields = ["id", "session__id", "summary_text", "trigger_reason"]
     date_hierarchy = "created_at"
     readonly_fields = ["id", *_TIMES]
-
-    def service_create(self, data: dict[str, Any]) -> ContextSnapshot:
-        return services.context_snapshot_create(data=data)
-
-    def service_update(self, obj: ContextSnapshot, data: dict[str, Any]) -> ContextSnapshot:
-        return services.context_snapshot_update(snapshot=obj, data=data)
 
 
 class InterviewQuestionInline(admin.TabularInline):
@@ -180,12 +156,6 @@ class InterviewAdmin(SessionScopedAdmin):
     date_hierarchy = "started_at"
     readonly_fields = ["id", *INTERVIEW_COUNTER_FIELDS, *_TIMES]
     inlines = [InterviewQuestionInline]
-
-    def service_create(self, data: dict[str, Any]) -> Interview:
-        return services.interview_create(data=data)
-
-    def service_update(self, obj: Interview, data: dict[str, Any]) -> Interview:
-        return services.interview_update(interview=obj, data=data)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: BaseInlineFormSet, change: bool) -> None:
         """Question rows go through the question services, which number them and keep the counters."""
@@ -210,15 +180,6 @@ class InterviewQuestionAdmin(ServiceModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ["interview"]
     readonly_fields = ["id", *INTERVIEW_QUESTION_SERVER_FIELDS, *_TIMES]
-
-    def service_create(self, data: dict[str, Any]) -> InterviewQuestion:
-        return services.interview_question_create(data=data)
-
-    def service_update(self, obj: InterviewQuestion, data: dict[str, Any]) -> InterviewQuestion:
-        return services.interview_question_update(question=obj, data=data)
-
-    def service_delete(self, obj: InterviewQuestion) -> None:
-        services.interview_question_delete(question=obj)
 
 
 @admin.register(LoopRun)

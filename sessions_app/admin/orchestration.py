@@ -80,12 +80,6 @@ class IterationAdmin(SessionScopedAdmin):
     date_hierarchy = "started_at"
     readonly_fields = ["planning_completed_at"]
 
-    def service_create(self, data: dict[str, Any]) -> Iteration:
-        return services.iteration_create(data=data)
-
-    def service_update(self, instance: Iteration, data: dict[str, Any]) -> Iteration:
-        return services.iteration_update(iteration=instance, data=data)
-
 
 @admin.register(PlanSnapshot)
 class PlanSnapshotAdmin(SessionScopedAdmin):
@@ -137,15 +131,6 @@ class ResearchFindingAdmin(ServiceModelAdmin):
     search_fields = ["title", "description", "file_path"]
     date_hierarchy = "recorded_at"
     raw_id_fields = ["research_session"]
-
-    def service_create(self, data: dict[str, Any]) -> ResearchFinding:
-        return services.research_finding_create(data=data)
-
-    def service_update(self, instance: ResearchFinding, data: dict[str, Any]) -> ResearchFinding:
-        return services.research_finding_update(finding=instance, data=data)
-
-    def service_delete(self, instance: ResearchFinding) -> None:
-        services.research_finding_delete(finding=instance)
 
 
 class TaskDependencyInline(admin.TabularInline):
@@ -218,9 +203,6 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
                        help="Back to not started: claimable again."),
     )
 
-    def service_create(self, data: dict[str, Any]) -> Task:
-        return services.task_create(data=data)
-
     def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
         """Dependencies and files are written by the task service (same session, no cycle)."""
         if formset.model not in (TaskDependency, TaskFile):
@@ -239,12 +221,6 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
             self.message_user(request, f"{formset.prefix} not saved: {error.message}",
                               messages.ERROR)
 
-    def service_update(self, instance: Task, data: dict[str, Any]) -> Task:
-        return services.task_update(task=instance, data=data)
-
-    def service_delete(self, instance: Task) -> None:
-        services.task_delete(task=instance)
-
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
         services.tasks_delete(tasks=list(queryset))  # one set: dependents deleted with it are no obstacle
 
@@ -260,15 +236,6 @@ class TaskAttemptAdmin(ServiceModelAdmin):
     search_fields = ["task__key", "agent", "model", "implementation_report"]
     list_select_related = ["task", "session"]
     autocomplete_fields = ["task", "session"]
-
-    def service_create(self, data: dict[str, Any]) -> TaskAttempt:
-        return services.task_attempt_create(data=data)
-
-    def service_update(self, instance: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
-        return services.task_attempt_update(attempt=instance, data=data)
-
-    def service_delete(self, instance: TaskAttempt) -> None:
-        services.task_attempt_delete(attempt=instance)
 
 
 @admin.register(TaskFile)
@@ -337,7 +304,7 @@ class QuestionAdmin(SessionScopedAdmin):
         question = Question.objects.get(pk=obj.pk)
         rest = {name: value for name, value in data.items() if name not in ANSWER_FIELDS}
         if rest:
-            question = self.service_update(question, rest)
+            question = self.writes.update(question, rest)
         if len(rest) < len(data):
             services.question_answer(question=question, data={name: form.cleaned_data[name] for name in ANSWER_FIELDS},
                                      agent=operator_name(request))
@@ -375,12 +342,6 @@ class FeedbackBatchAdmin(ServiceModelAdmin):
     autocomplete_fields = ["iteration"]
     exclude = ["session"]
     inlines = [FeedbackItemInline, FeedbackAttachmentInline]
-
-    def service_create(self, data: dict[str, Any]) -> FeedbackBatch:
-        return services.feedback_batch_create(data=data)
-
-    def service_update(self, instance: FeedbackBatch, data: dict[str, Any]) -> FeedbackBatch:
-        return services.feedback_batch_update(batch=instance, data=data)
 
 
 def _feedback_resolve(request: HttpRequest, item: FeedbackItem, inputs: dict[str, str]) -> str:
@@ -442,12 +403,6 @@ class FeedbackAttachmentAdmin(ServiceModelAdmin):
             data["content"] = upload.read()
         return data
 
-    def service_create(self, data: dict[str, Any]) -> FeedbackAttachment:
-        return services.feedback_attachment_create(data=data)
-
-    def service_update(self, instance: FeedbackAttachment, data: dict[str, Any]) -> FeedbackAttachment:
-        return services.feedback_attachment_update(attachment=instance, data=data)
-
     def get_urls(self) -> list:
         download = self.admin_site.admin_view(self.download_view)
         return [path("<str:pk>/download/", download, name="sessions_app_feedbackattachment_download"),
@@ -474,8 +429,7 @@ class SignalAdmin(SessionScopedAdmin):
         if change:
             super().save_model(request, obj, form, change)
         else:  # sent by this person, as the console's buttons send them
-            obj.pk = services.signal_create(data=self._model_data(form, form.cleaned_data),
-                                            agent=operator_name(request)).pk
+            obj.pk = self.writes.create(self._model_data(form, form.cleaned_data), agent=operator_name(request)).pk
 
 
 class AgentInvocationForm(forms.ModelForm):
@@ -503,13 +457,4 @@ class AgentInvocationAdmin(ServiceModelAdmin):
     search_fields = ["agent", "model", "task_key", "prompt", "session__key"]
     list_select_related = ["session"]
     autocomplete_fields = ["session", "task"]
-
-    def service_create(self, data: dict[str, Any]) -> AgentInvocation:
-        return services.agent_invocation_create(data=data)
-
-    def service_update(self, instance: AgentInvocation, data: dict[str, Any]) -> AgentInvocation:
-        return services.agent_invocation_update(invocation=instance, data=data)
-
-    def service_delete(self, instance: AgentInvocation) -> None:
-        services.agent_invocation_delete(invocation=instance)
 

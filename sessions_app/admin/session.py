@@ -11,7 +11,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from ralphsite.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
-from sessions_app import selectors, services
+from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin
 from sessions_app.admin.console import SESSION_ACTIONS, console_panels, session_header
 from sessions_app.admin.orchestration import IterationInline, QuestionInline, SignalInline, TaskInline
@@ -83,15 +83,6 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
     @admin.display(description="tokens")
     def tokens(self, session: Session) -> str:
         return f"{session.total_tokens_input + session.total_tokens_output:,}"
-
-    def service_create(self, data: dict[str, Any]) -> Session:
-        return services.session_create(data=data)
-
-    def service_update(self, instance: Session, data: dict[str, Any]) -> Session:
-        return services.session_update(session=instance, data=data)
-
-    def service_delete(self, instance: Session) -> None:
-        services.session_delete(session=instance)
 
     def get_urls(self) -> list:
         task_graph = self.admin_site.admin_view(self.task_graph_view)

@@ -22,14 +22,7 @@ from sessions_app.api.session_actions import SessionOrchestrationActions, valida
 from sessions_app.downloads import attachment_download_response
 from sessions_app.models import (
     AgentInvocation,
-    Bug,
-    ContextBudget,
-    ContextSnapshot,
-    Feature,
     FeedbackAttachment,
-    FeedbackBatch,
-    Interview,
-    InterviewQuestion,
     Iteration,
     Plan,
     PlanSnapshot,
@@ -51,15 +44,6 @@ class SessionViewSet(SessionOrchestrationActions, RalphModelViewSet):
     filterset_class = SessionFilterSet
     ordering_fields = ["created_at", "started_at", "updated_at", "status", "state", "key"]
     ordering = ["-created_at"]
-
-    def create_instance(self, data: dict[str, Any]) -> Session:
-        return services.session_create(data=data)
-
-    def update_instance(self, instance: Session, data: dict[str, Any]) -> Session:
-        return services.session_update(session=instance, data=data)
-
-    def delete_instance(self, instance: Session) -> None:
-        services.session_delete(session=instance)
 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
@@ -109,12 +93,6 @@ class BugViewSet(RalphModelViewSet):
     filterset_class = filters.BugFilterSet
     ordering_fields = ["created_at", "resolved_at", "severity", "status"]
 
-    def create_instance(self, data: dict[str, Any]) -> Bug:
-        return services.bug_create(data=data)
-
-    def update_instance(self, instance: Bug, data: dict[str, Any]) -> Bug:
-        return services.bug_update(bug=instance, data=data)
-
 
 class EscalationViewSet(RalphModelViewSet):
     queryset = selectors.escalation_list()
@@ -149,24 +127,12 @@ class FeatureViewSet(RalphModelViewSet):
     filterset_class = filters.FeatureFilterSet
     ordering_fields = ["plan_key", "key", "sequence", "created_at", "verified_at"]
 
-    def create_instance(self, data: dict[str, Any]) -> Feature:
-        return services.feature_create(data=data)
-
-    def update_instance(self, instance: Feature, data: dict[str, Any]) -> Feature:
-        return services.feature_update(feature=instance, data=data)
-
 
 class ContextBudgetViewSet(RalphModelViewSet):
     queryset = selectors.context_budget_list()
     serializer_class = serializers.ContextBudgetSerializer
     filterset_class = filters.ContextBudgetFilterSet
     ordering_fields = ["model", "usage_percent", "updated_at"]
-
-    def create_instance(self, data: dict[str, Any]) -> ContextBudget:
-        return services.context_budget_create(data=data)
-
-    def update_instance(self, instance: ContextBudget, data: dict[str, Any]) -> ContextBudget:
-        return services.context_budget_update(budget=instance, data=data)
 
     @extend_schema(request=serializers.ContextUsageSerializer, responses={200: serializers.ContextBudgetSerializer},
                    summary="Record context usage",
@@ -187,12 +153,6 @@ class ContextSnapshotViewSet(RalphModelViewSet):
     filterset_class = filters.ContextSnapshotFilterSet
     ordering_fields = ["created_at", "tokens_saved"]
 
-    def create_instance(self, data: dict[str, Any]) -> ContextSnapshot:
-        return services.context_snapshot_create(data=data)
-
-    def update_instance(self, instance: ContextSnapshot, data: dict[str, Any]) -> ContextSnapshot:
-        return services.context_snapshot_update(snapshot=instance, data=data)
-
 
 class InterviewViewSet(RalphModelViewSet):
     queryset = selectors.interview_list()
@@ -200,27 +160,12 @@ class InterviewViewSet(RalphModelViewSet):
     filterset_class = filters.InterviewFilterSet
     ordering_fields = ["started_at", "completed_at", "created_at"]
 
-    def create_instance(self, data: dict[str, Any]) -> Interview:
-        return services.interview_create(data=data)
-
-    def update_instance(self, instance: Interview, data: dict[str, Any]) -> Interview:
-        return services.interview_update(interview=instance, data=data)
-
 
 class InterviewQuestionViewSet(RalphModelViewSet):
     queryset = selectors.interview_question_list()
     serializer_class = serializers.InterviewQuestionSerializer
     filterset_class = filters.InterviewQuestionFilterSet
     ordering_fields = ["sequence", "created_at", "responded_at"]
-
-    def create_instance(self, data: dict[str, Any]) -> InterviewQuestion:
-        return services.interview_question_create(data=data)
-
-    def update_instance(self, instance: InterviewQuestion, data: dict[str, Any]) -> InterviewQuestion:
-        return services.interview_question_update(question=instance, data=data)
-
-    def delete_instance(self, instance: InterviewQuestion) -> None:
-        services.interview_question_delete(question=instance)
 
     @extend_schema(request=serializers.InterviewAnswerSerializer,
                    responses={200: serializers.InterviewQuestionSerializer},
@@ -271,12 +216,6 @@ class IterationViewSet(RalphModelViewSet):
     filterset_class = filters.IterationFilterSet
     ordering_fields = ["number", "started_at", "created_at"]
 
-    def create_instance(self, data: dict[str, Any]) -> Iteration:
-        return services.iteration_create(data=data)
-
-    def update_instance(self, instance: Iteration, data: dict[str, Any]) -> Iteration:
-        return services.iteration_update(iteration=instance, data=data)
-
 
 class PlanViewSet(RalphModelViewSet):
     queryset = Plan.objects.all()
@@ -312,30 +251,13 @@ class ResearchFindingViewSet(RalphModelViewSet):
     filterset_class = filters.ResearchFindingFilterSet
     ordering_fields = ["recorded_at", "priority"]
 
-    def create_instance(self, data: dict[str, Any]) -> ResearchFinding:
-        return services.research_finding_create(data=data)
-
-    def update_instance(self, instance: ResearchFinding, data: dict[str, Any]) -> ResearchFinding:
-        return services.research_finding_update(finding=instance, data=data)
-
-    def delete_instance(self, instance: ResearchFinding) -> None:
-        services.research_finding_delete(finding=instance)
-
 
 class TaskViewSet(RalphModelViewSet):
     queryset = selectors.task_list()
+    reread_written_rows = True
     serializer_class = api.TaskSerializer
     filterset_class = filters.TaskFilterSet
     ordering_fields = ["key", "wave", "sequence", "status", "priority", "created_at", "started_at"]
-
-    def create_instance(self, data: dict[str, Any]) -> Task:
-        return self._reloaded(services.task_create(data=data))
-
-    def update_instance(self, instance: Task, data: dict[str, Any]) -> Task:
-        return self._reloaded(services.task_update(task=instance, data=data))
-
-    def delete_instance(self, instance: Task) -> None:
-        services.task_delete(task=instance)
 
     def _reloaded(self, task: Task) -> Task:
         return selectors.task_list().get(pk=task.pk)
@@ -424,15 +346,6 @@ class TaskAttemptViewSet(RalphModelViewSet):
     filterset_class = filters.TaskAttemptFilterSet
     ordering_fields = ["attempt_number", "created_at", "started_at"]
 
-    def create_instance(self, data: dict[str, Any]) -> TaskAttempt:
-        return services.task_attempt_create(data=data)
-
-    def update_instance(self, instance: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
-        return services.task_attempt_update(attempt=instance, data=data)
-
-    def delete_instance(self, instance: TaskAttempt) -> None:
-        services.task_attempt_delete(attempt=instance)
-
 
 class TaskFileViewSet(RalphModelViewSet):
     queryset = TaskFile.objects.all()
@@ -446,9 +359,6 @@ class QuestionViewSet(RalphModelViewSet):
     serializer_class = api.QuestionSerializer
     filterset_class = filters.QuestionFilterSet
     ordering_fields = ["key", "category", "priority", "created_at"]
-
-    def create_instance(self, data: dict[str, Any]) -> Question:
-        return services.question_create(data=data)
 
     @extend_schema(request=api.QuestionAnswerInputSerializer, responses=api.QuestionSerializer,
                    summary="Answer a question",
@@ -464,17 +374,10 @@ class QuestionViewSet(RalphModelViewSet):
 
 class FeedbackBatchViewSet(RalphModelViewSet):
     queryset = selectors.feedback_batch_list()
+    reread_written_rows = True
     serializer_class = api.FeedbackBatchSerializer
     filterset_class = filters.FeedbackBatchFilterSet
     ordering_fields = ["created_at", "batch_timestamp"]
-
-    def create_instance(self, data: dict[str, Any]) -> FeedbackBatch:
-        batch = services.feedback_batch_create(data=data)
-        return selectors.feedback_batch_list().get(pk=batch.pk)
-
-    def update_instance(self, instance: FeedbackBatch, data: dict[str, Any]) -> FeedbackBatch:
-        batch = services.feedback_batch_update(batch=instance, data=data)
-        return selectors.feedback_batch_list().get(pk=batch.pk)
 
 
 class FeedbackItemViewSet(RalphModelViewSet):
@@ -504,12 +407,6 @@ class FeedbackAttachmentViewSet(RalphModelViewSet):
         queryset = super().filter_queryset(queryset)
         return queryset.defer("content") if self.action == "list" else queryset
 
-    def create_instance(self, data: dict[str, Any]) -> FeedbackAttachment:
-        return services.feedback_attachment_create(data=data)
-
-    def update_instance(self, instance: FeedbackAttachment, data: dict[str, Any]) -> FeedbackAttachment:
-        return services.feedback_attachment_update(attachment=instance, data=data)
-
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
                    summary="Download a feedback attachment",
                    description="The attachment's bytes as a file download, with its file name and content type.")
@@ -524,24 +421,12 @@ class SignalViewSet(RalphModelViewSet):
     filterset_class = filters.SignalFilterSet
     ordering_fields = ["sent_at", "created_at"]
 
-    def create_instance(self, data: dict[str, Any]) -> Signal:
-        return services.signal_create(data=data)
-
 
 class AgentInvocationViewSet(RalphModelViewSet):
     queryset = AgentInvocation.objects.all()
     serializer_class = api.AgentInvocationSerializer
     filterset_class = filters.AgentInvocationFilterSet
     ordering_fields = ["started_at", "completed_at", "duration_ms", "cost_usd"]
-
-    def create_instance(self, data: dict[str, Any]) -> AgentInvocation:
-        return services.agent_invocation_create(data=data)
-
-    def update_instance(self, instance: AgentInvocation, data: dict[str, Any]) -> AgentInvocation:
-        return services.agent_invocation_update(invocation=instance, data=data)
-
-    def delete_instance(self, instance: AgentInvocation) -> None:
-        services.agent_invocation_delete(invocation=instance)
 
     @extend_schema(request=api.InvocationCompleteInputSerializer, responses=api.AgentInvocationSerializer,
                    summary="Complete an agent invocation",
