@@ -53,7 +53,7 @@ def _chat_tags_insert_orm(*, chat_id: str, tags: list[str]) -> None:
     ChatTag.objects.bulk_create([ChatTag(chat_id=chat_id, tag=tag) for tag in tags])
 
 
-@fast_path(_chat_tags_insert_orm)
+@fast_path("hot_sql", _chat_tags_insert_orm)
 def _chat_tags_insert(*, chat_id: str, tags: list[str]) -> None:
     # Written once rather than bulk_create: nobody reads the tag rows' ids back, and the ORM
     # compiled this INSERT (and fetched the new ids) on every tagged chat create.
@@ -260,7 +260,7 @@ def _run_message_count_add_orm(*, run_id: str, count: int) -> None:
     Run.objects.filter(pk=run_id).update(message_count=F("message_count") + count)
 
 
-@fast_path(_run_message_count_add_orm)
+@fast_path("hot_sql", _run_message_count_add_orm)
 def _run_message_count_add(*, run_id: str, count: int) -> None:
     """The append's run counter UPDATE, written once: the ORM compiled it on every append."""
     with connection.cursor() as cursor:

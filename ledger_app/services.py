@@ -129,7 +129,7 @@ def _sessions_existing_orm(session_ids: set[str]) -> set[str]:
     return set(Session.objects.filter(pk__in=session_ids).order_by().values_list("pk", flat=True))
 
 
-@fast_path(_sessions_existing_orm)
+@fast_path("hot_sql", _sessions_existing_orm)
 def _sessions_existing(session_ids: set[str]) -> set[str]:
     """Which of these sessions exist: one parameterised SELECT on the primary key (the ORM compiled
     it, with the model's default ordering, on every append)."""

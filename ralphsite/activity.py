@@ -92,7 +92,7 @@ def _sessions_touch_ordered_orm(ordered: list[str]) -> None:
     apps.get_model(*_SESSION_MODEL).objects.filter(pk__in=ordered).update(last_activity_at=timezone.now())
 
 
-@fast_path(_sessions_touch_ordered_orm)
+@fast_path("hot_sql", _sessions_touch_ordered_orm)
 def _sessions_touch_ordered(ordered: list[str]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(_touch_sql(connection.vendor, len(ordered)),

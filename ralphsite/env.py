@@ -48,6 +48,15 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_choices(name: str, allowed: tuple[str, ...]) -> frozenset[str]:
+    """A comma-separated subset of `allowed` (empty by default); any other name stops the server."""
+    chosen = frozenset(env_list(name, []))
+    unknown = sorted(chosen - set(allowed))
+    if unknown:
+        raise ImproperlyConfigured(f"{name}: unknown {', '.join(unknown)} (allowed: {', '.join(allowed)})")
+    return chosen
+
+
 _PERIOD_SECONDS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600,
                    "d": 86400, "day": 86400}
 

@@ -3,7 +3,8 @@
 from datetime import timedelta
 
 from ralphsite.db.config import database_config
-from ralphsite.env import env_bool, env_duration, env_int, env_list, env_rate, env_str
+from ralphsite.db.fast_paths import PIECES as FAST_PATH_PIECES
+from ralphsite.env import env_bool, env_choices, env_duration, env_int, env_list, env_rate, env_str
 from ralphsite.paths import BASE_DIR, data_dir, data_dir_create
 from ralphsite.secrets import secret_key_load_or_create
 
@@ -92,6 +93,8 @@ RALPH_BACKUP_KEEP_DAYS = env_int("RALPH_BACKUP_KEEP_DAYS", 7, minimum=0)
 # The fast paths that re-implement ORM and DRF internals (ralphsite.db.fast_paths); off runs the plain
 # Django/DRF code they must agree with.
 RALPH_FAST_PATHS = env_bool("RALPH_FAST_PATHS", True)
+# Single pieces turned off, for the benchmark's on/off comparison (ralphsite.db.fast_paths.PIECES).
+RALPH_FAST_PATHS_OFF = env_choices("RALPH_FAST_PATHS_OFF", FAST_PATH_PIECES)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -185,7 +185,7 @@ def _usage_totals_add_orm(*, session_id: str, tokens_input: int, tokens_output: 
     )
 
 
-@fast_path(_usage_totals_add_orm)
+@fast_path("hot_sql", _usage_totals_add_orm)
 def _usage_totals_add(*, session_id: str, tokens_input: int, tokens_output: int, cost_usd: Decimal) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_usage_update_sql(connection.vendor), _usage_update_params(

@@ -61,7 +61,7 @@ def _token_with_owner_orm(digest: str) -> ApiToken | None:
     return ApiToken.objects.select_related("user").filter(key_hash=digest).first()
 
 
-@fast_path(_token_with_owner_orm)
+@fast_path("token", _token_with_owner_orm)
 def _token_with_owner(digest: str) -> ApiToken | None:
     """The token whose secret hashes to `digest`, its owner loaded: one precompiled, parameterised
     query (the ORM's `select_related().get()` cost more to compile than the query took to run, on

@@ -287,7 +287,7 @@ class _FilterSetConventions(django_filters.FilterSet):
         return form
 
 
-class RalphFilterSet(*fast_path_bases(_FilterSetFastPaths), _FilterSetConventions):
+class RalphFilterSet(*fast_path_bases("filtersets", _FilterSetFastPaths), _FilterSetConventions):
     """django-filter's FilterSet with strict value parsing; its filters and form class are built once
     per class when the fast paths are on (`_FilterSetFastPaths`).
 

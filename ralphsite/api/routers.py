@@ -86,5 +86,5 @@ class ResourceResolver(URLResolver):
 
 def resource_include(route: str, urlconf: str) -> URLResolver:
     """`path(route, include(urlconf))`, resolved by `ResourceResolver` when the fast paths are on."""
-    resolver_class = ResourceResolver if fast_paths_on() else URLResolver
+    resolver_class = ResourceResolver if fast_paths_on("resolver") else URLResolver
     return resolver_class(RoutePattern(route, is_endpoint=False), urlconf)

@@ -204,7 +204,7 @@ class _ModelSerializerConventions(StrictKeysMixin, serializers.ModelSerializer):
         return fields
 
 
-class RalphModelSerializer(*fast_path_bases(_ModelSerializerFastPaths), _ModelSerializerConventions):
+class RalphModelSerializer(*fast_path_bases("serializers", _ModelSerializerFastPaths), _ModelSerializerConventions):
     """Validates and shapes; never writes (writes go through services). Unknown keys are a 400.
 
     On ULID models the client may supply `id` on create; it is read-only afterwards. Field building,

@@ -5,15 +5,18 @@ shallowly, an UPDATE written by hand). Each has a plain Django/DRF reference it 
 with the switch off the reference runs instead, and the answers are the same: CI runs the whole
 suite that way. Each piece decides once, when its module is imported or its class is built:
 
-* `fast_path(reference)`: a function decorator, the fast function or its reference;
-* `fast_path_bases(*mixins)`: the mixins a class puts first in its bases, or none.
+* `fast_path(piece, reference)`: a function decorator, the fast function or its reference;
+* `fast_path_bases(piece, *mixins)`: the mixins a class puts first in its bases, or none;
+* `fast_paths_on(piece)`: the decision itself.
 
-The pieces: `ralphsite.db.precompiled` (lookups and INSERTs), `ralphsite.api.serializers` (field
-templates, representation and row plans), `ralphsite.api.filters` (FilterSet copies and form
-class), `ralphsite.api.authentication` (the token lookup), `ralphsite.api.routers` (URL
-resolution) and the hand-written SQL of the hot writes (`ralphsite.activity.sessions_touch`,
-`sessions_app.services` usage totals, `ledger_app.services` session check, `conversations_app.services`
-chat tags and run message counts).
+The pieces (`PIECES`): `lookups` (`ralphsite.db.precompiled.precompiled_lookup`: detail lookups and the
+message append's run), `inserts` (`ralphsite.db.precompiled.instances_insert`), `serializers` (field
+templates, representation and row plans, `ralphsite.api.serializers`), `filtersets` (FilterSet copies
+and form class, `ralphsite.api.filters`), `token` (`ralphsite.api.authentication`), `resolver` (URL
+resolution, `ralphsite.api.routers`) and `hot_sql` (the hand-written SQL of the hot writes:
+`ralphsite.activity` session touch, `sessions_app.services` usage totals, `ledger_app.services` session
+check, `conversations_app.services` chat tags and run message counts). `RALPH_FAST_PATHS_OFF` (a
+comma-separated list of pieces) turns single pieces off, for `make bench BENCH_ARGS=--fast-paths`.
 """
 
 from collections.abc import Callable
@@ -23,20 +26,24 @@ from django.conf import settings
 
 F = TypeVar("F", bound=Callable)
 
-
-def fast_paths_on() -> bool:
-    return settings.RALPH_FAST_PATHS
+PIECES = ("lookups", "inserts", "serializers", "filtersets", "token", "resolver", "hot_sql")
 
 
-def fast_path(reference: F) -> Callable[[F], F]:
-    """The decorated function when the switch is on, else `reference` (the plain ORM version)."""
+def fast_paths_on(piece: str) -> bool:
+    if piece not in PIECES:
+        raise ValueError(f"no fast path {piece!r}")
+    return settings.RALPH_FAST_PATHS and piece not in settings.RALPH_FAST_PATHS_OFF
+
+
+def fast_path(piece: str, reference: F) -> Callable[[F], F]:
+    """The decorated function when the piece is on, else `reference` (the plain ORM version)."""
 
     def choose(fast: F) -> F:
-        return fast if fast_paths_on() else reference
+        return fast if fast_paths_on(piece) else reference
 
     return choose
 
 
-def fast_path_bases(*mixins: type) -> tuple[type, ...]:
-    """`mixins` when the switch is on, else nothing: `class X(*fast_path_bases(Fast), Plain)`."""
-    return mixins if fast_paths_on() else ()
+def fast_path_bases(piece: str, *mixins: type) -> tuple[type, ...]:
+    """`mixins` when the piece is on, else nothing: `class X(*fast_path_bases("piece", Fast), Plain)`."""
+    return mixins if fast_paths_on(piece) else ()

@@ -107,7 +107,7 @@ def precompiled_lookup(queryset: models.QuerySet[M], field_name: str = "pk",
                        bound_lookups: Sequence[str] = ()) -> PrecompiledLookup[M] | None:
     """A `PrecompiledLookup`, or None (the caller runs the queryset) when the fast paths are off or
     the queryset has a shape it does not reproduce."""
-    if not fast_paths_on():
+    if not fast_paths_on("lookups"):
         return None
     try:
         return PrecompiledLookup(queryset, field_name, bound_lookups)
@@ -214,7 +214,7 @@ def instances_insert(objs: Sequence[M]) -> None:
     model = type(objs[0])
     if model not in _inserts:
         try:
-            _inserts[model] = PrecompiledInsert(model) if fast_paths_on() else None
+            _inserts[model] = PrecompiledInsert(model) if fast_paths_on("inserts") else None
         except NotPrecompilable:
             _inserts[model] = None
     insert = _inserts[model]

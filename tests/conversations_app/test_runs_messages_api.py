@@ -62,7 +62,7 @@ def test_it_appends_a_list_of_1000_in_one_transaction_with_few_queries(api: APIC
     # auth, lock run, the INSERT (one executemany; with the fast paths off the ORM's bulk_create: one
     # on PostgreSQL, as many multi-row INSERTs as SQLite's 999 parameters need), counter update. Never
     # one INSERT per message.
-    message_inserts = 1 if fast_paths_on() else \
+    message_inserts = 1 if fast_paths_on("inserts") else \
         -(-1000 // connection.ops.bulk_batch_size(Message._meta.concrete_fields, [None] * 1000))
     with django_assert_max_num_queries(15 + message_inserts):
         response = api.post(_messages_url(run), payload, format="json")

@@ -140,7 +140,7 @@ def test_it_appends_1000_events_in_one_request_with_few_queries(api: APIClient, 
     # With the fast paths off the events go in as the ORM's bulk_create writes them (multi-row INSERTs).
     usage_fields = [field for field in TokenUsage._meta.concrete_fields if not field.primary_key]
     usage_inserts = -(-1000 // connection.ops.bulk_batch_size(usage_fields, [None] * 1000))
-    event_inserts = 1 if fast_paths_on() else \
+    event_inserts = 1 if fast_paths_on("inserts") else \
         -(-1000 // connection.ops.bulk_batch_size(LedgerEvent._meta.concrete_fields, [None] * 1000))
     with django_assert_num_queries((10 if connection.vendor == "postgresql" else 9) + event_inserts + usage_inserts):
         response = api.post(URL, [bench_event(session.id, i, idempotency_key=f"k{i}") for i in range(1000)],

@@ -20,7 +20,7 @@ from sessions_app.api.serializers import SessionSerializer, TaskSerializer
 from sessions_app.models import Session, Task
 
 pytestmark = pytest.mark.django_db
-plans_only = pytest.mark.skipif(not fast_paths_on(), reason="a representation plan is a fast path")
+plans_only = pytest.mark.skipif(not fast_paths_on("serializers"), reason="a representation plan is a fast path")
 
 
 def _generic(serializer: RalphModelSerializer, instance) -> dict:
@@ -81,7 +81,7 @@ def test_it_keeps_drf_for_a_source_that_is_not_a_column() -> None:
     assert serializer.data["chat_title"] == "the chat"
     assert serializer.data == _generic(_RunWithChatTitle(run), run)
     assert _RunWithChatTitle(many=True).child.row_plan() is None  # a list of these builds instances
-    if fast_paths_on():
+    if fast_paths_on("serializers"):
         plan = {name: attname for name, attname, _ in serializer._representation_plan}
         assert plan["chat_title"] is None
 
@@ -118,7 +118,7 @@ def test_it_shapes_nested_and_list_columns_without_binding_the_serializers_field
 
 
 def test_it_lists_model_instances_through_drf_with_the_fast_paths_off() -> None:
-    assert (MessageSerializer(many=True).child.row_plan() is None) is not fast_paths_on()
+    assert (MessageSerializer(many=True).child.row_plan() is None) is not fast_paths_on("serializers")
 
 
 def test_it_leaves_fields_that_read_the_context_to_the_bound_serializer() -> None:
