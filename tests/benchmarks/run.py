@@ -2,6 +2,7 @@
 
     make bench                                  # SQLite, 2,000 samples, 1,000,000 events + 200,000 messages
     make bench BENCH_ARGS=--quick               # smoke run: 200 samples, small scale
+    make bench BENCH_ARGS="--fast-paths --samples 400"   # each fast path on and off, interleaved
     DATABASE_URL=postgres://… make bench        # PostgreSQL (a throw-away database next to the named one)
     python -m tests.benchmarks.run --help
 
@@ -66,6 +67,9 @@ def args_parse(argv: list[str] | None) -> argparse.Namespace:
                              "e.g. --gunicorn-arg=--worker-class=sync")
     parser.add_argument("--json", type=Path, default=None, help="also write the JSON results here")
     parser.add_argument("--keep", action="store_true", help="keep the throw-away data dir (for debugging)")
+    parser.add_argument("--fast-paths", action="store_true",
+                        help="each fast path on and off, interleaved, instead of the full run (--only names pieces; "
+                             "tests/benchmarks/fast_paths_ab.py)")
     scale_out = parser.add_argument_group("scale-out (tests/benchmarks/scale_out.py)")
     scale_out.add_argument("--scale-out", action="store_true",
                            help="many agents on 1 and N app hosts sharing one PostgreSQL database, then SQLite")
@@ -354,6 +358,10 @@ def main(argv: list[str] | None = None) -> int:
         from tests.benchmarks.scale_out import scale_out_main
 
         return scale_out_main(args, results_dir)
+    if args.fast_paths:
+        from tests.benchmarks.fast_paths_ab import fast_paths_main
+
+        return fast_paths_main(args, results_dir)
     results = bench(args)
     results["ratios"] = ratios_derive(results)
     report_print(results, out=sys.stdout)
