@@ -10,17 +10,16 @@ average around each piece; writes the JSON next to `make bench`'s.
 
 import argparse
 import itertools
-import json
 import math
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from ralphsite.db.fast_paths import PIECES
 from tests.benchmarks.client import BenchClient
 from tests.benchmarks.operations import OPERATIONS, Operation, State
+from tests.benchmarks.report import results_json_write
 from tests.benchmarks.server import BenchServer
 from tests.benchmarks.stats import summarize
 
@@ -145,12 +144,8 @@ def report_print(results: dict[str, Any]) -> None:
 def fast_paths_main(args: argparse.Namespace, results_dir: Path) -> int:
     results = fast_paths_ab(args)
     report_print(results)
-    results_dir.mkdir(parents=True, exist_ok=True)
-    path = results_dir / f"fast-paths-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(results, indent=2, default=str))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2, default=str))
-    _log(f"bench: results written to {path}")
+    paths = results_json_write(results, directory=results_dir, name="fast-paths", extra=args.json)
+    _log("bench: results written to " + ", ".join(map(str, paths)))
     errors = sum(row[side]["errors"] for measured in results["pieces"].values()
                  for row in measured["operations"].values() for side in ("on", "off"))
     return 1 if errors else 0

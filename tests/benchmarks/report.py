@@ -179,3 +179,14 @@ def report_write(results: dict[str, Any], *, directory: Path, extra: Path | None
         shutil.copyfile(path, extra)
         written.append(extra)
     return written
+
+
+def results_json_write(results: dict[str, Any], *, directory: Path, name: str, extra: Path | None) -> list[Path]:
+    """The results as `<directory>/<name>-<time>.json` (and to `extra`); the paths written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"]
+    if extra is not None:
+        paths.append(extra)
+    for path in paths:
+        path.write_text(json.dumps(results, indent=2, default=str))
+    return paths
