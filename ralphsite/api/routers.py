@@ -1,3 +1,10 @@
+"""The API's routers: one include per resource, resolved by its first path segment.
+
+Fast path `resolver` (`ralphsite.db.fast_paths`): `ResourceResolver` picks a resource's include with a
+dict lookup. With it off, Django's URLResolver tries the includes in order. Measured gain: GAINS_RESOLVER.
+Private Django names it touches: `RoutePattern._route`, `URLResolver.url_patterns`, `default_kwargs`.
+"""
+
 from typing import Any
 
 from django.urls import URLPattern, URLResolver, include, path, re_path

@@ -1,4 +1,12 @@
-"""The base serializer every resource uses."""
+"""The base serializer every resource uses.
+
+Fast path `serializers` (`ralphsite.db.fast_paths`): field templates and validators cached per class,
+copied shallowly per instance, and representation by a plan compiled once per class
+(`ralphsite.api.representation`), which also shapes `values()` rows for lists. With it off, DRF builds
+and represents as it always does. Measured gain: GAINS_SERIALIZERS.
+Private DRF names it touches: `Field.__dict__` (the shallow copy), `Serializer._readable_fields`,
+`Field.source_attrs`, `JSONField.binary`, `ChoiceField.choice_strings_to_values`, `relations.PKOnlyObject`.
+"""
 
 import copy
 from collections.abc import Mapping

@@ -17,6 +17,10 @@ resolution, `ralphsite.api.routers`) and `hot_sql` (the hand-written SQL of the 
 `ralphsite.activity` session touch, `sessions_app.services` usage totals, `ledger_app.services` session
 check, `conversations_app.services` chat tags and run message counts). `RALPH_FAST_PATHS_OFF` (a
 comma-separated list of pieces) turns single pieces off, for `make bench BENCH_ARGS=--fast-paths`.
+
+`hot_sql` is measured here (the other pieces in their modules): GAINS_HOT_SQL. It touches no private
+name beyond `_meta` (`db_table`, field columns) and the backend's `ops.quote_name` and
+`adapt_datetimefield_value`.
 """
 
 from collections.abc import Callable

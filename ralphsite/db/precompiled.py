@@ -6,6 +6,14 @@ paths (get by id: ~1 ms of compile for a ~0.05 ms SQLite lookup on the benchmark
 runs the SQL through Django's cursor (parameterised, query-logged) and builds instances the way
 Django's ModelIterable does, with the same converters, select_related populators and prefetches.
 `PrecompiledInsert` does the same for `save(force_insert=True)` / `bulk_create` of new rows.
+
+Fast paths `lookups` and `inserts` (`ralphsite.db.fast_paths`): with them off, `precompiled_lookup`
+answers None (the caller runs its queryset) and `instances_insert` goes to the ORM.
+Measured gain: GAINS_LOOKUPS_INSERTS.
+Private Django names it touches: `QuerySet._known_related_objects`, `_fields`, `_iterable_class`,
+`_prefetch_related_lookups`, `_fetch_mode` (Django 6.1), `Query.get_compiler()` and the compiler's
+`as_sql`, `klass_info`, `select`, `annotation_col_map`, `results_iter`; `query.get_related_populators`;
+`Model._prepare_related_fields_for_save`, `Model._state`; `_meta.local_concrete_fields`, `auto_field`.
 """
 
 from collections.abc import Sequence
