@@ -2,10 +2,9 @@
 
 import hashlib
 from datetime import datetime
-from functools import cache
 from typing import Any, Literal
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -25,7 +24,6 @@ from conversations_app.models import (
 from conversations_app.selectors import SYNC_MODELS
 from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
-from ralphsite.db.fast_paths import fast_path
 from ralphsite.db.precompiled import instances_insert
 from ralphsite.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from ralphsite.services import instance_create, instance_update
@@ -36,29 +34,10 @@ TERMINAL_RUN_STATUSES = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCEL
 
 # -- chats -------------------------------------------------------------------------------------
 
-@cache
-def _chat_tag_insert_sql(vendor: str) -> str:
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(ChatTag._meta.get_field(name).column) for name in ("chat", "tag"))
-    return f"INSERT INTO {quote(ChatTag._meta.db_table)} ({columns}) VALUES (%s, %s)"  # names from _meta
-
-
 def _chat_tags_set(*, chat_id: str, tags: list[str], replace: bool) -> None:
     if replace:
         ChatTag.objects.filter(chat_id=chat_id).delete()
-    _chat_tags_insert(chat_id=chat_id, tags=list(dict.fromkeys(tags)))
-
-
-def _chat_tags_insert_orm(*, chat_id: str, tags: list[str]) -> None:
-    ChatTag.objects.bulk_create([ChatTag(chat_id=chat_id, tag=tag) for tag in tags])
-
-
-@fast_path("hot_sql", _chat_tags_insert_orm)
-def _chat_tags_insert(*, chat_id: str, tags: list[str]) -> None:
-    # Written once rather than bulk_create: nobody reads the tag rows' ids back, and the ORM
-    # compiled this INSERT (and fetched the new ids) on every tagged chat create.
-    with connection.cursor() as cursor:
-        cursor.executemany(_chat_tag_insert_sql(connection.vendor), [[chat_id, tag] for tag in tags])
+    ChatTag.objects.bulk_create([ChatTag(chat_id=chat_id, tag=tag) for tag in dict.fromkeys(tags)])
 
 
 def chat_create(*, data: dict[str, Any]) -> Chat:
@@ -237,34 +216,11 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
         created = [Message(**item, run_id=run_id, sequence_number=run.message_count + position)
                    for position, item in enumerate(new_items, start=1)]
         instances_insert(created)
-        if len(run_changes) == 1:
-            _run_message_count_add(run_id=run.pk, count=len(new_items))
-        else:
-            Run.objects.filter(pk=run_id).update(**run_changes)
+        Run.objects.filter(pk=run_id).update(**run_changes)
         Chat.objects.filter(pk=run.chat_id).update(updated_at=timezone.now())  # as run_create: activity, no version
         sessions_touch([run.chat.session_id])
     by_id = {m.id: m for m in created} | existing
     return [by_id[item["id"]] for item in items] if existing else created
-
-
-@cache
-def _run_message_count_sql(vendor: str) -> str:
-    quote = connection.ops.quote_name
-    count = quote(Run._meta.get_field("message_count").column)
-    # Names come from _meta; the values are parameters.
-    return (f"UPDATE {quote(Run._meta.db_table)} SET {count} = {count} + %s "
-            f"WHERE {quote(Run._meta.pk.column)} = %s")
-
-
-def _run_message_count_add_orm(*, run_id: str, count: int) -> None:
-    Run.objects.filter(pk=run_id).update(message_count=F("message_count") + count)
-
-
-@fast_path("hot_sql", _run_message_count_add_orm)
-def _run_message_count_add(*, run_id: str, count: int) -> None:
-    """The append's run counter UPDATE, written once: the ORM compiled it on every append."""
-    with connection.cursor() as cursor:
-        cursor.execute(_run_message_count_sql(connection.vendor), [count, run_id])
 
 
 def message_update(*, message: Message, data: dict[str, Any]) -> Message:

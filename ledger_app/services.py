@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from django.db import IntegrityError, connection, router, transaction
+from django.db import IntegrityError, router, transaction
 from django.db.models import F, Max, Min, Q
 from django.utils import timezone
 
@@ -30,7 +30,6 @@ from ledger_app.models import (
 )
 from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
-from ralphsite.db.fast_paths import fast_path
 from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.services import column_holds, instance_create
 from sessions_app.models import Session, SessionStatus
@@ -125,21 +124,9 @@ def event_append_one(*, item: dict[str, Any]) -> tuple[LedgerEvent, bool]:
     return result.event, True
 
 
-def _sessions_existing_orm(session_ids: set[str]) -> set[str]:
-    return set(Session.objects.filter(pk__in=session_ids).order_by().values_list("pk", flat=True))
-
-
-@fast_path("hot_sql", _sessions_existing_orm)
 def _sessions_existing(session_ids: set[str]) -> set[str]:
-    """Which of these sessions exist: one parameterised SELECT on the primary key (the ORM compiled
-    it, with the model's default ordering, on every append)."""
-    quote, pk = connection.ops.quote_name, Session._meta.pk
-    placeholders = ", ".join(["%s"] * len(session_ids))
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {quote(pk.column)} FROM {quote(Session._meta.db_table)} "  # names from _meta
-                       f"WHERE {quote(pk.column)} IN ({placeholders})",
-                       [pk.get_db_prep_value(session_id, connection) for session_id in session_ids])
-        return {session_id for (session_id,) in cursor.fetchall()}
+    """Which of these sessions exist."""
+    return set(Session.objects.filter(pk__in=session_ids).order_by().values_list("pk", flat=True))
 
 
 def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:

@@ -17,14 +17,13 @@ tokens.
 """
 
 from collections.abc import Iterable
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
-from django.db import connection, models
+from django.db import models
 from django.utils import timezone
 
 from ralphsite.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED
-from ralphsite.db.fast_paths import fast_path
 
 _SESSION_MODEL = ("sessions_app", "Session")
 
@@ -82,31 +81,7 @@ def sessions_touch(session_ids: Iterable[str | None]) -> None:
     """Set `last_activity_at` to now on these sessions (one UPDATE)."""
     ordered = sorted({session_id for session_id in session_ids if session_id})
     if ordered:
+        from django.apps import apps
+
         # In a fixed order: two transactions touching the same sessions never wait on each other crosswise.
-        _sessions_touch_ordered(ordered)
-
-
-def _sessions_touch_ordered_orm(ordered: list[str]) -> None:
-    from django.apps import apps
-
-    apps.get_model(*_SESSION_MODEL).objects.filter(pk__in=ordered).update(last_activity_at=timezone.now())
-
-
-@fast_path("hot_sql", _sessions_touch_ordered_orm)
-def _sessions_touch_ordered(ordered: list[str]) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(_touch_sql(connection.vendor, len(ordered)),
-                       [connection.ops.adapt_datetimefield_value(timezone.now()), *ordered])
-
-
-@lru_cache(maxsize=64)
-def _touch_sql(vendor: str, count: int) -> str:
-    from django.apps import apps
-
-    session = apps.get_model(*_SESSION_MODEL)
-    quote = connection.ops.quote_name
-    placeholders = ", ".join(["%s"] * count)
-    # Names come from _meta; the time and the ids are parameters.
-    return (f"UPDATE {quote(session._meta.db_table)} SET "
-            f"{quote(session._meta.get_field('last_activity_at').column)} = %s "
-            f"WHERE {quote(session._meta.pk.column)} IN ({placeholders})")
+        apps.get_model(*_SESSION_MODEL).objects.filter(pk__in=ordered).update(last_activity_at=timezone.now())

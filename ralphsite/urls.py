@@ -1,16 +1,15 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularSwaggerView
 
-from ralphsite.api.routers import resource_include
 from ralphsite.api.schema_view import CachedSchemaView
 from ralphsite.mcp.views import McpView
 from ralphsite.views import healthz
 
 urlpatterns = [
     # Agents call /api/v1/ on every step: first, so it is the first pattern tried. People land on the admin.
-    resource_include("api/v1/", "ralphsite.api.urls"),
+    path("api/v1/", include("ralphsite.api.urls")),
     # MCP clients are configured with a URL by hand: /mcp answers as /mcp/ (a redirect would lose the POST).
     re_path(r"^mcp/?$", McpView.as_view(), name="mcp"),
     path("", RedirectView.as_view(pattern_name="admin:index"), name="home"),

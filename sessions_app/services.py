@@ -1,19 +1,16 @@
 """Every operation that changes orchestration state: one function per domain verb, one transaction."""
 
-import functools
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Count, F, Max, Q, QuerySet, Value
 from django.utils import timezone
 
 from ralphsite.access import current_scope
 from ralphsite.activity import sessions_touch
-from ralphsite.db.fast_paths import fast_path
 from ralphsite.errors import Conflict, InvalidInput, NotFound, detail_time
 from ralphsite.fields import BIGINT_MAX
 from ralphsite.money import USD_MAX
@@ -135,43 +132,10 @@ def session_delete(*, session: Session) -> None:
         session.delete()
 
 
-@functools.cache
-def _usage_update_sql(vendor: str) -> str:
-    """The totals UPDATE, written once per backend: the ORM compiled this statement on every
-    usage-bearing write (events, token usage, attempts, invocations), at several times its run.
-    Money is exact on both: SQLite adds whole micro-dollars (integers), PostgreSQL numeric
-    (`ralphsite.money.MoneyField`)."""
-    def column(name: str) -> str:
-        return connection.ops.quote_name(Session._meta.get_field(name).column)
-
-    tokens_in, tokens_out, count, cost = (column(name) for name in (
-        "total_tokens_input", "total_tokens_output", "token_count", "total_cost_usd"))
-    return (
-        f"UPDATE {connection.ops.quote_name(Session._meta.db_table)} SET "  # names come from _meta
-        f"{tokens_in} = {tokens_in} + %s, {tokens_out} = {tokens_out} + %s, "
-        f"{cost} = {cost} + %s, {count} = {count} + %s, {column('last_activity_at')} = %s "
-        f"WHERE {column('id')} = %s AND {tokens_in} <= %s AND {tokens_out} <= %s AND {count} <= %s AND {cost} <= %s"
-    )
-
-
-def _usage_update_params(db: BaseDatabaseWrapper, *, session_id: str, tokens_input: int, tokens_output: int,
-                         cost_usd: Decimal) -> list:
-    cost_field = Session._meta.get_field("total_cost_usd")
-
-    def money(value: Decimal) -> Any:
-        return cost_field.get_db_prep_value(value, db)
-
-    return [
-        tokens_input, tokens_output, money(cost_usd), tokens_input + tokens_output,
-        db.ops.adapt_datetimefield_value(timezone.now()), session_id,
-        # A negative delta (a correction) cannot overflow: its bound is the column's own maximum.
-        BIGINT_MAX - max(tokens_input, 0), BIGINT_MAX - max(tokens_output, 0),
-        BIGINT_MAX - max(tokens_input + tokens_output, 0), money(USD_MAX - max(cost_usd, Decimal(0))),
-    ]
-
-
-def _usage_totals_add_orm(*, session_id: str, tokens_input: int, tokens_output: int, cost_usd: Decimal) -> int:
-    """The totals UPDATE through the ORM; the number of rows it changed (0: no session, or an overflow)."""
+def _usage_totals_add(*, session_id: str, tokens_input: int, tokens_output: int, cost_usd: Decimal) -> int:
+    """The totals UPDATE (F() expressions, so concurrent writers never lose an increment); the number of
+    rows it changed (0: no session, or an overflow). Money is exact on both backends: SQLite adds whole
+    micro-dollars (integers), PostgreSQL numeric (`ralphsite.money.MoneyField`)."""
     tokens = tokens_input + tokens_output
     return Session.objects.filter(
         pk=session_id, total_tokens_input__lte=BIGINT_MAX - max(tokens_input, 0),
@@ -183,15 +147,6 @@ def _usage_totals_add_orm(*, session_id: str, tokens_input: int, tokens_output: 
         total_cost_usd=F("total_cost_usd") + Value(cost_usd, output_field=Session._meta.get_field("total_cost_usd")),
         last_activity_at=timezone.now(),
     )
-
-
-@fast_path("hot_sql", _usage_totals_add_orm)
-def _usage_totals_add(*, session_id: str, tokens_input: int, tokens_output: int, cost_usd: Decimal) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(_usage_update_sql(connection.vendor), _usage_update_params(
-            connection, session_id=session_id, tokens_input=tokens_input, tokens_output=tokens_output,
-            cost_usd=cost_usd))
-        return cursor.rowcount
 
 
 def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: int = 0,

@@ -1,11 +1,4 @@
-"""The base FilterSet every resource's FilterSet derives from.
-
-Fast path `filtersets` (`ralphsite.db.fast_paths`): the filters and the form class built once per
-FilterSet class and copied shallowly per request (`_FilterSetFastPaths`). With it off, django-filter
-deep-copies and builds them per request. Measured gain: GAINS_FILTERSETS.
-Private django-filter names it touches: `filters.FilterMethod`, `Filter.__dict__` (the shallow copy),
-`FilterSet.base_filters` (deep-copied per instance), `Form.base_fields`.
-"""
+"""The base FilterSet every resource's FilterSet derives from."""
 
 import copy
 from collections import OrderedDict
@@ -18,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import QueryDict
 from django_filters import fields as filter_fields
 from django_filters.constants import EMPTY_VALUES
-from django_filters.filters import Filter, FilterMethod
+from django_filters.filters import Filter
 from django_filters.filterset import FILTER_FOR_DBFIELD_DEFAULTS
 from django_filters.rest_framework import DjangoFilterBackend
 from django_filters.utils import get_model_field
@@ -29,7 +22,6 @@ from ralphsite.access import current_scope
 from ralphsite.addressing import address_key_of, as_ulid, pk_by_key
 from ralphsite.api.fields import epoch_moment
 from ralphsite.choices import choice_canonical
-from ralphsite.db.fast_paths import fast_path_bases
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
 
 
@@ -140,15 +132,6 @@ class NonBlankKeyFilter(django_filters.CharFilter):
         return super().filter(qs, value).exclude(**{self.field_name: ""})
 
 
-def _filter_clone(template: Filter) -> Filter:
-    """A shallow copy of a filter, its `method=` proxy bound to the copy (which gets the FilterSet)."""
-    clone = object.__new__(type(template))
-    clone.__dict__.update(template.__dict__)
-    if isinstance(clone.__dict__.get("filter"), FilterMethod):
-        clone.filter = FilterMethod(clone)
-    return clone
-
-
 def _foreign_key_read(filterset: type[django_filters.FilterSet], template: Filter) -> models.Field | None:
     """The foreign key a filter reads (`session`, `interview__session`, `session_id`), or None."""
     model = filterset._meta.model
@@ -172,58 +155,15 @@ def _keyed_target(filterset: type[django_filters.FilterSet], template: Filter) -
     return field.related_model if field is not None and address_key_of(field.related_model) else None
 
 
-class _ClassFilters(OrderedDict):
-    """A FilterSet class's filters, copied shallowly when django-filter deep-copies them per request.
+class RalphFilterSet(django_filters.FilterSet):
+    """django-filter's FilterSet with strict value parsing.
 
-    Each request's FilterSet sets `model` and `parent` on its own copies; nothing else on a filter
-    changes after the class is built, and the deep copy (form field included) cost more than the
-    filtering query's compile.
+    Filters generated from model fields parse strictly: integers as `IntegerFilter`, booleans as
+    `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones; an enum
+    alias is read as its value). Every filter of a foreign key (or of a column `<name>_id`) has a twin
+    named `<name>_id`, the seeds' column name; a filter of a keyed model (a session, plan or
+    checkpoint) takes its key as well as its id; every time filter accepts epoch numbers too.
     """
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> "OrderedDict[str, Filter]":
-        return OrderedDict((name, _filter_clone(template)) for name, template in self.items())
-
-
-class _ClassFormFields(dict):
-    """A filter form class's fields, copied shallowly when each form instance deep-copies them.
-
-    A filter form is only bound and cleaned, never rendered: cleaning reads a field's options and
-    changes nothing on it or its widget, so the deep copy (widgets, validators, messages) was waste.
-    """
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, forms.Field]:
-        # A model choice field copies its queryset so that no form reuses another's results.
-        return {name: copy.deepcopy(field, memo) if isinstance(field, forms.ModelChoiceField) else copy.copy(field)
-                for name, field in self.items()}
-
-
-class _FilterSetFastPaths:
-    """The fast paths of `RalphFilterSet` (`ralphsite.db.fast_paths`): its form class built once per
-    FilterSet class, and its filters and form fields copied shallowly per request (`_ClassFilters`,
-    `_ClassFormFields`).
-
-    django-filter builds a new Form class (one form field per filter) on every request; our filters'
-    fields depend on the class alone (no per-request querysets), and a form instance copies its
-    class's fields anyway, so one class serves every request.
-    """
-
-    _form_classes: ClassVar[dict[type, type[forms.Form]]] = {}
-
-    @classmethod
-    def get_filters(cls) -> "OrderedDict[str, Filter]":
-        return _ClassFilters(super().get_filters())
-
-    def get_form_class(self) -> type[forms.Form]:
-        form_class = _FilterSetFastPaths._form_classes.get(type(self))
-        if form_class is None:
-            form_class = super().get_form_class()
-            form_class.base_fields = _ClassFormFields(form_class.base_fields)
-            _FilterSetFastPaths._form_classes[type(self)] = form_class
-        return form_class
-
-
-class _FilterSetConventions(django_filters.FilterSet):
-    """What every FilterSet follows, with the fast paths on or off (see `RalphFilterSet`)."""
 
     FILTER_DEFAULTS = {
         **FILTER_FOR_DBFIELD_DEFAULTS,
@@ -241,9 +181,9 @@ class _FilterSetConventions(django_filters.FilterSet):
     def _keys_read_as_ids(cls, data: QueryDict | None) -> QueryDict | None:
         """The query with each key of a keyed model (`?session=sess-a`) replaced by its row's id, in one
         query per key (`ralphsite.addressing`); a key that names no row in scope is a 400 naming it."""
-        keyed = _FilterSetConventions._keyed_parameters.get(cls)
+        keyed = RalphFilterSet._keyed_parameters.get(cls)
         if keyed is None:
-            keyed = _FilterSetConventions._keyed_parameters[cls] = {
+            keyed = RalphFilterSet._keyed_parameters[cls] = {
                 name: model for name, template in cls.base_filters.items()
                 if (model := _keyed_target(cls, template)) is not None}
         named = [name for name in keyed if data and data.get(name) and as_ulid(data.get(name)) is None]
@@ -292,18 +232,6 @@ class _FilterSetConventions(django_filters.FilterSet):
                 if isinstance(field, forms.ModelChoiceField):
                     field.queryset = scope.filter(field.queryset)
         return form
-
-
-class RalphFilterSet(*fast_path_bases("filtersets", _FilterSetFastPaths), _FilterSetConventions):
-    """django-filter's FilterSet with strict value parsing; its filters and form class are built once
-    per class when the fast paths are on (`_FilterSetFastPaths`).
-
-    Filters generated from model fields parse strictly: integers as `IntegerFilter`, booleans as
-    `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones; an enum
-    alias is read as its value). Every filter of a foreign key (or of a column `<name>_id`) has a twin
-    named `<name>_id`, the seeds' column name; a filter of a keyed model (a session, plan or
-    checkpoint) takes its key as well as its id; every time filter accepts epoch numbers too.
-    """
 
 
 class RalphFilterBackend(DjangoFilterBackend):

@@ -1,4 +1,4 @@
-"""ResourceResolver: `/api/v1/<resource>/…` finds its resource by the first segment, as Django would."""
+"""The API router: `/api/v1/<resource>/…` resolves to its resource's viewset, unknown paths to the JSON 404."""
 
 import re
 
