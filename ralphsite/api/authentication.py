@@ -2,8 +2,9 @@
 
 Fast path `token` (`ralphsite.db.fast_paths`): the token and its owner read by one hand-written,
 parameterised query, built with `Model.from_db` (`_token_with_owner`). With it off, the ORM's
-`select_related("user")` query. Measured gain (interleaved A/B with it off, SQLite, 2-vCPU AMD VM at
-load 9, 2026-11-25): p50 off/on 1.49 on get chat, the cheapest authenticated call.
+`select_related("user")` query. Measured gain (`make bench BENCH_ARGS=--fast-paths`, interleaved A/B
+with it off, SQLite, 2-vCPU AMD VM at load 9-11, 2026-11-25, two runs): p50 off/on 1.49-1.53 on get
+chat, the cheapest authenticated call.
 Private Django names it touches: `_meta.db_table`, `_meta.concrete_fields` and column names; deferred
 fields of a `from_db` instance.
 """

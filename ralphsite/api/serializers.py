@@ -3,8 +3,9 @@
 Fast path `serializers` (`ralphsite.db.fast_paths`): field templates and validators cached per class,
 copied shallowly per instance, and representation by a plan compiled once per class
 (`ralphsite.api.representation`), which also shapes `values()` rows for lists. With it off, DRF builds
-and represents as it always does. Measured gain (interleaved A/B with it off, SQLite, 2-vCPU AMD VM at
-load 9, 2026-11-25): p50 off/on 3.63 on get chat, 2.06 on list 100 messages, 1.23 on insert chat.
+and represents as it always does. Measured gain (`make bench BENCH_ARGS=--fast-paths`, interleaved A/B
+with it off, SQLite, 2-vCPU AMD VM at load 9-11, 2026-11-25, two runs): p50 off/on 1.16-3.63 on get
+chat, 1.68-2.06 on list 100 messages, 1.23-1.82 on insert chat.
 Private DRF names it touches: `Field.__dict__` (the shallow copy), `Serializer._readable_fields`,
 `Field.source_attrs`, `JSONField.binary`, `ChoiceField.choice_strings_to_values`, `relations.PKOnlyObject`.
 """

@@ -9,10 +9,13 @@ Django's ModelIterable does, with the same converters, select_related populators
 
 Fast paths `lookups` and `inserts` (`ralphsite.db.fast_paths`): with them off, `precompiled_lookup`
 answers None (the caller runs its queryset) and `instances_insert` goes to the ORM.
-Measured gain (interleaved A/B with the piece off, SQLite, 2-vCPU AMD VM at load 9-11, 2026-11-25):
-`lookups` p50 off/on 1.03, 1.47 and 1.18 on get chat, 0.81, 1.27 and 1.21 on insert message (the
-smallest kept, near the noise); `inserts` 1.58 on append ledger event (1,000-event chains in one
-`executemany`), 1.11 on insert message, 0.98 on insert chat.
+Measured gain (`make bench BENCH_ARGS=--fast-paths`: interleaved A/B with the piece off, SQLite,
+2-vCPU AMD VM at load 9-12, 2026-11-25): `lookups` p50 off/on 0.97-1.47 on get chat and 0.81-1.81 on
+insert message over four runs (median about 1.2: kept, at the edge of the noise); `inserts` 0.86-0.98
+on insert chat, 0.56-1.11 on insert message and 0.83-1.58 on append event over two runs, within the
+noise for single rows: kept for bulk appends, where a chain of 1,000 events is one `executemany`
+instead of 23 multi-row INSERTs on SQLite (`tests/benchmarks/README.md`, the hash chain's A/B), which
+this mode does not measure.
 Private Django names it touches: `QuerySet._known_related_objects`, `_fields`, `_iterable_class`,
 `_prefetch_related_lookups`, `_fetch_mode` (Django 6.1), `Query.get_compiler()` and the compiler's
 `as_sql`, `klass_info`, `select`, `annotation_col_map`, `results_iter`; `query.get_related_populators`;
