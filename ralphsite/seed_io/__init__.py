@@ -15,9 +15,11 @@ def importer_class(kind: str) -> type[SeedImporter]:
     from ralphsite.seed_io.conversations import ConversationsImporter
     from ralphsite.seed_io.devteam import DevTeamImporter
     from ralphsite.seed_io.memory import MemoryImporter
+    from ralphsite.seed_io.ralph import RalphImporter
     from ralphsite.seed_io.ralphy import RalphyImporter
 
-    return {cls.kind: cls for cls in (ConversationsImporter, DevTeamImporter, MemoryImporter, RalphyImporter)}[kind]
+    importers = (ConversationsImporter, DevTeamImporter, MemoryImporter, RalphImporter, RalphyImporter)
+    return {cls.kind: cls for cls in importers}[kind]
 
 
 KINDS = ("ralph", "ralphy", "conversations", "devteam", "memory")
@@ -27,5 +29,5 @@ def exporter(kind: str, path: Path, *, sessions: list[str] | None) -> "SeedExpor
     """export_seed's writer for `kind`, with the tool's own date format."""
     from ralphsite.seed_io.export import SeedExporter, epoch_date, iso_date, sqlite_date
 
-    dates = {"devteam": sqlite_date, "ralphy": epoch_date}.get(kind, iso_date)
+    dates = {"devteam": sqlite_date, "ralph": sqlite_date, "ralphy": epoch_date}.get(kind, iso_date)
     return SeedExporter(importer_class(kind), path, dates=dates, sessions=sessions)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
 
+from django.apps import apps
 from django.db import models, transaction
 from django.utils import timezone
 
@@ -128,9 +129,34 @@ class EnumMap:
     def __call__(self, value: Any) -> str:
         return self.default if value is None else self.mapping.get(str(value), str(value))
 
-    def inverse(self, value: str) -> str:
+    def inverse(self, value: str) -> Any:
         """Ours → the seed's (export_seed)."""
         return self.reverse.get(value, value)
+
+
+class IntEnumMap(EnumMap):
+    """An integer enum (Ralph V2's C# enums, stored by EF Core as their ordinal): `names` in declaration
+    order, each mapped to our value through the enum aliases (`ExecutingBatch` → `executing_batch`). An
+    integer the seed does not declare becomes `default` (ours must be one of our choices: statistics and
+    progress count by them); the integer is kept on the SeedRow."""
+
+    def __init__(self, names: list[str], choices: type[models.Choices], default: str) -> None:
+        from ralphsite.choices import choice_canonical
+
+        mapping = {}
+        for number, name in enumerate(names):
+            ours = choice_canonical(choices.values, name)
+            if ours is None:
+                raise ValueError(f"{choices.__name__} has no value for the seed's {name}")
+            mapping[str(number)] = ours
+        super().__init__(mapping, default)
+
+    def __call__(self, value: Any) -> str:
+        return self.default if value is None else self.mapping.get(str(value), self.default)
+
+    def inverse(self, value: str) -> int | None:
+        theirs = self.reverse.get(value)
+        return None if theirs is None else int(theirs)
 
 
 def enum(mapping: dict[str, str], *, default: str = "") -> EnumMap:
@@ -173,6 +199,8 @@ class TableImport:
     mapped: ClassVar[frozenset[str]] = frozenset()  # columns `fields` reads (besides the key)
     required: ClassVar[bool] = True  # a file without this table is refused
     order_by: ClassVar[str] = "rowid"
+    # Other spellings of a column (ours → theirs) that files built from another part of the seed use.
+    aliases: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     def key(self, row: Row) -> str:
         return KEY_SEPARATOR.join(text(row[column]) for column in self.key_columns)
@@ -180,6 +208,10 @@ class TableImport:
     def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
         """The new object's field values, or a reason (str) to skip the row."""
         raise NotImplementedError
+
+    def build(self, values: dict[str, Any]) -> models.Model:
+        """The new object of a row's field values."""
+        return self.model(**values)
 
     def after_insert(self, objects: list[models.Model]) -> None:
         """After a chunk's objects were inserted, in its transaction: keep what we derive from them
@@ -195,6 +227,7 @@ class TableImport:
 class ImportContext:
     kind: str
     _keys: dict[str, dict[str, str]] = field(default_factory=dict)
+    _sessions: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def resolve(self, table: str, key: Any) -> str | None:
         """Our object id for the row of seed table `table` whose key is `key` (None: not imported)."""
@@ -208,10 +241,37 @@ class ImportContext:
     def remember(self, table: str, keys: dict[str, str]) -> None:
         if table in self._keys:
             self._keys[table].update(keys)
+        self._sessions.pop(table, None)
+
+    def session_of(self, table: str, object_id: str) -> str | None:
+        """The session of our object `object_id` imported from seed table `table` (one query per table)."""
+        if table not in self._sessions:
+            imported = SeedRow.objects.filter(kind=self.kind, source_table=table)
+            label = imported.values_list("object_model", flat=True).first()
+            model = apps.get_model(label) if label else None
+            self._sessions[table] = {} if model is None else {
+                str(pk): session for pk, session in
+                model._default_manager.filter(pk__in=imported.values("object_id")).values_list("pk", "session_id")}
+        return self._sessions[table].get(object_id)
 
 
 def same(value: Any) -> Any:
     return value
+
+
+@dataclass(frozen=True)
+class Parent:
+    """A seed column naming a row of another seed table (already imported: tables go in dependency
+    order), which becomes our foreign key `field`. A row whose parent is not in the file is skipped
+    when `required` (a NULL in a nullable column is no parent, not a skip), else imported without it
+    (the column's value kept on the SeedRow). `session`: the row's session is its parent's (our model
+    keeps it on the row, the seed's does not)."""
+
+    table: str
+    field: str
+    noun: str  # in the skip reason: "its {noun} is not in the file"
+    required: bool = True
+    session: bool = False
 
 
 Converter = Callable[[Any], Any]
@@ -224,9 +284,12 @@ class MappedTable(TableImport):
     sessions table, `session_table`): a row whose session is not in the file is skipped when
     `session_required`, else imported without one (its session key kept on the SeedRow). A NULL that
     a converter turns into a value ('' or 0) is noted on the SeedRow too, so an export writes NULL back.
+    `parents` names the columns that hold another seed table's key (`Parent`): our foreign keys, and
+    the seed's keys again on export.
     `created` names the column that dates the row (our created_at/updated_at)."""
 
     columns: ClassVar[dict[str, tuple[str, Converter]]] = {}
+    parents: ClassVar[dict[str, Parent]] = {}
     sessions: ClassVar[str | None] = "session_id"
     session_table: ClassVar[str] = "sessions"
     session_required: ClassVar[bool] = True
@@ -236,7 +299,8 @@ class MappedTable(TableImport):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.mapped = frozenset(cls.columns) | cls.reads | ({cls.sessions} if cls.sessions else set())
+        cls.mapped = (frozenset(cls.columns) | frozenset(cls.parents) | cls.reads
+                      | ({cls.sessions} if cls.sessions else set()))
 
     def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
         values: dict[str, Any] = {}
@@ -249,6 +313,18 @@ class MappedTable(TableImport):
                 extra[column] = row[column]  # not JSON: kept as the tool wrote it
             elif convert is usd and values[name] != values[name].quantize(USD_PLACES):
                 extra[column] = row[column]  # finer than our money fields keep: the tool's value stays here
+            elif hasattr(convert, "inverse") and row[column] is not None \
+                    and str(convert.inverse(values[name])) != str(row[column]):
+                extra[column] = row[column]  # ours has no room for it (an undeclared enum value, a 0 we count from 1)
+        for column, parent in self.parents.items():
+            parent_id = context.resolve(parent.table, row[column])
+            if parent_id is None and (row[column] is not None or parent.required):
+                if parent.required:
+                    return f"its {parent.noun} is not in the file"
+                extra[column] = row[column]
+            values[parent.field] = parent_id
+            if parent.session:
+                values["session_id"] = parent_id and context.session_of(parent.table, parent_id)
         if self.sessions:
             session_id = context.resolve(self.session_table, row[self.sessions])
             if session_id is None and row[self.sessions] is not None:
@@ -269,7 +345,7 @@ class MappedTable(TableImport):
         return values
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        """Columns `columns` does not write back (keys, `reads`), for export_seed. None by default."""
+        """Columns neither `columns` nor `parents` write back (keys, `reads`), for export_seed. None by default."""
         return {}
 
 
@@ -336,11 +412,18 @@ class SeedImporter:
             raise SeedImportError(f"{self.path} is corrupt: {problem}")
         selected = self.select_tables(present)
         for table in selected:
-            missing = [c for c in (*table.key_columns, *sorted(table.mapped)) if c not in present[table.table]]
+            spelled = {*present[table.table], *self.renames(table, present[table.table]).values()}
+            missing = [c for c in (*table.key_columns, *sorted(table.mapped)) if c not in spelled]
             if missing:
                 raise SeedImportError(f"{self.path}: table {table.table} has no column {', '.join(missing)}; "
                                       f"not a {self.kind} database of a known schema")
         return selected
+
+    @staticmethod
+    def renames(table: TableImport, columns: list[str]) -> dict[str, str]:
+        """The file's spelling → ours, for the columns of `table` the file spells another way."""
+        return {alias: ours for ours, aliases in table.aliases.items() if ours not in columns
+                for alias in aliases if alias in columns}
 
     def select_tables(self, present: dict[str, list[str]]) -> list[TableImport]:
         missing = [t.table for t in self.tables if t.required and t.table not in present]
@@ -367,10 +450,12 @@ class SeedImporter:
         result = TableResult(table.table)
         total = db.execute(f'SELECT count(*) FROM "{table.table}"').fetchone()[0]
         update = progress(table.table, total) if progress else None
+        renames = self.renames(table, columns)
+        columns = [renames.get(c, c) for c in columns]
         unmapped = [c for c in columns if c not in table.mapped and c not in table.key_columns]
         order = table.order_by if table.order_by != "rowid" or self._has_rowid(db, table.table) else "1"
         cursor = db.execute(f'SELECT * FROM "{table.table}" ORDER BY {order}')
-        while rows := [dict(r) for r in cursor.fetchmany(self.chunk_rows)]:
+        while rows := [dict(zip(columns, r, strict=True)) for r in cursor.fetchmany(self.chunk_rows)]:
             self._chunk(table, rows, unmapped, result)
             if update:
                 update(result.read)
@@ -406,7 +491,7 @@ class SeedImporter:
                 extra.update(values.pop(EXTRA, {}))
                 linked = table.existing(row, values)
                 new_objects.append((key, linked, extra, values))
-            creating = [table.model(**values) for _key, linked, _extra, values in new_objects if linked is None]
+            creating = [table.build(values) for _key, linked, _extra, values in new_objects if linked is None]
             if creating:
                 with _timestamps_as_given(table.model, creating):
                     table.model._default_manager.bulk_create(creating)

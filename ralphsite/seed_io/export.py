@@ -76,6 +76,14 @@ class SeedExporter:
                                      .values_list("object_id", "source_key"))
         return self._keys[table].get(str(object_id), str(object_id))
 
+    def session_ref(self, table: str, session_id: str | None) -> str | None:
+        """What the tool's rows name session `session_id` by: its key in sessions table `table` when it came
+        from the tool (Ralph V2's GUID, DevTeam's id), else our key (our id when it has none)."""
+        if session_id is None:
+            return None
+        imported = self.seed_key(table, session_id)
+        return imported if imported != str(session_id) else self.session_keys.get(session_id, session_id)
+
     def back(self, convert: Callable[[Any], Any], value: Any) -> Any:
         if value is None:
             return None
@@ -117,6 +125,8 @@ class SeedExporter:
             return objects.filter(key__in=self.sessions)
         if table.sessions:
             return objects.filter(session__key__in=self.sessions)
+        if table.parents and table.model.scope_path:  # the parent's session (an iteration's, a batch's)
+            return objects.filter(**{f"{table.model.scope_path}__key__in": self.sessions})
         return objects.none() if table.export_needs_session else objects
 
     def _table(self, db: sqlite3.Connection, table: MappedTable) -> int:
@@ -127,8 +137,9 @@ class SeedExporter:
         for obj in self._objects(table).iterator(chunk_size=2000):
             row = {column: self.back(convert, getattr(obj, name)) for column, (name, convert) in table.columns.items()}
             if table.sessions:
-                session_id = getattr(obj, "session_id", None)
-                row[table.sessions] = self.session_keys.get(session_id, session_id)
+                row[table.sessions] = self.session_ref(table.session_table, getattr(obj, "session_id", None))
+            for column, parent in table.parents.items():
+                row[column] = self.seed_key(parent.table, getattr(obj, parent.field))
             row.update(table.export_columns(obj, self))
             seed_row = seed_rows.get(str(obj.pk))
             if seed_row is not None:

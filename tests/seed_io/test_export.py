@@ -13,11 +13,12 @@ from ralphsite.seed_io.base import moment
 from tests.seed_io.helpers import import_seed
 from tests.seed_io.test_conversations import _conversations_db
 from tests.seed_io.test_devteam import _devteam_db
+from tests.seed_io.test_ralph import _ralph_db
 from tests.seed_io.test_ralphy import _ralphy_db
 
 pytestmark = pytest.mark.django_db
 
-BUILDERS = {"devteam": _devteam_db, "ralphy": _ralphy_db, "conversations": _conversations_db}
+BUILDERS = {"devteam": _devteam_db, "ralphy": _ralphy_db, "conversations": _conversations_db, "ralph": _ralph_db}
 # Tables the importers skip rows of on purpose (a row whose parent is not in the file) or do not import yet.
 LEFT_OUT = {"devteam": {"checkpoints"}}
 
