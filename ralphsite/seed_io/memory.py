@@ -4,10 +4,11 @@
 Seed column → field: sessions.id → Session.key (the key agents use; ours is a ULID); observations.id
 → Observation.id when it is a ULID, else a ULID derived from the row (ralphsite.seed_io.base.ulid_for),
 the original kept on its SeedRow; global patterns already recorded (same type and description) are
-linked, not duplicated. observations_fts is not read: our search indexes the imported rows itself.
+linked, not duplicated. observations_fts is not read: our search indexes the imported rows itself (and
+an export's observations fill the file's observations_fts through its own trigger).
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import models
 
@@ -15,90 +16,100 @@ from conversations_app.models import GlobalPattern, Observation
 from conversations_app.services import pattern_fingerprint
 from ralphsite.seed_io.base import (
     ImportContext,
+    MappedTable,
     Row,
     SeedImporter,
     SeedImportError,
     TableImport,
     blob,
     count,
-    json_value,
+    json_or,
     moment,
     text,
-    ulid_for,
 )
 from sessions_app.models import LoopRun, Session
 
 
-class MemorySessions(TableImport):
-    table, model = "sessions", Session
-    mapped = frozenset({"project_path", "started_at", "ended_at", "summary", "summary_embedding", "token_count"})
-    required = False
+def importance(value: Any) -> float:
+    return 0.5 if value is None else float(value)  # the column's DEFAULT
+
+
+class OwnId(MappedTable):
+    """A table whose rows a new export names by our id (an imported row gets its own id back)."""
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.pk}
+
+
+class MemorySessions(MappedTable):
+    table, model, sessions, created, required = "sessions", Session, None, "started_at", False
+    columns: ClassVar = {
+        "project_path": ("project_path", text), "started_at": ("started_at", moment), "ended_at": ("ended_at", moment),
+        "summary": ("summary", text), "summary_embedding": ("summary_embedding", blob),
+        "token_count": ("token_count", count),
+    }
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        started = moment(row["started_at"])
-        return {"key": text(row["id"]), "project_path": text(row["project_path"]), "started_at": started,
-                "created_at": started, "updated_at": moment(row["ended_at"]) or started,
-                "last_activity_at": moment(row["ended_at"]) or started, "ended_at": moment(row["ended_at"]),
-                "summary": text(row["summary"]), "summary_embedding": blob(row["summary_embedding"]),
-                "token_count": count(row["token_count"])}
+        values = super().fields(row, context)
+        assert isinstance(values, dict)
+        values.pop("id")
+        values["key"] = text(row["id"])
+        values["updated_at"] = values["last_activity_at"] = values["ended_at"] or values["started_at"]
+        return values
 
     def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
         return Session.objects.filter(key=values["key"]).first()
 
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {"id": obj.key or obj.pk}
 
-class Observations(TableImport):
-    table, model = "observations", Observation
-    mapped = frozenset({"session_id", "type", "tool_name", "content", "content_compressed", "embedding",
-                        "importance", "created_at"})
-    required = False
+
+class Observations(OwnId):
+    table, model, created, required = "observations", Observation, "created_at", False
+    columns: ClassVar = {
+        "type": ("type", text), "tool_name": ("tool_name", text), "content": ("content", text),
+        "content_compressed": ("content_compressed", text), "embedding": ("embedding", blob),
+        "importance": ("importance", importance), "created_at": ("created_at", moment),
+    }
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        session_id = context.resolve("sessions", row["session_id"])
-        if session_id is None:
-            return "its session is not in the file"
-        importance = 0.5 if row["importance"] is None else float(row["importance"])
-        if not 0 <= importance <= 1:
+        values = super().fields(row, context)
+        if isinstance(values, dict) and not 0 <= values["importance"] <= 1:
             return "importance outside 0..1"
-        created = moment(row["created_at"])
-        return {"id": ulid_for(context.kind, self.table, text(row["id"]), created), "session_id": session_id,
-                "type": text(row["type"]), "tool_name": text(row["tool_name"]), "content": text(row["content"]),
-                "content_compressed": text(row["content_compressed"]), "embedding": blob(row["embedding"]),
-                "importance": importance, "created_at": created, "updated_at": created}
+        return values
 
 
-class LoopRuns(TableImport):
-    table, model = "loop_runs", LoopRun
-    mapped = frozenset({"session_id", "task", "criteria", "status", "iterations", "max_iterations", "started_at",
-                        "ended_at", "snapshot_path"})
-    required = False
-
-    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        session_id = context.resolve("sessions", row["session_id"])
-        if session_id is None:
-            return "its session is not in the file"
-        started = moment(row["started_at"])
-        return {"id": ulid_for(context.kind, self.table, text(row["id"]), started), "session_id": session_id,
-                "task": text(row["task"]), "criteria": json_value(row["criteria"], default=[]),
-                "status": text(row["status"]), "iterations": count(row["iterations"]),
-                "max_iterations": count(row["max_iterations"], 10), "started_at": started,
-                "ended_at": moment(row["ended_at"]), "snapshot_path": text(row["snapshot_path"]),
-                "created_at": started, "updated_at": moment(row["ended_at"]) or started}
-
-
-class GlobalPatterns(TableImport):
-    table, model = "global_patterns", GlobalPattern
-    mapped = frozenset({"pattern_type", "description", "embedding", "source_projects", "frequency", "created_at",
-                        "updated_at"})
-    required = False
+class LoopRuns(OwnId):
+    table, model, created, required = "loop_runs", LoopRun, "started_at", False
+    columns: ClassVar = {
+        "task": ("task", text), "criteria": ("criteria", json_or(list)), "status": ("status", text),
+        "iterations": ("iterations", count), "max_iterations": ("max_iterations", lambda v: count(v, 10)),
+        "started_at": ("started_at", moment), "ended_at": ("ended_at", moment),
+        "snapshot_path": ("snapshot_path", text),
+    }
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        created = moment(row["created_at"])
-        return {"id": ulid_for(context.kind, self.table, text(row["id"]), created),
-                "pattern_type": text(row["pattern_type"]), "description": text(row["description"]),
-                "fingerprint": pattern_fingerprint(text(row["pattern_type"]), text(row["description"])),
-                "embedding": blob(row["embedding"]), "source_projects": json_value(row["source_projects"], []),
-                "frequency": count(row["frequency"], 1), "created_at": created,
-                "updated_at": moment(row["updated_at"]) or created}
+        values = super().fields(row, context)
+        if isinstance(values, dict):
+            values["updated_at"] = values["ended_at"] or values["started_at"]
+        return values
+
+
+class GlobalPatterns(OwnId):
+    table, model, sessions, created, required = "global_patterns", GlobalPattern, None, "created_at", False
+    columns: ClassVar = {
+        "pattern_type": ("pattern_type", text), "description": ("description", text),
+        "embedding": ("embedding", blob), "source_projects": ("source_projects", json_or(list)),
+        "frequency": ("frequency", lambda v: count(v, 1)), "created_at": ("created_at", moment),
+        "updated_at": ("updated_at", moment),
+    }
+
+    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
+        values = super().fields(row, context)
+        if isinstance(values, dict):
+            values["fingerprint"] = pattern_fingerprint(values["pattern_type"], values["description"])
+            values["updated_at"] = values["updated_at"] or values["created_at"]
+        return values
 
     def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
         return GlobalPattern.objects.filter(fingerprint=values["fingerprint"]).first()
@@ -106,7 +117,7 @@ class GlobalPatterns(TableImport):
 
 class MemoryImporter(SeedImporter):
     kind = "memory"
-    tables = [MemorySessions(), Observations(), LoopRuns(), GlobalPatterns()]
+    tables: ClassVar[list[TableImport]] = [MemorySessions(), Observations(), LoopRuns(), GlobalPatterns()]
 
     def select_tables(self, present: dict[str, list[str]]) -> list[TableImport]:
         project_db = {"sessions", "observations"} <= present.keys()

@@ -2,10 +2,11 @@
 
 import sqlite3
 from datetime import UTC, datetime
+from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError
+from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from conversations_app.models import GlobalPattern, Observation
@@ -189,3 +190,13 @@ def test_it_refuses_a_corrupt_file(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match=r"memory.db is (corrupt|not a readable SQLite database): .*malformed"):
         import_seed("memory", path)
     assert not Session.objects.exists()
+
+
+def test_an_export_is_a_memory_db_ralph_mem_searches(tmp_path: Path) -> None:
+    import_seed("memory", _memory_db(tmp_path / "memory.db"))
+    exported = tmp_path / "exported.db"
+    call_command("export_seed", "memory", str(exported), stdout=StringIO())
+    with sqlite3.connect(exported) as db:
+        found = db.execute("SELECT o.id FROM observations_fts JOIN observations o ON o.rowid = observations_fts.rowid "
+                           "WHERE observations_fts MATCH ?", ["연결"]).fetchall()
+    assert found == [("obs-2",)]

@@ -7,9 +7,9 @@ from ralphsite.seed_io import KINDS, exporter
 
 
 class Command(BaseCommand):
-    help = ("Write a new SQLite file in a seed tool's own schema (KIND: ralph, ralphy, conversations, devteam) "
-            "from our rows, all sessions or those named by --session KEY; the tool can open it, import_seed reads "
-            "it back.")
+    help = ("Write a new SQLite file in a seed tool's own schema (KIND: ralph, ralphy, conversations, devteam, "
+            "memory) from our rows, all sessions or those named by --session KEY; the tool can open it, import_seed "
+            "reads it back.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("kind", choices=KINDS)
@@ -18,8 +18,6 @@ class Command(BaseCommand):
                             help="Only this session (its key, or id); repeat for more.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["kind"] == "memory":
-            raise CommandError(f"exporting {options['kind']} databases is not available yet")
         try:
             written = exporter(options["kind"], options["path"], sessions=options["sessions"]).run()
         except FileExistsError as error:
