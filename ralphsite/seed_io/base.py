@@ -307,6 +307,10 @@ class MappedTable(TableImport):
         extra: dict[str, Any] = {}
         for column, (name, convert) in self.columns.items():
             values[name] = convert(row[column])
+            if values[name] is None:  # a NULL where ours has none: the field's default (DevTeam's DEFAULTs, now)
+                model_field = self.model._meta.get_field(name)
+                if not model_field.null and model_field.has_default():
+                    values[name] = model_field.get_default()
             if row[column] is None and (values[name] is not None or name in AUTO_TIMESTAMPS):
                 extra[column] = None  # we store a value (or, for our timestamps, now) where the tool had NULL
             elif getattr(convert, "is_json", False) and isinstance(row[column], str) and values[name] == row[column]:
@@ -380,7 +384,6 @@ class SeedImporter:
 
     kind: ClassVar[str]
     tables: ClassVar[list[TableImport]]
-    not_imported: ClassVar[tuple[str, ...]] = ()  # the tool's tables not brought in yet (named in the summary)
 
     def __init__(self, path: Path, *, chunk_rows: int = CHUNK_ROWS) -> None:
         self.path, self.chunk_rows = path, chunk_rows
@@ -436,14 +439,7 @@ class SeedImporter:
         with closing(self._open()) as db:
             tables = self.check(db)
             columns = self.present_tables(db)
-            results = [self._table(db, table, columns[table.table], progress) for table in tables]
-            for name in self.not_imported:
-                if name in columns:
-                    result = TableResult(name, read=db.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0])
-                    if result.read:
-                        result.skipped["not imported yet (left in the file)"] = result.read
-                    results.append(result)
-            return results
+            return [self._table(db, table, columns[table.table], progress) for table in tables]
 
     def _table(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
                progress: ProgressFactory | None) -> TableResult:

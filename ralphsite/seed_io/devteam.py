@@ -1,19 +1,31 @@
-"""DevTeam (seed 003): `.devteam/devteam.db`, any of schema v1 to v4.
+"""DevTeam (seed 003): `.devteam/devteam.db`, any of schema v1 to v4: all 28 tables.
 
 v1's tables are required (sessions … escalations); v2's (acceptance_criteria … dead_letter) are
 imported when present. Keys: sessions.id → Session.key, tasks.id → Task.key, plans.id → Plan.key,
-criterion/feature/checkpoint ids → their keys; integer ids live on the SeedRows. Cents → USD.
+criterion/feature/checkpoint ids → their keys, baselines by tag name; integer ids live on the SeedRows.
+Cents → USD. A plan, checkpoint or baseline already ours under the same key is linked, not duplicated.
 """
 
 from typing import Any, ClassVar
 
 from django.db import models
 
-from ledger_app.models import DeadLetter, ErrorLog, GateResult, LedgerEvent, TokenUsage
+from ledger_app.models import (
+    Baseline,
+    Checkpoint,
+    CheckpointRestore,
+    DeadLetter,
+    ErrorLog,
+    GateResult,
+    LedgerEvent,
+    Rollback,
+    TokenUsage,
+)
 from ralphsite.seed_io.base import (
     EXTRA,
     ImportContext,
     MappedTable,
+    Parent,
     Row,
     SeedImporter,
     TableImport,
@@ -31,14 +43,23 @@ from ralphsite.seed_io.base import (
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,
+    Bug,
     ContextBudget,
     ContextSnapshot,
     Escalation,
     Feature,
+    Interview,
+    InterviewQuestion,
+    Plan,
+    ProgressSummary,
+    ResearchFinding,
+    ResearchSession,
     Session,
+    SessionPhase,
     SessionStateEntry,
     Task,
     TaskAttempt,
+    TaskFile,
 )
 
 TASK_STATUS = {"pending": "not_started"}
@@ -49,6 +70,29 @@ def seconds_to_ms(value: Any) -> int | None:
 
 
 seconds_to_ms.inverse = lambda ms: ms // 1000  # type: ignore[attr-defined] - read by export_seed
+
+
+def flag_or_true(value: Any) -> bool:
+    """A BOOLEAN DEFAULT TRUE column: NULL is the default (kept on the SeedRow as NULL)."""
+    return True if value is None else flag(value)
+
+
+class Keyed(MappedTable):
+    """A table whose text id (`key_column`) is our `key`, unique among ours: a row already ours is linked."""
+
+    key_column: ClassVar[str]
+
+    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
+        values = super().fields(row, context)
+        if isinstance(values, dict):
+            values["key"] = text(row[self.key_column])
+        return values
+
+    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+        return self.model._default_manager.filter(key=values["key"]).first()
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {self.key_column: obj.key}
 
 
 class DevTeamSessions(MappedTable):
@@ -147,10 +191,78 @@ class Escalations(MappedTable):
     }
 
 
+class Interviews(MappedTable):
+    table, model, created = "interviews", Interview, "started_at"
+    columns: ClassVar = {
+        "interview_type": ("interview_type", text), "started_at": ("started_at", moment),
+        "completed_at": ("completed_at", moment), "status": ("status", enum({}, default="in_progress")),
+        "questions_asked": ("questions_asked", count), "questions_answered": ("questions_answered", count),
+    }
+
+
+class InterviewQuestions(MappedTable):
+    table, model, sessions = "interview_questions", InterviewQuestion, None
+    parents: ClassVar = {"interview_id": Parent("interviews", "interview_id", "interview")}
+    columns: ClassVar = {
+        "question_key": ("question_key", text), "question_text": ("question_text", text),
+        "question_type": ("question_type", enum({}, default="text")), "response": ("response", text),
+        "responded_at": ("responded_at", moment), "sequence": ("sequence", count),
+        "required": ("required", flag_or_true),
+    }
+
+
+class ResearchSessions(MappedTable):
+    table, model, created = "research_sessions", ResearchSession, "started_at"
+    columns: ClassVar = {
+        "started_at": ("started_at", moment), "completed_at": ("completed_at", moment),
+        "status": ("status", enum({}, default="in_progress")), "findings_count": ("findings_count", count),
+        "recommendations_count": ("recommendations_count", count), "blockers_found": ("blockers_found", count),
+    }
+
+
+class ResearchFindings(MappedTable):
+    table, model, sessions, created = "research_findings", ResearchFinding, None, "timestamp"
+    parents: ClassVar = {"research_session_id": Parent("research_sessions", "research_session_id",
+                                                       "research session")}
+    columns: ClassVar = {
+        "finding_type": ("finding_type", text), "title": ("title", text), "description": ("description", text),
+        "source": ("source", text), "file_path": ("file_path", text), "evidence": ("evidence", json_value),
+        "priority": ("priority", enum({}, default="medium")), "timestamp": ("recorded_at", moment),
+    }
+
+
+class Bugs(MappedTable):
+    table, model, created, session_required = "bugs", Bug, "created_at", False
+    columns: ClassVar = {
+        "description": ("description", text), "severity": ("severity", text), "complexity": ("complexity", text),
+        "root_cause": ("root_cause", text), "diagnosis_method": ("diagnosis_method", text),
+        "fix_summary": ("fix_summary", text), "files_changed": ("files_changed", json_or(list)),
+        "prevention_measures": ("prevention_measures", text), "status": ("status", enum({}, default="open")),
+        "created_at": ("created_at", moment), "resolved_at": ("resolved_at", moment),
+        "council_activated": ("council_activated", flag), "council_votes": ("council_votes", json_value),
+    }
+
+
+class Plans(Keyed):
+    table, model, sessions, created, key_column = "plans", Plan, None, "created_at", "id"
+    parents: ClassVar = {"research_session_id": Parent("research_sessions", "research_session_id", "research session",
+                                                       required=False)}
+    columns: ClassVar = {
+        "name": ("name", text), "description": ("description", text), "plan_type": ("plan_type", text),
+        "prd_path": ("prd_path", text), "tasks_path": ("tasks_path", text), "sprints_path": ("sprints_path", text),
+        "status": ("status", enum({}, default="draft")), "total_sprints": ("total_sprints", count),
+        "completed_sprints": ("completed_sprints", count), "total_tasks": ("total_tasks", count),
+        "completed_tasks": ("completed_tasks", count), "created_at": ("created_at", moment),
+        "started_at": ("started_at", moment), "completed_at": ("completed_at", moment),
+    }
+
+
 class Tasks(MappedTable):
-    """`depends_on`/`blocks` and `scope_files` stay on the SeedRow (JSON and text as the tool wrote them)."""
+    """`depends_on`/`blocks`, `parent_task_id` and `scope_files` stay on the SeedRow (JSON and text as the
+    tool wrote them); a plan that is not in the file stays there too."""
 
     table, model, created, session_required = "tasks", Task, "created_at", False
+    parents: ClassVar = {"plan_id": Parent("plans", "plan_id", "plan", required=False)}
     columns: ClassVar = {
         "name": ("title", text), "description": ("description", text), "task_type": ("work_type", text),
         "sprint_id": ("sprint_key", text), "status": ("status", enum(TASK_STATUS, default="not_started")),
@@ -196,6 +308,14 @@ class TaskAttempts(MappedTable):
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         return {"task_id": exporter.seed_key("tasks", obj.task_id)}
+
+
+class TaskFiles(MappedTable):
+    table, model, sessions = "task_files", TaskFile, None
+    parents: ClassVar = {"task_id": Parent("tasks", "task_id", "task")}
+    columns: ClassVar = {"file_path": ("path", text), "file_type": ("file_type", text),
+                         "access_type": ("access_type", enum({}, default="allowed")),
+                         "is_pattern": ("is_pattern", flag)}
 
 
 class CriteriaTable(MappedTable):
@@ -285,17 +405,78 @@ class DeadLetters(MappedTable):
     }
 
 
-# Tables the importer knows but does not bring in yet: named in the summary, never silently passed over.
-NOT_YET = ("interviews", "interview_questions", "research_sessions", "research_findings", "bugs", "plans",
-           "task_files", "progress_summaries", "session_phases", "baselines", "checkpoints",
-           "checkpoint_restores", "rollbacks")
+class ProgressSummaries(MappedTable):
+    table, model, required, created = "progress_summaries", ProgressSummary, False, "created_at"
+    columns: ClassVar = {
+        "summary_text": ("summary_text", text), "from_iteration": ("from_iteration", number),
+        "to_iteration": ("to_iteration", number), "tasks_completed": ("tasks_completed", count),
+        "tasks_remaining": ("tasks_remaining", count), "tests_passing": ("tests_passing", count),
+        "tests_failing": ("tests_failing", count), "features_passing": ("features_passing", count),
+        "features_total": ("features_total", count), "last_commit_sha": ("last_commit_sha", text),
+        "files_changed": ("files_changed", json_or(list)), "created_at": ("created_at", moment),
+    }
+
+
+class SessionPhases(MappedTable):
+    table, model, required, created = "session_phases", SessionPhase, False, "created_at"
+    columns: ClassVar = {
+        "phase_type": ("phase_type", text), "is_first_run": ("is_first_run", flag),
+        "init_script_created": ("init_script_created", flag), "features_enumerated": ("features_enumerated", flag),
+        "progress_file_created": ("progress_file_created", flag),
+        "baseline_commit_sha": ("baseline_commit_sha", text), "features_attempted": ("features_attempted", count),
+        "features_completed": ("features_completed", count), "resumed_from_session": ("resumed_from_session", text),
+        "resume_point": ("resume_point", text), "created_at": ("created_at", moment),
+    }
+
+
+class Baselines(MappedTable):
+    table, model, sessions, required, created = "baselines", Baseline, None, False, "created_at"
+    export_needs_session = True  # a repository's, not a session's: left out of a per-session export
+    columns: ClassVar = {
+        "tag_name": ("tag_name", text), "commit_hash": ("commit_hash", text), "milestone": ("milestone", text),
+        "description": ("description", text), "branch": ("branch", text), "files_changed": ("files_changed", count),
+        "created_at": ("created_at", moment),
+    }
+
+    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+        return Baseline.objects.filter(tag_name=values["tag_name"]).first()
+
+
+class Checkpoints(Keyed):
+    """Keyed by checkpoint_id, the column checkpoint_restores names (the integer id stays on the SeedRow)."""
+
+    table, model, required, created, session_required = "checkpoints", Checkpoint, False, "created_at", False
+    key_columns, key_column = ("checkpoint_id",), "checkpoint_id"
+    columns: ClassVar = {
+        "path": ("path", text), "description": ("description", text), "git_commit": ("git_commit", text),
+        "task_id": ("task_key", text), "sprint_id": ("sprint_key", text), "can_restore": ("can_restore", flag_or_true),
+        "created_at": ("created_at", moment),
+    }
+
+
+class CheckpointRestores(MappedTable):
+    table, model, sessions, required, created = "checkpoint_restores", CheckpointRestore, None, False, "restored_at"
+    parents: ClassVar = {"checkpoint_id": Parent("checkpoints", "checkpoint_id", "checkpoint")}
+    columns: ClassVar = {"restored_at": ("restored_at", moment)}
+
+
+class Rollbacks(MappedTable):
+    table, model, sessions, required, created = "rollbacks", Rollback, None, False, "rolled_back_at"
+    export_needs_session = True  # DevTeam's rollbacks name no session
+    columns: ClassVar = {
+        "rollback_type": ("rollback_type", text), "target_commit": ("target_commit", text),
+        "target_tag": ("target_tag", text), "reason": ("reason", text), "from_commit": ("from_commit", text),
+        "trigger_type": ("trigger_type", text), "check_type": ("check_type", text),
+        "backup_branch": ("backup_branch", text), "rolled_back_at": ("rolled_back_at", moment),
+    }
 
 
 class DevTeamImporter(SeedImporter):
     kind = "devteam"
     tables: ClassVar[list[TableImport]] = [
-        DevTeamSessions(), SessionState(), Events(), AgentRuns(), GateResults(), Escalations(), Tasks(),
-        TaskAttempts(), AcceptanceCriteria(), Features(), ContextBudgets(), ContextSnapshots(), TokenUsageRows(),
+        DevTeamSessions(), SessionState(), Events(), AgentRuns(), GateResults(), Escalations(), Interviews(),
+        InterviewQuestions(), ResearchSessions(), ResearchFindings(), Bugs(), Plans(), Tasks(), TaskAttempts(),
+        TaskFiles(), AcceptanceCriteria(), Features(), ContextBudgets(), ContextSnapshots(), ProgressSummaries(),
+        SessionPhases(), Baselines(), Checkpoints(), CheckpointRestores(), Rollbacks(), TokenUsageRows(),
         ErrorLogRows(), DeadLetters(),
     ]
-    not_imported = NOT_YET

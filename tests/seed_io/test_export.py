@@ -31,7 +31,7 @@ BUILDERS = {"devteam": _devteam_db, "ralphy": _ralphy_db, "conversations": _conv
             "memory": _memory_db_of_whole_sessions}
 # Tables the importers skip rows of on purpose (a row whose parent is not in the file) or do not import yet,
 # and tables the file derives itself (ralph-mem's full-text index, filled by its trigger).
-LEFT_OUT = {"devteam": {"checkpoints"}, "memory": {f"observations_fts{suffix}" for suffix in
+LEFT_OUT = {"devteam": {"interview_questions"}, "memory": {f"observations_fts{suffix}" for suffix in
                                                    ("", "_data", "_idx", "_docsize", "_config")}}
 
 
