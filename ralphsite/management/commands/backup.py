@@ -1,13 +1,14 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from ralphsite.backup import BackupError, backup_create, backup_default_dir, backup_verify, backups_prune
+from ralphsite.management.base import RalphCommand
 from ralphsite.progress import Progress
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = ("Write an online, consistent copy of the database (SQLite's backup API, or pg_dump) into a folder, "
             "named by time, and delete that folder's backups older than --keep-days; or, with --verify FILE, "
             "restore a backup into a scratch database and check its integrity and ledger chain.")

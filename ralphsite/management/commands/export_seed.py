@@ -1,12 +1,13 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from ralphsite.management.base import RalphCommand
 from ralphsite.seed_io import KINDS, exporter
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = ("Write a new SQLite file in a seed tool's own schema (KIND: ralph, ralphy, conversations, devteam, "
             "memory) from our rows, all sessions or those named by --session KEY; the tool can open it, import_seed "
             "reads it back.")

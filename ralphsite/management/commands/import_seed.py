@@ -2,14 +2,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from ralphsite.management.base import RalphCommand
 from ralphsite.progress import Progress
 from ralphsite.seed_io import KINDS, importer_class
 from ralphsite.seed_io.base import SeedImportError, TableResult
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = ("Import a seed tool's own SQLite database (KIND: ralph, ralphy, conversations, devteam, memory). "
             "Idempotent: rows already imported are recognised by their key in that database and left alone.")
 

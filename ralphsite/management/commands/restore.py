@@ -1,13 +1,14 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from ralphsite.backup import BackupError, backup_restore
+from ralphsite.management.base import RalphCommand
 from ralphsite.progress import Progress
 
 
-class Command(BaseCommand):
+class Command(RalphCommand):
     help = ("Replace the database's content with a backup written by `manage.py backup` (stop the server first). "
             "A database that already holds sessions, events or conversations is refused unless --force.")
 
