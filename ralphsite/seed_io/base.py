@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from ralphsite.fields import ULIDField
 from ralphsite.models import SeedRow
+from sessions_app.models import Session
 
 CHUNK_ROWS = 500
 KEY_SEPARATOR = "|"
@@ -351,6 +352,28 @@ class MappedTable(TableImport):
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         """Columns neither `columns` nor `parents` write back (keys, `reads`), for export_seed. None by default."""
         return {}
+
+
+class SessionTable(MappedTable):
+    """A tool's sessions table: its `key_column` is our Session.key (the name agents know it by; our id is a
+    ULID), and a session already ours under that key (another tool's, or one agents made) is linked."""
+
+    model, sessions = Session, None
+    key_column: ClassVar[str] = "id"
+
+    def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
+        values = super().fields(row, context)
+        assert isinstance(values, dict)  # a session names no session it could miss
+        values.pop("id")
+        values["key"] = text(row[self.key_column])
+        values["last_activity_at"] = values.get("ended_at") or values["started_at"]
+        return values
+
+    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+        return Session.objects.filter(key=values["key"]).first()
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {self.key_column: obj.key or obj.pk}
 
 
 def _has_field(model: type[models.Model], name: str) -> bool:

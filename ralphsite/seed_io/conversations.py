@@ -17,6 +17,7 @@ from ralphsite.seed_io.base import (
     EXTRA,
     ImportContext,
     MappedTable,
+    Parent,
     Row,
     SeedImporter,
     TableImport,
@@ -70,19 +71,10 @@ class Runs(MappedTable):
         "tokens_used": ("tokens_used", count), "sequence_number": ("sequence_number", count),
         "sync_status": ("sync_status", SYNC_STATUS),
     }
-    reads = frozenset({"chat_id"})
-
-    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        chat_id = context.resolve("chats", row["chat_id"])
-        if chat_id is None:
-            return "its chat is not in the file"
-        values = super().fields(row, context)
-        if isinstance(values, dict):
-            values["chat_id"] = chat_id
-        return values
+    parents: ClassVar = {"chat_id": Parent("chats", "chat_id", "chat")}
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"id": obj.pk, "chat_id": exporter.seed_key("chats", obj.chat_id)}
+        return {"id": obj.pk}
 
     def after_insert(self, objects: list[models.Model]) -> None:
         last = Run.objects.filter(chat=OuterRef("pk")).values("chat").annotate(m=Max("sequence_number")).values("m")
@@ -97,19 +89,10 @@ class Messages(MappedTable):
         "created_at": ("created_at", moment), "sequence_number": ("sequence_number", count),
         "sync_status": ("sync_status", SYNC_STATUS),
     }
-    reads = frozenset({"run_id"})
-
-    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        run_id = context.resolve("runs", row["run_id"])
-        if run_id is None:
-            return "its run is not in the file"
-        values = super().fields(row, context)
-        if isinstance(values, dict):
-            values["run_id"] = run_id
-        return values
+    parents: ClassVar = {"run_id": Parent("runs", "run_id", "run")}
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"id": obj.pk, "run_id": exporter.seed_key("runs", obj.run_id)}
+        return {"id": obj.pk}
 
     def after_insert(self, objects: list[models.Model]) -> None:
         last = Message.objects.filter(run=OuterRef("pk")).values("run").annotate(m=Max("sequence_number")) \

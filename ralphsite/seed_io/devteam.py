@@ -28,6 +28,7 @@ from ralphsite.seed_io.base import (
     Parent,
     Row,
     SeedImporter,
+    SessionTable,
     TableImport,
     cents,
     count,
@@ -54,7 +55,6 @@ from sessions_app.models import (
     ProgressSummary,
     ResearchFinding,
     ResearchSession,
-    Session,
     SessionPhase,
     SessionStateEntry,
     Task,
@@ -95,8 +95,8 @@ class Keyed(MappedTable):
         return {self.key_column: obj.key}
 
 
-class DevTeamSessions(MappedTable):
-    table, model, sessions, created = "sessions", Session, None, "started_at"
+class DevTeamSessions(SessionTable):
+    table, created = "sessions", "started_at"
     columns: ClassVar = {
         "started_at": ("started_at", moment), "ended_at": ("ended_at", moment), "command": ("command", text),
         "command_type": ("command_type", text), "status": ("status", enum({}, default="running")),
@@ -117,19 +117,10 @@ class DevTeamSessions(MappedTable):
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
         values = super().fields(row, context)
         assert isinstance(values, dict)
-        values.pop("id")
-        values["key"] = text(row["id"])
-        values["last_activity_at"] = values["ended_at"] or values["started_at"]
         if values["current_iteration"] < 1:  # DevTeam starts at 0, ours at 1: the 0 is kept on the SeedRow
             values.setdefault(EXTRA, {})["current_iteration"] = row["current_iteration"]
             values["current_iteration"] = 1
         return values
-
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
-        return Session.objects.filter(key=values["key"]).first()
-
-    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"id": obj.key or obj.pk}
 
 
 class SessionState(MappedTable):
@@ -295,19 +286,7 @@ class TaskAttempts(MappedTable):
         "tokens_input": ("tokens_input", count), "tokens_output": ("tokens_output", count),
         "cost_cents": ("cost_usd", cents),
     }
-    reads = frozenset({"task_id"})
-
-    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        task_id = context.resolve("tasks", row["task_id"])
-        if task_id is None:
-            return "its task is not in the file"
-        values = super().fields(row, context)
-        if isinstance(values, dict):
-            values["task_id"] = task_id
-        return values
-
-    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"task_id": exporter.seed_key("tasks", obj.task_id)}
+    parents: ClassVar = {"task_id": Parent("tasks", "task_id", "task")}
 
 
 class TaskFiles(MappedTable):

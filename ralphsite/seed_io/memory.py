@@ -20,6 +20,7 @@ from ralphsite.seed_io.base import (
     Row,
     SeedImporter,
     SeedImportError,
+    SessionTable,
     TableImport,
     blob,
     count,
@@ -27,7 +28,7 @@ from ralphsite.seed_io.base import (
     moment,
     text,
 )
-from sessions_app.models import LoopRun, Session
+from sessions_app.models import LoopRun
 
 
 def importance(value: Any) -> float:
@@ -41,8 +42,8 @@ class OwnId(MappedTable):
         return {"id": obj.pk}
 
 
-class MemorySessions(MappedTable):
-    table, model, sessions, created, required = "sessions", Session, None, "started_at", False
+class MemorySessions(SessionTable):
+    table, created, required = "sessions", "started_at", False
     columns: ClassVar = {
         "project_path": ("project_path", text), "started_at": ("started_at", moment), "ended_at": ("ended_at", moment),
         "summary": ("summary", text), "summary_embedding": ("summary_embedding", blob),
@@ -52,16 +53,8 @@ class MemorySessions(MappedTable):
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
         values = super().fields(row, context)
         assert isinstance(values, dict)
-        values.pop("id")
-        values["key"] = text(row["id"])
-        values["updated_at"] = values["last_activity_at"] = values["ended_at"] or values["started_at"]
+        values["updated_at"] = values["last_activity_at"]
         return values
-
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
-        return Session.objects.filter(key=values["key"]).first()
-
-    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"id": obj.key or obj.pk}
 
 
 class Observations(OwnId):

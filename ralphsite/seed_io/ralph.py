@@ -25,6 +25,7 @@ from ralphsite.seed_io.base import (
     Parent,
     Row,
     SeedImporter,
+    SessionTable,
     TableImport,
     count,
     flag,
@@ -42,7 +43,6 @@ from sessions_app.models import (
     PlanSnapshot,
     Question,
     ReplanningDelta,
-    Session,
     Signal,
     Task,
     TaskAttempt,
@@ -108,8 +108,8 @@ class KeyedBySession(RalphTable):
                                                   **{self.unique: values[self.unique]}).first()
 
 
-class Sessions(RalphTable):
-    table, model, sessions = SESSIONS, Session, None
+class Sessions(SessionTable):
+    table, key_columns, key_column, created = SESSIONS, ("Id",), "SessionId", "CreatedAt"
     columns: ClassVar = {
         "UserRequest": ("user_request", text), "CurrentState": ("state", STATE),
         "CurrentIteration": ("current_iteration", iteration_number), "CurrentWave": ("current_wave", number),
@@ -122,18 +122,14 @@ class Sessions(RalphTable):
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
         values = super().fields(row, context)
         assert isinstance(values, dict)
-        values["key"] = text(row["SessionId"])
         values["last_activity_at"] = values["updated_at"] or values["started_at"]
         values["status"] = ENDED_STATES.get(values["state"], SessionStatus.RUNNING)
         if values["current_plan_content"]:
             values["plan_iteration"] = values["current_iteration"]
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
-        return Session.objects.filter(key=values["key"]).first()
-
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"Id": exporter.session_ref(SESSIONS, obj.pk), "SessionId": obj.key or obj.pk}
+        return {**super().export_columns(obj, exporter), "Id": exporter.session_ref(SESSIONS, obj.pk)}
 
 
 class Iterations(KeyedBySession):

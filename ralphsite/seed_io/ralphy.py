@@ -11,11 +11,11 @@ from django.db import models
 
 from ledger_app.models import Checkpoint, Issue, LedgerEvent
 from ralphsite.seed_io.base import (
-    EXTRA,
     ImportContext,
     MappedTable,
     Row,
     SeedImporter,
+    SessionTable,
     TableImport,
     count,
     enum,
@@ -26,7 +26,7 @@ from ralphsite.seed_io.base import (
     text,
     usd,
 )
-from sessions_app.models import Session, Task
+from sessions_app.models import Task
 
 TASK_STATUS = enum({"pending": "not_started", "running": "in_progress", "done": "completed"},
                    default="not_started")
@@ -36,24 +36,10 @@ class RunTable(MappedTable):
     sessions, session_table = "run_id", "runs"
 
 
-class Runs(MappedTable):
-    table, model, sessions, created = "runs", Session, None, "started_at"
+class Runs(SessionTable):
+    table, created = "runs", "started_at"
     columns: ClassVar = {"status": ("status", text), "started_at": ("started_at", moment),
                          "ended_at": ("ended_at", moment), "config_json": ("config", json_or(dict))}
-
-    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
-        values = super().fields(row, context)
-        assert isinstance(values, dict)
-        values.pop("id")
-        values["key"] = text(row["id"])
-        values["last_activity_at"] = values["ended_at"] or values["started_at"]
-        return values
-
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
-        return Session.objects.filter(key=values["key"]).first()
-
-    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"id": obj.key or obj.pk}
 
 
 class Tasks(RunTable):
@@ -86,9 +72,8 @@ class Ledger(RunTable):
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
         values = super().fields(row, context)
-        if isinstance(values, dict) and values["tokens_total"] is None:
+        if isinstance(values, dict) and row["tokens_total"] is None:  # the sum, not the field's default
             values["tokens_total"] = values["tokens_in"] + values["tokens_out"]
-            values.setdefault(EXTRA, {})["tokens_total"] = None
         return values
 
 

@@ -23,6 +23,21 @@ def seed_database(path: Path, kind: str, rows: dict[str, Iterable[dict[str, Any]
     return path
 
 
+def file_rows(path: Path, table: str) -> list[dict[str, Any]]:
+    """The rows of a table or view of a seed tool's file, as dicts."""
+    with sqlite3.connect(path) as db:
+        db.row_factory = sqlite3.Row
+        return [dict(row) for row in db.execute(f'SELECT * FROM "{table}"')]
+
+
+def file_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every table of a seed tool's file (SQLite's own left out) with its rows."""
+    with sqlite3.connect(path) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                           "AND name NOT LIKE 'sqlite_%'")]
+    return {table: file_rows(path, table) for table in tables}
+
+
 def import_seed(kind: str, path: Path) -> str:
     out = StringIO()
     call_command("import_seed", kind, str(path), stdout=out, stderr=StringIO())

@@ -43,7 +43,7 @@ from sessions_app.models import (
     TaskAttempt,
 )
 from tests.ledger_app.factories import get_stat
-from tests.seed_io.helpers import import_seed, seed_database, summary_row
+from tests.seed_io.helpers import file_rows, import_seed, seed_database, summary_row
 
 pytestmark = pytest.mark.django_db
 
@@ -436,12 +436,6 @@ def test_a_second_import_creates_nothing_and_a_newer_file_only_its_new_rows(tmp_
     assert LedgerEvent.objects.count() == 13
 
 
-def _seed_view(path: Path, view: str) -> list[dict[str, Any]]:
-    with sqlite3.connect(path) as db:
-        db.row_factory = sqlite3.Row
-        return [dict(row) for row in db.execute(f"SELECT * FROM {view}")]
-
-
 def _same(ours: Any, theirs: Any) -> bool:
     """Equal as the seed's view would print it. Our text and counter columns are NOT NULL ('' and 0
     where DevTeam stores NULL), so a NULL the view shows is our '' or 0 (a SUM over NULLs only
@@ -490,7 +484,7 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
     import_seed("devteam", path)
     keys = dict(Session.objects.values_list("id", "key"))
     view, identity = VIEWS[stat]
-    theirs = _seed_view(path, view)
+    theirs = file_rows(path, view)
     ours = get_stat(api, stat)
     for row in ours:
         for column in ("id", "session_id"):
@@ -525,7 +519,7 @@ def test_session_cost_answers_what_v_session_cost_answers(tmp_path: Path, api: A
     path = _devteam_db(tmp_path / "devteam.db")
     import_seed("devteam", path)
     keys = dict(Session.objects.values_list("id", "key"))
-    theirs = {row["session_id"]: row for row in _seed_view(path, "v_session_cost")}
+    theirs = {row["session_id"]: row for row in file_rows(path, "v_session_cost")}
     ours = {keys.get(row["session_id"]): row for row in get_stat(api, "session-cost")}
     # A row whose session is not in the file has no session here: DevTeam's NULL and 'sess-gone' are one group.
     gone, unknown = theirs.pop("sess-gone"), theirs.pop(None)

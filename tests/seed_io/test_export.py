@@ -1,7 +1,6 @@
 """export_seed: import a tool's database, export it, and get the tool's rows back (every table, every column)."""
 
 import json
-import sqlite3
 from datetime import UTC
 from io import StringIO
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from ralphsite.seed_io.base import moment
-from tests.seed_io.helpers import import_seed
+from tests.seed_io.helpers import file_tables, import_seed
 from tests.seed_io.test_conversations import _conversations_db
 from tests.seed_io.test_devteam import _devteam_db
 from tests.seed_io.test_memory import OBSERVATIONS, _memory_db
@@ -33,14 +32,6 @@ BUILDERS = {"devteam": _devteam_db, "ralphy": _ralphy_db, "conversations": _conv
 # and tables the file derives itself (ralph-mem's full-text index, filled by its trigger).
 LEFT_OUT = {"devteam": {"interview_questions"}, "memory": {f"observations_fts{suffix}" for suffix in
                                                    ("", "_data", "_idx", "_docsize", "_config")}}
-
-
-def _rows(path: Path) -> dict[str, list[dict[str, Any]]]:
-    with sqlite3.connect(path) as db:
-        db.row_factory = sqlite3.Row
-        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                           "AND name NOT LIKE 'sqlite_%'")]
-        return {t: [dict(r) for r in db.execute(f'SELECT * FROM "{t}"')] for t in tables}
 
 
 def _normal(value: Any) -> Any:
@@ -72,11 +63,11 @@ def _export(kind: str, path: Path, *sessions: str) -> Path:
 
 
 @pytest.mark.parametrize("kind", BUILDERS)
-def test_an_import_exports_back_to_the_tools_own_rows(tmp_path: Path, kind: str) -> None:
+def test_an_import_exports_back_to_the_tools_ownfile_tables(tmp_path: Path, kind: str) -> None:
     original = BUILDERS[kind](tmp_path / "original.db")
     import_seed(kind, original)
-    exported = _rows(_export(kind, tmp_path / "exported.db"))
-    source = _rows(original)
+    exported = file_tables(_export(kind, tmp_path / "exported.db"))
+    source = file_tables(original)
     for table, rows in source.items():
         if table in LEFT_OUT.get(kind, set()) or table.startswith("v_"):
             continue
@@ -85,16 +76,16 @@ def test_an_import_exports_back_to_the_tools_own_rows(tmp_path: Path, kind: str)
 
 
 @pytest.mark.parametrize("kind", BUILDERS)
-def test_an_export_imported_again_adds_nothing_and_exports_the_same_rows(tmp_path: Path, kind: str) -> None:
+def test_an_export_imported_again_adds_nothing_and_exports_the_samefile_tables(tmp_path: Path, kind: str) -> None:
     import_seed(kind, BUILDERS[kind](tmp_path / "original.db"))
     first = _export(kind, tmp_path / "first.db")
     assert "nothing new" in import_seed(kind, first)
-    assert _rows(_export(kind, tmp_path / "second.db")) == _rows(first)
+    assert file_tables(_export(kind, tmp_path / "second.db")) == file_tables(first)
 
 
 def test_it_exports_only_the_named_sessions(tmp_path: Path) -> None:
     import_seed("devteam", _devteam_db(tmp_path / "original.db"))
-    rows = _rows(_export("devteam", tmp_path / "one.db", "sess-20250202-b"))
+    rows = file_tables(_export("devteam", tmp_path / "one.db", "sess-20250202-b"))
     assert [r["id"] for r in rows["sessions"]] == ["sess-20250202-b"]
     assert {r["session_id"] for r in rows["events"]} == {"sess-20250202-b"}
     assert rows["acceptance_criteria"] == []
