@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from django.apps import apps
-from django.db import models, transaction
+from django.db import connections, models, router, transaction
 from django.utils import timezone
 
 from ralphsite.fields import ULIDField
@@ -516,15 +516,31 @@ class SeedImporter:
                     table.model._default_manager.bulk_create(creating)
                 table.after_insert(creating)
             created = iter(creating)
-            seed_rows = []
-            for key, linked, extra, _values in new_objects:
-                target = linked if linked is not None else next(created)
-                seed_rows.append(SeedRow(kind=self.kind, source_table=table.table, source_key=key,
-                                         object_model=model_label, object_id=str(target.pk), extra=extra))
-            SeedRow.objects.bulk_create(seed_rows)
+            keys = {key: str((linked if linked is not None else next(created)).pk)
+                    for key, linked, _extra, _values in new_objects}
+            _seed_rows_insert(self.kind, table.table, model_label,
+                              [(key, keys[key], extra) for key, _linked, extra, _values in new_objects])
             result.created += len(creating)
             result.present += len(new_objects) - len(creating)
-        self.context.remember(table.table, {r.source_key: r.object_id for r in seed_rows})
+        self.context.remember(table.table, keys)
+
+
+def _seed_rows_insert(kind: str, table: str, model_label: str, rows: list[tuple[str, str, dict[str, Any]]]) -> None:
+    """The SeedRows of a chunk, (key, object id, extra) each, in one executemany: as many rows as the import
+    creates, where bulk_create's model instances and per-field preparation cost as much as the rows' own."""
+    if not rows:
+        return
+    connection = connections[router.db_for_write(SeedRow)]
+    meta, quote = SeedRow._meta, connection.ops.quote_name
+    extra, imported_at = meta.get_field("extra"), meta.get_field("imported_at")
+    columns = ("kind", "source_table", "source_key", "object_model", "object_id", "extra", "imported_at")
+    now = imported_at.get_db_prep_save(timezone.now(), connection)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(meta.get_field(c).column) for c in columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))})",
+            [(kind, table, key, model_label, object_id, extra.get_db_prep_save(kept, connection), now)
+             for key, object_id, kept in rows])
 
 
 def ulid_for(kind: str, table: str, key: str, when: datetime | None) -> str:
