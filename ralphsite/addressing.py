@@ -51,6 +51,18 @@ def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None
     return row
 
 
+def filter_reference(model: type[models.Model], reference: str) -> str | None:
+    """The id a filter's value (`?session=…`) names: a ULID-shaped value is the id itself (a filter of
+    an id no row in scope has matches nothing), any other value the id of the row in scope with that
+    key; None when no row in scope has that key."""
+    return as_ulid(reference) or pk_by_key(model, reference)
+
+
+def unknown_reference(model: type[models.Model], reference: Any) -> str:
+    """What a filter naming no row says (the same words for a missing row and one out of scope)."""
+    return f"No {model._meta.verbose_name} has the id or key {reference!r}."
+
+
 def pk_by_key(model: type[models.Model], reference: Any) -> str | None:
     """The id of the row of a keyed model whose key is `reference`, within the request's scope; None
     when there is none (a row out of scope is answered as one that does not exist)."""

@@ -26,6 +26,7 @@ from ralphsite.api.fields import (
     Base64BinaryField,
     ChoiceFieldNamingAllowed,
     FiniteFloatField,
+    ReferenceFilterField,
     ReferenceIdField,
     StorableJSONField,
     ULIDSerializerField,
@@ -224,7 +225,7 @@ class SearchParamsSerializer(RalphInputSerializer):
         "alternatives; Korean, Chinese and Japanese text matches as a substring. Anything else is literal text."))
     kind = ChoiceFieldNamingAllowed(choices=[("message", "message"), ("observation", "observation")],
                                     required=False)
-    session = ULIDSerializerField(required=False)
+    session = ReferenceFilterField(model="sessions_app.Session", required=False, help_text="Its id or key.")
     chat = ULIDSerializerField(required=False)
     role = ChoiceFieldNamingAllowed(choices=MessageRole.choices, required=False)
     type = ChoiceFieldNamingAllowed(choices=ObservationType.choices, required=False)

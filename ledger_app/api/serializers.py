@@ -19,7 +19,7 @@ from ledger_app.models import (
     TokenUsage,
     event_type_is_valid,
 )
-from ralphsite.api.fields import ActingAgentField, ReferenceIdField, ULIDSerializerField
+from ralphsite.api.fields import ActingAgentField, ReferenceFilterField, ReferenceIdField, ULIDSerializerField
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import INTEGER_MAX
 
@@ -207,7 +207,7 @@ class DeadLetterClaimSerializer(RalphInputSerializer):
 
 
 class StatsQuerySerializer(RalphInputSerializer):
-    session = ULIDSerializerField(required=False)
+    session = ReferenceFilterField(model="sessions_app.Session", required=False, help_text="Its id or key.")
     since = serializers.DateTimeField(required=False, help_text="Inclusive start of the date range.")
     until = serializers.DateTimeField(required=False, help_text="Exclusive end of the date range.")
 

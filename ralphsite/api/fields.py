@@ -17,7 +17,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from ralphsite.access import current_scope, scope_path_of
-from ralphsite.addressing import address_key_of, as_ulid, by_reference, pk_by_key
+from ralphsite.addressing import address_key_of, as_ulid, by_reference, filter_reference, pk_by_key, unknown_reference
 from ralphsite.choices import choice_canonical
 from ralphsite.errors import Conflict
 from ralphsite.ulid import ulid_normalize
@@ -107,6 +107,31 @@ class ReferenceIdField(ULIDSerializerField):
         if value is None:
             self.fail("does_not_exist", model=self.referenced_model._meta.verbose_name.capitalize(), pk_value=data)
         return value
+
+
+class ReferenceFilterField(ULIDSerializerField):
+    """A parameter that narrows what an action reads to the rows of one row of a keyed model (search's
+    and the statistics' `session`), read exactly as a FilterSet reads its filters (`RalphFilterSet`,
+    `ralphsite.addressing.filter_reference`): a ULID-shaped value is the id, any other a key, and a key
+    no row in the request's scope has is a 400 naming the parameter."""
+
+    default_error_messages = {"unknown_reference": "{message}"}
+
+    def __init__(self, *, model: str, **kwargs: Any) -> None:
+        self.model_label = model
+        super().__init__(**kwargs)
+
+    @property
+    def referenced_model(self) -> type[models.Model]:
+        return apps.get_model(self.model_label)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str) or as_ulid(data) is not None:
+            return super().to_internal_value(data)
+        pk = filter_reference(self.referenced_model, data)
+        if pk is None:
+            self.fail("unknown_reference", message=unknown_reference(self.referenced_model, data))
+        return pk
 
 
 class ActingAgentField(serializers.CharField):

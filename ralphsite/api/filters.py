@@ -19,7 +19,7 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.request import Request
 
 from ralphsite.access import current_scope
-from ralphsite.addressing import address_key_of, as_ulid, pk_by_key
+from ralphsite.addressing import address_key_of, as_ulid, filter_reference, unknown_reference
 from ralphsite.api.fields import epoch_moment
 from ralphsite.choices import choice_canonical
 from ralphsite.fields import BIGINT_MAX, BIGINT_MIN
@@ -192,9 +192,9 @@ class RalphFilterSet(django_filters.FilterSet):
         data = data.copy()
         errors = {}
         for name in named:
-            pk = pk_by_key(keyed[name], data[name])
+            pk = filter_reference(keyed[name], data[name])
             if pk is None:
-                errors[name] = [f"No {keyed[name]._meta.verbose_name} has the id or key {data[name]!r}."]
+                errors[name] = [unknown_reference(keyed[name], data[name])]
             else:
                 data[name] = pk
         if errors:

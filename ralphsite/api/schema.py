@@ -23,7 +23,7 @@ from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
 from ralphsite.addressing import address_key_of
-from ralphsite.api.fields import ReferenceIdField, ULIDSerializerField
+from ralphsite.api.fields import ReferenceFilterField, ReferenceIdField, ULIDSerializerField
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import filters_apply, paginates, query_declaration
 from ralphsite.api.serializers import StrictKeysMixin
@@ -91,7 +91,7 @@ def _is_ulid(field: Any) -> bool:
     if isinstance(field, serializers.PrimaryKeyRelatedField) and field.queryset is not None:
         model = field.queryset.model
         return isinstance(model._meta.pk, ULIDField) and address_key_of(model) is None
-    if isinstance(field, ReferenceIdField):
+    if isinstance(field, (ReferenceIdField, ReferenceFilterField)):
         return address_key_of(field.referenced_model) is None
     return isinstance(field, ULIDSerializerField)
 

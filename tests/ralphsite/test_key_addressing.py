@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 
 from ledger_app.models import Checkpoint
 from ralphsite.addressing import address_key_of
-from ralphsite.api.fields import ReferenceIdField, ScopedPrimaryKeyRelatedField
+from ralphsite.api.fields import ReferenceFilterField, ReferenceIdField, ScopedPrimaryKeyRelatedField
+from ralphsite.api.query import query_declaration
 from ralphsite.models import TokenScope
 from ralphsite.tokens import api_token_create
 from sessions_app.models import Plan, Session, Task
@@ -187,6 +188,73 @@ def test_a_session_filter_by_key_keeps_its_rows(api: APIClient) -> None:
     make_task(session, "a")
     make_task(other, "b")
     assert [row["key"] for row in api.get("/api/v1/tasks/", {"session": "sess-b"}).json()["results"]] == ["b"]
+
+
+def _declared_keyed_parameters() -> list[tuple[ApiRoute, str]]:
+    """Every query parameter an action declares (outside FilterSets) that names a session, plan or
+    checkpoint: each must read its value as the FilterSets do."""
+    found = []
+    for route in ROUTES:
+        declared = query_declaration(route.viewset(action=route.action)).serializer_class
+        for name, field in (declared().fields.items() if declared is not None else ()):
+            if name.removesuffix("_id") in ("session", "plan", "checkpoint"):
+                assert isinstance(field, ReferenceFilterField), (route.id, name)
+                found.append((route, name))
+    return found
+
+
+KEYED_PARAMETERS = [pytest.param(route, name, id=f"{route.id}?{name}") for route, name in _declared_keyed_parameters()]
+# What makes each answer depend on the session (a search without words matches nothing).
+OTHER_PARAMETERS = {"search": {"q": "needle"}}
+
+
+def test_it_finds_the_declared_session_parameters() -> None:
+    assert {("search", "list", "session"), ("stats", "retrieve", "session")} \
+        <= {(route.prefix, route.action, name) for route, name in _declared_keyed_parameters()}
+
+
+def _rows_of_two_sessions(api: APIClient) -> Session:
+    """Two sessions, each with a message and an observation saying "needle" and a provider call; the
+    first (not the one started last)."""
+    for key in ("sess-b", "sess-a"):
+        session = make_session(key=key)
+        chat = api.post("/api/v1/chats/", {"session": session.pk, "title": "c"}, format="json").json()
+        run = api.post("/api/v1/runs/", {"chat": chat["id"]}, format="json").json()
+        assert api.post(f"/api/v1/runs/{run['id']}/messages/", {"role": "user", "content": f"needle {key}"},
+                        format="json").status_code == 201
+        assert api.post("/api/v1/observations/", {"session": session.pk, "type": "note", "content": "needle"},
+                        format="json").status_code == 201
+        usage = api.post("/api/v1/token-usage/", {"session": session.pk, "model": "m", "input_tokens": 10,
+                                                  "output_tokens": 5, "cost_usd": "0.01"}, format="json")
+        assert usage.status_code == 201, usage.content
+    return Session.objects.get(key="sess-b")
+
+
+@pytest.mark.parametrize(("route", "name"), KEYED_PARAMETERS)
+def test_every_declared_session_parameter_takes_its_key(api: APIClient, route: ApiRoute, name: str) -> None:
+    session = _rows_of_two_sessions(api)
+    other = OTHER_PARAMETERS.get(route.prefix, {})
+    everything = api.get(route.path, other).json()
+    by_key, by_id = api.get(route.path, {**other, name: session.key}), api.get(route.path, {**other, name: session.pk})
+    assert by_key.status_code == 200, by_key.content
+    assert by_key.json() == by_id.json() != everything
+    # As a FilterSet's: an unknown key is a 400 naming the parameter, an unknown id matches nothing.
+    body = assert_error_shape(api.get(route.path, {**other, name: "no-such-key"}), 400, "validation_error")
+    assert body["details"] == {name: ["No session has the id or key 'no-such-key'."]}
+    assert body["details"] == api.get("/api/v1/tasks/", {"session": "no-such-key"}).json()["details"]
+    unknown_id = api.get(route.path, {**other, name: ULID})
+    assert unknown_id.status_code == 200 and unknown_id.json() != everything
+
+
+def test_a_search_body_takes_a_session_key(api: APIClient) -> None:
+    session = _rows_of_two_sessions(api)
+    by_key = api.post("/api/v1/search/", {"q": "needle", "session": "sess-b"}, format="json")
+    assert by_key.status_code == 200, by_key.content
+    assert by_key.json() == api.post("/api/v1/search/", {"q": "needle", "session": session.pk}, format="json").json()
+    assert {hit["session"] for hit in by_key.json()["results"]} == {session.pk}
+    assert by_key.json()["count"] == 2
+    assert_error_shape(api.post("/api/v1/search/", {"q": "needle", "session": "no-such"}, format="json"), 400,
+                       "validation_error")
 
 
 # -- scoped tokens ----------------------------------------------------------------------------------
