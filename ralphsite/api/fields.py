@@ -164,21 +164,26 @@ class FiniteFloatField(serializers.FloatField):
         return value
 
 
-def json_has_nul(value: Any) -> bool:
-    """Whether a JSON value holds U+0000 in any string or key (iterative: the parser allows nesting
-    deeper than a recursive walk could follow)."""
+# What no database stores in JSON text: NUL (PostgreSQL's jsonb refuses it) and a lone surrogate, which
+# is no character of UTF-8 text at all (jsonb refuses its escape; no UTF-8 encoder writes it).
+_UNSTORABLE_CHARACTER = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def json_unstorable_character(value: Any) -> str | None:
+    """The first NUL or lone surrogate in any string or key of a JSON value, or None (iterative: the
+    parser allows nesting deeper than a recursive walk could follow)."""
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            if "\x00" in item:
-                return True
+            if found := _UNSTORABLE_CHARACTER.search(item):
+                return found.group()
         elif isinstance(item, dict):
             pending.extend(item.keys())
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
-    return False
+    return None
 
 
 def json_nesting_exceeds(value: Any, limit: int) -> bool:
@@ -205,19 +210,23 @@ def json_size(value: Any) -> int:
 
 
 class StorableJSONField(serializers.JSONField):
-    """JSON both databases can store, and of bounded size (`JSON_MAX_BYTES`): PostgreSQL's jsonb refuses
-    the NUL character (U+0000), which would otherwise surface as a database error instead of a 400
-    naming the field."""
+    """JSON both databases can store, and of bounded size (`JSON_MAX_BYTES`): the NUL character (U+0000)
+    and lone surrogates (`"\\ud800"`, which a JSON parser lets through) would otherwise surface as a
+    database or encoding error, a 500 instead of a 400 naming the field."""
 
     default_error_messages = {
         "nul": "JSON text may not contain the NUL character (U+0000).",
+        "surrogate": "JSON text may not contain a lone surrogate: U+{code:04X}.",
         "too_large": "This JSON value is {size} bytes long as JSON; the limit is {limit} bytes.",
     }
 
     def to_internal_value(self, data: Any) -> Any:
         value = super().to_internal_value(data)
-        if json_has_nul(value):
+        character = json_unstorable_character(value)
+        if character == "\x00":
             self.fail("nul")
+        if character is not None:
+            self.fail("surrogate", code=ord(character))
         if (size := json_size(value)) > JSON_MAX_BYTES:
             self.fail("too_large", size=size, limit=JSON_MAX_BYTES)
         return value

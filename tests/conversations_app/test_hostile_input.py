@@ -79,6 +79,12 @@ CASES = {
         "role": "tool", "tool_calls": [CALL | {"arguments": {"cmd": ["ls", "a\x00b"]}}]}),
     "append NUL in a tool argument key": Case("post", "/api/v1/runs/{run}/messages/", {
         "role": "tool", "tool_calls": [CALL | {"arguments": {"a\x00": 1}}]}),
+    # A lone surrogate is valid JSON but no text a database stores (PostgreSQL: a 500 before).
+    "append a lone surrogate in tool arguments": Case("post", "/api/v1/runs/{run}/messages/", raw=(
+        '{"role": "tool", "tool_calls": [{"id": "c1", "name": "bash", "status": "pending", '
+        '"arguments": {"cmd": ["ls", "\\ud800"]}}]}')),
+    "message tool call with a lone surrogate key": Case("patch", "/api/v1/messages/{message}/", raw=(
+        '{"tool_calls": [{"id": "c1", "name": "bash", "status": "pending", "arguments": {"\\udfff": 1}}]}')),
     "append 1001 tool calls": Case("post", "/api/v1/runs/{run}/messages/", {"role": "tool",
                                                                           "tool_calls": _calls(1001)}),
     "append NaN": Case("post", "/api/v1/runs/{run}/messages/", raw='{"role": "user", "content": NaN}',
