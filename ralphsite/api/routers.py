@@ -3,10 +3,19 @@ from typing import Any
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from rest_framework.routers import DefaultRouter, SimpleRouter
 
+# One path segment naming a row: an id or a key, dots included (`plan-1.2`). DRF stops at a dot for its
+# format suffixes (`.json`), which this API does not serve.
+PATH_VALUE = "[^/]+"
+
 
 class ResourceRouter(SimpleRouter):
     """One resource's routes; a viewset with `detail_routes_only` (a nested resource: one row named
-    within its parent) gets no list or create route."""
+    within its parent) gets no list or create route. A row's segment is `PATH_VALUE` unless the
+    viewset declares its own `lookup_value_regex`."""
+
+    def get_lookup_regex(self, viewset: type, lookup_prefix: str = "") -> str:
+        name = getattr(viewset, "lookup_url_kwarg", None) or getattr(viewset, "lookup_field", "pk")
+        return f"(?P<{lookup_prefix}{name}>{getattr(viewset, 'lookup_value_regex', PATH_VALUE)})"
 
     def get_routes(self, viewset: type) -> list[Any]:
         routes = super().get_routes(viewset)

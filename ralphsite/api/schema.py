@@ -15,6 +15,7 @@ responses it can answer (`ERROR_RESPONSES`), all in the API's one error shape (t
 import copy
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
@@ -26,11 +27,15 @@ from ralphsite.addressing import address_key_of
 from ralphsite.api.fields import ReferenceFilterField, ReferenceIdField, ULIDSerializerField
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import filters_apply, paginates, query_declaration
+from ralphsite.api.routers import PATH_VALUE
 from ralphsite.api.serializers import StrictKeysMixin
 from ralphsite.fields import ULIDField
 
 # What `ulid_normalize` accepts: 26 Crockford base32 characters, any case, the first at most 7 (128 bits).
 ULID_PATTERN = "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$"
+
+# DRF's own pattern of a row's path segment, which drf-spectacular recognizes (`_resolve_path_parameters`).
+DRF_PATH_VALUE = "[^/.]+"
 
 # Where DRF's and the project's base viewsets define the CRUD methods: their docstrings are developer
 # notes, so these methods are described by the templates below.
@@ -96,6 +101,16 @@ def _is_ulid(field: Any) -> bool:
     return isinstance(field, ULIDSerializerField)
 
 
+def _keyed_parent(model: type[models.Model], name: str) -> type[models.Model] | None:
+    """The keyed model a path variable of a nested route names through `model`'s foreign key `name`."""
+    try:
+        field = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return None
+    parent = field.related_model if field.many_to_one else None
+    return parent if address_key_of(parent) else None
+
+
 class RalphAutoSchema(AutoSchema):
     # -- texts ---------------------------------------------------------------------------------
 
@@ -110,6 +125,11 @@ class RalphAutoSchema(AutoSchema):
             return declared
         model = self._model()
         return (str(model._meta.verbose_name), str(model._meta.verbose_name_plural)) if model else None
+
+    def _path_key(self) -> str | None:
+        """The field that names this route's row in its path besides its id: a keyed model's key
+        (`ralphsite.addressing`) or the viewset's `path_key` (a task within its session)."""
+        return getattr(self.view, "path_key", None) or address_key_of(self._model())
 
     def _crud_texts(self) -> tuple[str, str] | None:
         """The (summary, description) templates of a CRUD action, None for a domain action."""
@@ -127,8 +147,8 @@ class RalphAutoSchema(AutoSchema):
                                     f"(an unknown one is a 400 naming the allowed ones) and sorted by "
                                     f"`ordering` (`-field` descending). {pages}")
         if action == "retrieve":
-            return (f"Get {_article(one)}",
-                    f"One {one} by its id; 404 when it does not exist or this token cannot see it.")
+            by = "its id or `key`" if self._path_key() else "its id"
+            return f"Get {_article(one)}", f"One {one} by {by}; 404 when it does not exist or this token cannot see it."
         if action == "create":
             text = f"Create {_article(one)} (201). A key the {one} does not have, or a read-only one, is a 400."
             if self._client_ids():
@@ -236,6 +256,27 @@ class RalphAutoSchema(AutoSchema):
         declared = query_declaration(self.view).serializer_class
         return [*super().get_override_parameters(), *([declared] if declared is not None else []),
                 *([IF_MATCH] if self._honours_if_match() else [])]
+
+    def _resolve_path_parameters(self, variables: list[str]) -> list[dict[str, Any]]:
+        """A path's row and its parent (`sessions/{session}/tasks/{id}/`) say when they take a key.
+
+        drf-spectacular types a segment from the model (integer ids as integers) only when it has DRF's
+        default pattern, so it is shown that one in place of ours (`PATH_VALUE`, which takes dots)."""
+        path_regex = self.path_regex
+        self.path_regex = path_regex.replace(f">{PATH_VALUE})", f">{DRF_PATH_VALUE})")
+        try:
+            parameters = super()._resolve_path_parameters(variables)
+        finally:
+            self.path_regex = path_regex
+        model, nouns = self._model(), self._nouns()
+        for parameter in parameters:
+            name = parameter["name"]
+            if name in ("id", "pk", getattr(self.view, "lookup_field", "pk")) and self._path_key() and nouns:
+                parameter["description"] = (f"The {nouns[0]}'s id or `{self._path_key()}` (a value shaped like "
+                                            "a ULID is read as an id first).")
+            elif model is not None and (parent := _keyed_parent(model, name)) is not None:
+                parameter["description"] = f"The {parent._meta.verbose_name}'s id or `{address_key_of(parent)}`."
+        return parameters
 
     def get_filter_backends(self) -> list[Any]:
         return super().get_filter_backends() if filters_apply(self.view) else []

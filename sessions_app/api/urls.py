@@ -1,4 +1,4 @@
-from ralphsite.api.routers import RalphRouter
+from ralphsite.api.routers import PATH_VALUE, RalphRouter
 from sessions_app.api import views
 
 router = RalphRouter()
@@ -25,7 +25,7 @@ router.register("replanning-deltas", views.ReplanningDeltaViewSet)
 router.register("research-sessions", views.ResearchSessionViewSet)
 router.register("research-findings", views.ResearchFindingViewSet)
 router.register("tasks", views.TaskViewSet)
-router.register(r"sessions/(?P<session>[^/.]+)/tasks", views.SessionTaskViewSet, basename="session-task")
+router.register(rf"sessions/(?P<session>{PATH_VALUE})/tasks", views.SessionTaskViewSet, basename="session-task")
 router.register("task-attempts", views.TaskAttemptViewSet)
 router.register("task-files", views.TaskFileViewSet)
 router.register("questions", views.QuestionViewSet)

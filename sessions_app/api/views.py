@@ -323,6 +323,7 @@ class SessionTaskViewSet(TaskViewSet):
 
     detail_routes_only = True
     filterset_class = None  # no list: a task is one row of its session
+    path_key = "key"  # the task's field that names it in the path besides its id (the schema says so)
     session_reference = ""
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
@@ -333,7 +334,7 @@ class SessionTaskViewSet(TaskViewSet):
     def get_object(self) -> Task:
         session = by_reference(current_scope().filter(Session.objects.all()), self.session_reference)
         task = None if session is None else by_reference(self.get_queryset().filter(session=session),
-                                                         self.kwargs["pk"], key_field="key")
+                                                         self.kwargs["pk"], key_field=self.path_key)
         if task is None:
             raise Http404
         self.check_object_permissions(self.request, task)

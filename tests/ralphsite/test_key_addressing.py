@@ -13,6 +13,7 @@ from ledger_app.models import Checkpoint
 from ralphsite.addressing import address_key_of
 from ralphsite.api.fields import ReferenceFilterField, ReferenceIdField, ScopedPrimaryKeyRelatedField
 from ralphsite.api.query import query_declaration
+from ralphsite.api.routers import PATH_VALUE
 from ralphsite.models import TokenScope
 from ralphsite.tokens import api_token_create
 from sessions_app.models import Plan, Session, Task
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 ROUTES = api_routes()
 KEYED_PREFIXES = {"sessions": Session, "plans": Plan, "checkpoints": Checkpoint}
-NESTED = r"sessions/(?P<session>[^/.]+)/tasks"
+NESTED = rf"sessions/(?P<session>{PATH_VALUE})/tasks"
 
 
 # Bodies that pass validation, so that the row is looked up (an action validates its body first).
@@ -44,12 +45,13 @@ def _send(api: APIClient, route: ApiRoute, path: str) -> Any:
 
 
 def _keyed_row(prefix: str) -> Any:
-    session = make_session(key="sess-a")
+    """A row of the keyed model with a key that has dots (paths take them: seeds number plans and tasks so)."""
+    session = make_session(key="sess-a.1")
     if prefix == "sessions":
         return session
     if prefix == "plans":
-        return Plan.objects.create(key="plan-001", name="P", session=session)
-    return Checkpoint.objects.create(key="chkpt-20250201-120000-abc123", session=session)
+        return Plan.objects.create(key="plan-1.2", name="P", session=session)
+    return Checkpoint.objects.create(key="chkpt-20250201.120000-abc123", session=session)
 
 
 KEYED_DETAIL = [pytest.param(route, id=route.id) for route in ROUTES
@@ -90,18 +92,18 @@ def test_the_nested_task_routes_are_the_flat_ones_detail_routes() -> None:
 @pytest.mark.parametrize("route", NESTED_ROUTES)
 def test_every_nested_task_route_takes_ids_and_keys(api: APIClient, route: ApiRoute) -> None:
     session, other = make_session(key="sess-a"), make_session(key="sess-b")
-    task = make_task(session, "task-1")
+    task = make_task(session, "task-1.1")
     make_task(other, "task-2")
     tail = route.path.split(f"/tasks/{ULID}/", 1)[1]
 
     def path(session_ref: str, task_ref: str) -> str:
         return f"/api/v1/sessions/{session_ref}/tasks/{task_ref}/{tail}"
 
-    for session_ref, task_ref in (("sess-b", "task-1"), ("sess-a", "task-2"), ("no-such", "task-1"),
-                                  (other.pk, task.pk)):
+    for session_ref, task_ref in (("sess-b", "task-1.1"), ("sess-a", "task-2"), ("no-such", "task-1.1"),
+                                  ("sess-a", "task-1"), (other.pk, task.pk)):
         assert_error_shape(_send(api, route, path(session_ref, task_ref)), 404, "not_found")
     if route.action == "review":  # a review needs a report to review
-        assert _send(api, route._replace(action="report"), path("sess-a", "task-1").replace("review", "report")) \
+        assert _send(api, route._replace(action="report"), path("sess-a", "task-1.1").replace("review", "report")) \
             .status_code == 201
     for session_ref, task_ref in ((session.key, task.key), (session.pk, task.key), (session.key, task.pk)):
         response = _send(api, route, path(session_ref, task_ref))

@@ -114,6 +114,29 @@ def test_it_declares_the_shapes_the_server_sends(schema: dict[str, Any]) -> None
     assert schema["components"]["schemas"]["Pattern"]["properties"]["embedding"]["nullable"] is True
 
 
+# The path segments that name a row by key as well as by id (README: "Keys wherever an id is taken").
+KEYED_SEGMENTS = ("/api/v1/sessions/{id}/", "/api/v1/plans/{id}/", "/api/v1/checkpoints/{id}/",
+                  "/api/v1/sessions/{session}/tasks/{id}/")
+
+
+def test_it_says_where_a_path_takes_a_key(schema: dict[str, Any]) -> None:
+    keyed = 0
+    for method, path, operation in _operations(schema):
+        named = {parameter["name"]: parameter.get("description", "")
+                 for parameter in operation.get("parameters", []) if parameter["in"] == "path"}
+        if path.startswith(KEYED_SEGMENTS):
+            keyed += 1
+            assert "id or `key`" in named["id"], (method, path)
+            assert "by its id;" not in operation["description"], (method, path)
+        if "{session}" in path:
+            assert named["session"] == "The session's id or `key`.", (method, path)
+        if path.startswith("/api/v1/tasks/{id}/"):  # a task's key is unique within its session only
+            assert "key" not in named["id"], (method, path)
+    assert keyed >= 30
+    events = schema["paths"]["/api/v1/events/{id}/"]["get"]["parameters"]
+    assert [parameter["schema"] for parameter in events if parameter["name"] == "id"] == [{"type": "integer"}]
+
+
 @pytest.mark.django_db
 def test_it_serves_the_schema_the_generator_builds(client: Client, schema: dict[str, Any]) -> None:
     response = client.get("/api/schema/?format=json")
