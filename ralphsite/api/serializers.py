@@ -58,12 +58,30 @@ _INTEGER_RANGES = {
 ACTING_AGENT_FIELD = "agent"
 
 
+def _text_refusal(field: serializers.Field, value: Any) -> str | None:
+    """Why a text field (or a list of text) refuses a value DRF's CharField would take: a non-string
+    (it turns `123` into "123", so a client's wrong type went unnoticed), or text longer than the
+    field's max_length before surrounding whitespace is trimmed (DRF measures after trimming, so
+    padding passed the limit the schema states). None when the value is for the field to judge."""
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        return next((refusal for item in value if (refusal := _text_refusal(field.child, item))), None)
+    if not isinstance(field, serializers.CharField) or value is None:
+        return None
+    if not isinstance(value, str):
+        return serializers.CharField.default_error_messages["invalid"]
+    if field.max_length is not None and len(value) > field.max_length:
+        return field.error_messages["max_length"].format(max_length=field.max_length)
+    return None
+
+
 class StrictKeysMixin:
     """Unknown body keys are a 400 naming them (an agent's typo must not be silently dropped); so are
     read-only fields (server-assigned: sequence numbers, totals, timestamps), which would be dropped
     just the same, unless an update sends back the value the row already has (a client may PUT the
-    body it read). Every declared text field without a max_length of its own is bounded
-    (`text_bounded`) and every declared time accepts epoch numbers (`epoch_times_accepted`), once per class.
+    body it read). A text field sent a number (or another non-string), or more than its max_length
+    of text, is a 400 naming it, never coerced or trimmed into shape (`_text_refusal`). Every
+    declared text field without a max_length of its own is bounded (`text_bounded`) and every
+    declared time accepts epoch numbers (`epoch_times_accepted`), once per class.
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -83,6 +101,8 @@ class StrictKeysMixin:
                     errors[name] = [f"Unknown field; allowed: {self._writable_names()}."]
                 elif field.read_only and not self._is_stored_value(field, value):
                     errors[name] = [f"Read-only: the server sets it; writable fields: {self._writable_names()}."]
+                elif refusal := _text_refusal(field, value):
+                    errors[name] = [refusal]
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)

@@ -10,6 +10,7 @@ import pytest
 from django.urls import resolve
 from django_filters import filters as django_filters
 from drf_spectacular.generators import SchemaGenerator
+from rest_framework import serializers
 from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
@@ -222,3 +223,46 @@ def test_it_refuses_a_changed_read_only_field_in_an_update(route: ApiRoute, name
     serializer = view.get_serializer_class()(instance=model(), data={name: "x"}, partial=True)
     assert not serializer.is_valid()
     assert name in serializer.errors and "Read-only" in str(serializer.errors[name][0]), serializer.errors
+
+
+# -- text fields take text only ---------------------------------------------------------------------
+
+def _text_fields(route: ApiRoute) -> list[tuple[str, Any, Any]]:
+    """The writable text fields of a create body (lists of text too), each with a number in place of
+    its text and with its longest text padded by one space past its max_length (None for a ULID)."""
+    view = _view(route.path, route.method)
+    if not hasattr(view, "get_serializer"):
+        return []
+    found = []
+    for name, field in view.get_serializer().fields.items():
+        text, wrap = field, (lambda value: value)
+        if isinstance(field, serializers.ListField):
+            text, wrap = field.child, (lambda value: ["a", value])
+        if not field.read_only and isinstance(text, serializers.CharField):
+            found.append((name, wrap(123), wrap("a" * text.max_length + " ") if text.max_length else None))
+    return found
+
+
+TEXT_ON_CREATE = [
+    pytest.param(route.path, name, number, padded, id=f"{route.prefix} {name}")
+    for route in ROUTES if route.action == "create"
+    for name, number, padded in _text_fields(route)
+]
+
+
+def test_it_finds_the_text_fields_of_every_create() -> None:
+    ids = {param.id for param in TEXT_ON_CREATE}
+    assert {"baselines branch", "acceptance-criteria verification_evidence", "runs remote_id", "chats title",
+            "chats tags", "events type", "tasks key"} <= ids
+
+
+@pytest.mark.parametrize(("path", "name", "number", "padded"), TEXT_ON_CREATE)
+def test_it_refuses_a_number_or_padded_text_in_a_text_field_naming_it(api: APIClient, path: str, name: str,
+                                                                       number: Any, padded: Any) -> None:
+    """DRF's CharField would store `123` as "123", and measure text after trimming its whitespace: a
+    wrong type or a length past the schema's maxLength is the client's mistake to hear about."""
+    body = assert_error_shape(api.post(path, {name: number}, format="json"), 400, "validation_error")
+    assert body["details"].get(name) == ["Not a valid string."], body
+    if padded is not None:
+        body = assert_error_shape(api.post(path, {name: padded}, format="json"), 400, "validation_error")
+        assert "no more than" in str(body["details"].get(name)), body
