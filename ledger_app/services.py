@@ -323,8 +323,10 @@ def usage_record(*, items: Iterable[dict[str, Any]], touch: Collection[str] = ()
             counted[key] = row
         rows.append(row)
         new.append(row)
-    TokenUsage.objects.bulk_create(new)
+    # The totals first: a call that would overflow its session's is refused (usage_overflow) before the
+    # row's insert moves the daily rollup (`ledger_app.usage_days`), whose column would overflow too.
     _add_usage([(row.session_id, row.input_tokens, row.output_tokens, row.cost_usd) for row in new])
+    TokenUsage.objects.bulk_create(new)
     sessions_touch(set(touch) - {row.session_id for row in new})  # the totals' UPDATE moved the others
     return rows
 
