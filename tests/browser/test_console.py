@@ -13,6 +13,7 @@ import os
 import shutil
 import urllib.request
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +22,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from conversations_app import services
-from ledger_app.models import LedgerEvent, TokenUsage
+from ledger_app.models import LedgerEvent
+from ledger_app.services import token_usage_record
 from ralphsite.tokens import api_token_create
 from sessions_app.models import Question, QuestionStatus, Session, Signal, TaskAttempt
 from tests.sessions_app.factories import make_session, make_task
@@ -79,9 +81,10 @@ def loop_session() -> Session:
                                          ("task_failed", "review failed: TypeError in widget_label()")]):
         LedgerEvent.objects.create(session=session, type=kind, task_key=f"task-{n + 1}", agent="exec-a",
                                    message=message)
-    for model, cost in (("claude-sonnet-4", "0.412000"), ("gpt-5-mini", "0.031500")):
-        TokenUsage.objects.create(session=session, model=model, agent="exec-a", input_tokens=12000,
-                                  output_tokens=2100, cost_usd=cost)
+    # Through the service, as an agent's report is: the header's totals and the cost panel agree.
+    token_usage_record(items=[{"session_id": session.pk, "model": model, "agent": "exec-a", "input_tokens": 12000,
+                               "output_tokens": 2100, "cost_usd": Decimal(cost)}
+                              for model, cost in (("claude-sonnet-4", "0.412000"), ("gpt-5-mini", "0.031500"))])
     chat = services.chat_create(data={"title": "task-6: 릴리스 노트 (release notes)", "session_id": session.pk})
     run = services.run_create(data={"chat_id": chat.pk})
     services.message_append(run_id=run.pk, items=[
