@@ -114,7 +114,9 @@ class Loop:
         for sequence, (key, title, _role, depends_on) in enumerate(TASKS, start=1):
             task = self.api.call("POST", "/tasks/", {"session": self.sid, "key": key, "title": title,
                                                      "objective": title, "sequence": sequence,
-                                                     "depends_on": depends_on})
+                                                     # Two executors work a wave side by side: a
+                                                     # sequential task (the default) runs alone.
+                                                     "task_type": "parallelizable", "depends_on": depends_on})
             self.tasks[key] = task["id"]
             self.wait(0.3)
         self.api.call("POST", "/questions/", {
@@ -176,22 +178,24 @@ class Loop:
         ])
         self.api.call("PATCH", f"/runs/{run['id']}/", {"status": "completed", "tokens_used": tokens_in + tokens_out})
 
-    def execute(self, key: str, agent: str, model: str, attempt: int) -> None:
+    def execute(self, key: str, claim: int, agent: str, model: str, attempt: int) -> None:
+        """The claim's holder works under it: every write on the claimed task carries `claim`."""
         task_id = self.tasks[key]
         self.event("agent_started", category="agent", agent=agent, model=model, task_key=key,
                    message=f"{agent} started {key} (attempt {attempt})")
         self.wait()
-        self.api.call("POST", f"/tasks/{task_id}/heartbeat/", {"agent": agent, "lease_seconds": 300})
+        self.api.call("POST", f"/tasks/{task_id}/heartbeat/", {"agent": agent, "lease_seconds": 300, "claim": claim})
         self.conversation(key, agent, model, attempt)
         tokens_in, tokens_out, amount = self.usage(agent=agent, model=model, task_key=key, operation="report")
         self.api.call("POST", f"/tasks/{task_id}/report/", {
             "implementation_report": f"{key}: implemented and unit-tested.", "agent": agent, "model": model,
-            "status": "success", "tokens_input": tokens_in, "tokens_output": tokens_out, "cost_usd": amount})
+            "status": "success", "tokens_input": tokens_in, "tokens_output": tokens_out, "cost_usd": amount,
+            "claim": claim})
         self.event("agent_completed", category="agent", agent=agent, model=model, task_key=key,
                    message=f"{agent} reported {key}", duration_ms=int(self.pace * 1000))
         self.wait()
 
-    def review(self, key: str, attempt: int) -> bool:
+    def review(self, key: str, claim: int, attempt: int) -> bool:
         task_id = self.tasks[key]
         self.usage(agent="reviewer", model="gpt-5-mini", task_key=key, operation="review")
         fails = key == FAILS_FIRST_REVIEW and attempt == 1
@@ -203,7 +207,7 @@ class Loop:
         if fails:
             self.api.call("POST", f"/tasks/{task_id}/status/", {
                 "status": "failed", "annotation": "review failed: TypeError in widget_label() on an empty name",
-                "agent": "orchestrator"})
+                "agent": "orchestrator", "claim": claim})
             self.event("task_failed", category="task", agent="reviewer", task_key=key,
                        message="review failed: TypeError in widget_label() on an empty name")
             self.say(f"reviewer: {key} failed its review; the orchestrator retries it")
@@ -212,7 +216,7 @@ class Loop:
                                                                 "annotation": "retry after a failed review"})
             return False
         self.api.call("POST", f"/tasks/{task_id}/status/", {"status": "completed", "annotation": "reviewed",
-                                                            "agent": "orchestrator"})
+                                                            "agent": "orchestrator", "claim": claim})
         self.say(f"reviewer: {key} qualified")
         return True
 
@@ -227,15 +231,14 @@ class Loop:
                 return
             claimed = []
             for agent, model in executors:
-                task = self.api.call("POST", f"/sessions/{self.sid}/claim-task/",
-                                     {"agent": agent, "lease_seconds": 300}, expect=(200, 204))
+                task = self.claim(agent)
                 if task:
-                    claimed.append((task["key"], agent, model))
+                    claimed.append((task["key"], task["claim"], agent, model))
                     self.say(f"{agent}: claimed {task['key']}")
-            for key, agent, model in claimed:
+            for key, claim, agent, model in claimed:
                 attempts[key] = attempts.get(key, 0) + 1
-                self.execute(key, agent, model, attempts[key])
-                if self.review(key, attempts[key]):
+                self.execute(key, claim, agent, model, attempts[key])
+                if self.review(key, claim, attempts[key]):
                     done.add(key)
             steps += 1
             if steps == 2:
@@ -251,6 +254,19 @@ class Loop:
         self.event("session_ended", category="session", agent="orchestrator", message="all tasks done")
         self.transition("complete", "complete")
         self.finish("completed", "all_tasks_done")
+
+    def claim(self, agent: str) -> dict[str, Any] | None:
+        """The next task for `agent`, or None when the plan lets nothing start now (a 409
+        `nothing_to_claim`, whose reason says why: another task must finish first, or capacity)."""
+        answer = self.api.call("POST", f"/sessions/{self.sid}/claim-task/", {"agent": agent, "lease_seconds": 300},
+                               expect=(200, 409))
+        if answer.get("code") == "nothing_to_claim":
+            if answer["details"]["reason"] == "session_finished":
+                raise ApiError(f"the session was finished meanwhile ({answer['details']['status']})")
+            return None
+        if "key" not in answer:
+            raise ApiError(f"claim-task: unexpected answer {answer}")
+        return answer
 
     def question_id(self, key: str) -> str:
         return self.api.call("GET", f"/questions/?session={self.sid}&key={key}")["results"][0]["id"]
