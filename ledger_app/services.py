@@ -33,7 +33,8 @@ from ralphsite.activity import sessions_touch
 from ralphsite.errors import Conflict, InvalidInput, NotFound
 from ralphsite.services import column_holds, instance_create
 from sessions_app.models import Session, SessionStatus
-from sessions_app.services import lock_rows, session_usage_add
+from sessions_app.services.base import lock_rows
+from sessions_app.services.usage import session_usage_add
 
 MAX_EVENTS_PER_APPEND = 1000
 _APPEND_ATTEMPTS = 3

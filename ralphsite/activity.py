@@ -8,7 +8,7 @@ The rule is applied in the write paths, not per service: `ralphsite.services.ins
 `instance_update` and `instance_delete` (which the API's base viewset, the admin and most domain
 services write through) call `owners_touch`; the few paths that write with their own SQL for speed
 (ledger appends, message appends, versioned chat updates, bulk token usage) call `sessions_touch`
-with the session ids they already hold, and usage totals (`sessions_app.services.session_usage_add`)
+with the session ids they already hold, and usage totals (`sessions_app.services.usage.session_usage_add`)
 move the time in the same UPDATE as the totals.
 
 Which session a row belongs to is its model's `scope_path` (`ralphsite.access`: the lookup from the

@@ -8,7 +8,7 @@ class SessionsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from ralphsite.server.upkeep import UpkeepJob, upkeep_job_register
-        from sessions_app.services import task_leases_expire
+        from sessions_app.services.tasks import task_leases_expire
 
         # Expired leases go back to the ready pool without a caller; one host sweeps at a time.
         upkeep_job_register(UpkeepJob(name="task_leases_expire", run=task_leases_expire, every_seconds=5.0,

@@ -114,9 +114,9 @@ def loop_run_list() -> QuerySet[LoopRun]:
 
 def tasks_ready(*, session_id: str) -> QuerySet[Task]:
     """Tasks whose dependencies allow them to start now, best first: not started (a task whose lease
-    expired was returned to that first, services.task_leases_expire) and every dependency completed
+    expired was returned to that first, services.tasks.task_leases_expire) and every dependency completed
     or skipped; lowest wave, then sequence, then key. Whether the session may run one more
-    (max_concurrency, sequential tasks) is the claim's question (services.task_claim_next)."""
+    (max_concurrency, sequential tasks) is the claim's question (services.tasks.task_claim_next)."""
     unsatisfied_dependency = TaskDependency.objects.filter(task=OuterRef("pk")).exclude(
         depends_on__status__in=DEPENDENCY_SATISFIED_STATUSES)
     return (

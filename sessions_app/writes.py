@@ -1,7 +1,6 @@
 """Each model's create, update and delete services, read by the API and the admin (`ralphsite.writes`)."""
 
 from ralphsite.writes import Writes
-from sessions_app import services
 from sessions_app.models import (
     AgentInvocation,
     Bug,
@@ -20,27 +19,69 @@ from sessions_app.models import (
     Task,
     TaskAttempt,
 )
+from sessions_app.services.devteam import (
+    bug_create,
+    bug_update,
+    context_budget_create,
+    context_budget_update,
+    context_snapshot_create,
+    context_snapshot_update,
+    feature_create,
+    feature_update,
+    interview_create,
+    interview_question_create,
+    interview_question_delete,
+    interview_question_update,
+    interview_update,
+    research_finding_create,
+    research_finding_delete,
+    research_finding_update,
+)
+from sessions_app.services.questions import (
+    feedback_attachment_create,
+    feedback_attachment_update,
+    feedback_batch_create,
+    feedback_batch_update,
+    question_create,
+    signal_create,
+)
+from sessions_app.services.sessions import (
+    iteration_create,
+    iteration_update,
+    session_create,
+    session_delete,
+    session_update,
+)
+from sessions_app.services.tasks import (
+    task_attempt_create,
+    task_attempt_delete,
+    task_attempt_update,
+    task_create,
+    task_delete,
+    task_update,
+)
+from sessions_app.services.usage import agent_invocation_create, agent_invocation_delete, agent_invocation_update
 
 WRITES = {
-    Session: Writes(create=services.session_create, update=services.session_update, delete=services.session_delete),
-    Iteration: Writes(create=services.iteration_create, update=services.iteration_update),
-    Task: Writes(create=services.task_create, update=services.task_update, delete=services.task_delete),
-    TaskAttempt: Writes(create=services.task_attempt_create, update=services.task_attempt_update,
-                        delete=services.task_attempt_delete),
-    Question: Writes(create=services.question_create),
-    FeedbackBatch: Writes(create=services.feedback_batch_create, update=services.feedback_batch_update),
-    FeedbackAttachment: Writes(create=services.feedback_attachment_create,
-                               update=services.feedback_attachment_update),
-    Signal: Writes(create=services.signal_create),
-    AgentInvocation: Writes(create=services.agent_invocation_create, update=services.agent_invocation_update,
-                            delete=services.agent_invocation_delete),
-    ResearchFinding: Writes(create=services.research_finding_create, update=services.research_finding_update,
-                            delete=services.research_finding_delete),
-    Bug: Writes(create=services.bug_create, update=services.bug_update),
-    Feature: Writes(create=services.feature_create, update=services.feature_update),
-    ContextBudget: Writes(create=services.context_budget_create, update=services.context_budget_update),
-    ContextSnapshot: Writes(create=services.context_snapshot_create, update=services.context_snapshot_update),
-    Interview: Writes(create=services.interview_create, update=services.interview_update),
-    InterviewQuestion: Writes(create=services.interview_question_create, update=services.interview_question_update,
-                              delete=services.interview_question_delete),
+    Session: Writes(create=session_create, update=session_update, delete=session_delete),
+    Iteration: Writes(create=iteration_create, update=iteration_update),
+    Task: Writes(create=task_create, update=task_update, delete=task_delete),
+    TaskAttempt: Writes(create=task_attempt_create, update=task_attempt_update,
+                        delete=task_attempt_delete),
+    Question: Writes(create=question_create),
+    FeedbackBatch: Writes(create=feedback_batch_create, update=feedback_batch_update),
+    FeedbackAttachment: Writes(create=feedback_attachment_create,
+                               update=feedback_attachment_update),
+    Signal: Writes(create=signal_create),
+    AgentInvocation: Writes(create=agent_invocation_create, update=agent_invocation_update,
+                            delete=agent_invocation_delete),
+    ResearchFinding: Writes(create=research_finding_create, update=research_finding_update,
+                            delete=research_finding_delete),
+    Bug: Writes(create=bug_create, update=bug_update),
+    Feature: Writes(create=feature_create, update=feature_update),
+    ContextBudget: Writes(create=context_budget_create, update=context_budget_update),
+    ContextSnapshot: Writes(create=context_snapshot_create, update=context_snapshot_update),
+    Interview: Writes(create=interview_create, update=interview_update),
+    InterviewQuestion: Writes(create=interview_question_create, update=interview_question_update,
+                              delete=interview_question_delete),
 }

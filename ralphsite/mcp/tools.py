@@ -33,7 +33,7 @@ from ralphsite.mcp.registry import (
     tool,
 )
 from ralphsite.services import instance_create
-from sessions_app import selectors, services
+from sessions_app import selectors
 from sessions_app.api import filters
 from sessions_app.api import serializers as api
 from sessions_app.models import (
@@ -52,6 +52,18 @@ from sessions_app.models import (
     TaskStatus,
     TaskType,
     WorkType,
+)
+from sessions_app.services.questions import question_answer, signal_create, signal_poll
+from sessions_app.services.sessions import plan_update, session_state_set
+from sessions_app.services.tasks import (
+    NothingToClaim,
+    task_claim_next,
+    task_create,
+    task_heartbeat,
+    task_release,
+    task_report_submit,
+    task_review_submit,
+    task_status_set,
 )
 
 __all__ = ["TOOLS"]  # the table, filled by the @tool declarations below
@@ -124,7 +136,7 @@ def get_plan(call: ToolCall) -> Any:  # GET sessions/{id}/plan/
       content=text("The whole new plan (markdown).", required=True), agent=AGENT)
 def update_plan(call: ToolCall) -> Any:  # PUT sessions/{id}/plan/
     body = call.validated(api.PlanInputSerializer)
-    session = services.plan_update(session=call.session(), content=body["content"], agent=body["agent"])
+    session = plan_update(session=call.session(), content=body["content"], agent=body["agent"])
     return {"updated": True, **pick(selectors.session_plan(session=session), ("iteration", "snapshots"))}
 
 
@@ -150,7 +162,7 @@ def get_task(call: ToolCall) -> Any:  # GET tasks/{id}/
       sequence=integer("Order within its wave (lower first).", minimum=None),
       wave=integer("The wave, if already known.", minimum=1))
 def create_task(call: ToolCall) -> Any:  # POST tasks/
-    task = services.task_create(data=call.validated(api.TaskSerializer, session=call.session().pk))
+    task = task_create(data=call.validated(api.TaskSerializer, session=call.session().pk))
     return task_result(task)
 
 
@@ -160,7 +172,7 @@ def create_task(call: ToolCall) -> Any:  # POST tasks/
       task=TASK, status=choice("The new status.", TaskStatus, required=True),
       annotation=text("Why, in a line.", max_length=500), agent=AGENT, claim=CLAIM)
 def update_task_status(call: ToolCall) -> Any:  # POST tasks/{id}/status/
-    return task_brief(services.task_status_set(task=call.task(), **call.validated(api.TaskStatusInputSerializer)))
+    return task_brief(task_status_set(task=call.task(), **call.validated(api.TaskStatusInputSerializer)))
 
 
 @tool("get_progress", "Progress of the session's tasks: counts by status and by wave, and each task's key, "
@@ -183,7 +195,7 @@ def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
       error_message=text("What went wrong, for a failed attempt."), claim=CLAIM)
 def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
     task, body = call.task(), call.validated(api.TaskReportInputSerializer)
-    attempt = services.task_report_submit(task=task, claim=body.pop("claim"), data=body)
+    attempt = task_report_submit(task=task, claim=body.pop("claim"), data=body)
     return {"task": task.key, "attempt_number": attempt.attempt_number}
 
 
@@ -193,7 +205,7 @@ def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
       verdict=choice("qualified or failed.", ReviewVerdict, required=True), agent=AGENT)
 def submit_review(call: ToolCall) -> Any:  # POST tasks/{id}/review/
     task = call.task()
-    attempt = services.task_review_submit(task=task, **call.validated(api.TaskReviewInputSerializer))
+    attempt = task_review_submit(task=task, **call.validated(api.TaskReviewInputSerializer))
     return {"task": task.key, "attempt_number": attempt.attempt_number, "verdict": attempt.review_verdict}
 
 
@@ -230,7 +242,7 @@ def create_question(call: ToolCall) -> Any:  # POST questions/
 def answer_question(call: ToolCall) -> Any:  # POST questions/{id}/answer/
     body = call.validated(api.QuestionAnswerInputSerializer)
     agent = body.pop("agent")
-    return question_result(services.question_answer(question=call.question(), data=body, agent=agent))
+    return question_result(question_answer(question=call.question(), data=body, agent=agent))
 
 
 class FeedbackQuerySerializer(RalphInputSerializer):
@@ -257,7 +269,7 @@ def get_feedback(call: ToolCall) -> Any:  # GET sessions/{id}/feedback/?iteratio
       writes=Signal,
       type=choice("The kind of signal.", SignalType, required=True), message=text("What to tell it."))
 def create_signal(call: ToolCall) -> Any:  # POST signals/
-    signal = services.signal_create(data=call.validated(api.SignalSerializer, session=call.session().pk))
+    signal = signal_create(data=call.validated(api.SignalSerializer, session=call.session().pk))
     return {"id": signal.id, "type": signal.type}
 
 
@@ -265,7 +277,7 @@ def create_signal(call: ToolCall) -> Any:  # POST signals/
       writes=Signal,
       agent=AGENT)
 def poll_signal(call: ToolCall) -> Any:  # POST sessions/{id}/poll-signal/
-    signal = services.signal_poll(session=call.session(), **call.validated(api.AgentInputSerializer))
+    signal = signal_poll(session=call.session(), **call.validated(api.AgentInputSerializer))
     if signal is None:
         return {"signal": None}
     return {"signal": {"id": signal.id, "type": signal.type, "message": signal.message,
@@ -285,8 +297,8 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
       agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
 def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
     try:
-        task = services.task_claim_next(session=call.session(), **call.validated(api.LeaseInputSerializer))
-    except services.NothingToClaim as nothing:
+        task = task_claim_next(session=call.session(), **call.validated(api.LeaseInputSerializer))
+    except NothingToClaim as nothing:
         # An answer, not a failure: the reason tells the agent whether to wait, stop or report a blockage.
         return {"task": None, "reason": nothing.details.get("reason"), "message": nothing.message,
                 **pick(nothing.details, tuple(name for name in nothing.details if name not in ("reason", "session")))}
@@ -297,14 +309,14 @@ def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
       writes=Task,
       task=TASK, agent=HOLDER, lease_seconds=LEASE, claim=CLAIM)
 def heartbeat_task(call: ToolCall) -> Any:  # POST tasks/{id}/heartbeat/
-    return task_brief(services.task_heartbeat(task=call.task(), **call.validated(api.HeartbeatInputSerializer)))
+    return task_brief(task_heartbeat(task=call.task(), **call.validated(api.HeartbeatInputSerializer)))
 
 
 @tool("release_task", "Give back a task you hold: it is not started again and anyone may claim it.",
       writes=Task,
       task=TASK, agent=HOLDER, reason=text("Why."), claim=CLAIM)
 def release_task(call: ToolCall) -> Any:  # POST tasks/{id}/release/
-    return task_brief(services.task_release(task=call.task(), **call.validated(api.ReleaseInputSerializer)))
+    return task_brief(task_release(task=call.task(), **call.validated(api.ReleaseInputSerializer)))
 
 
 @tool("get_waves", "The session's tasks in waves: wave 1 has no dependencies, each later wave depends only on "
@@ -326,7 +338,7 @@ def get_state(call: ToolCall) -> Any:  # GET session-state/?session=…&key=…
       writes=SessionStateEntry,
       key=text("The key, e.g. current_phase.", required=True), value=any_json("The value: any JSON.", required=True))
 def set_state(call: ToolCall) -> Any:  # POST session-state/set/
-    entry, created = services.session_state_set(**call.validated(api.SessionStateSetSerializer,
+    entry, created = session_state_set(**call.validated(api.SessionStateSetSerializer,
                                                                  session=call.session().pk))
     return {"key": entry.key, "value": entry.value, "created": created}
 

@@ -18,9 +18,11 @@ from django.utils import timezone
 
 from ralphsite.errors import InvalidInput
 from ralphsite.service_admin import OperatorAction, operator_name
-from sessions_app import selectors, services
+from sessions_app import selectors
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import FINISHED_SESSION_STATUSES, Session, SessionStatus, SignalType
+from sessions_app.services.questions import signal_create
+from sessions_app.services.sessions import session_finish, session_resume
 
 
 @dataclass(frozen=True)
@@ -70,14 +72,14 @@ def _signal(kind: str, *, needs_message: bool = False) -> Callable[[HttpRequest,
         message = inputs.get("message", "")
         if needs_message and not message:
             raise InvalidInput("Write the message to steer with.", details={"message": ["required"]})
-        services.signal_create(data={"session": session, "type": kind, "message": message},
-                               agent=operator_name(request))
+        signal_create(data={"session": session, "type": kind, "message": message},
+                      agent=operator_name(request))
         return f"{kind.capitalize()} signal sent: the orchestrator gets it on its next poll."
     return send
 
 
 def _resume(request: HttpRequest, session: Session, inputs: dict[str, str]) -> str:
-    point = services.session_resume(session=session, agent=operator_name(request))
+    point = session_resume(session=session, agent=operator_name(request))
     return f"Session running again at iteration {point['iteration']} (next task: {point['next_task'] or 'none'})."
 
 
@@ -85,8 +87,8 @@ def _finish(request: HttpRequest, session: Session, inputs: dict[str, str]) -> s
     status = inputs.get("status") or SessionStatus.STOPPED
     if status not in FINISHED_SESSION_STATUSES:
         raise InvalidInput(f"{status!r} is not a final status.", details={"status": [status]})
-    services.session_finish(session=session, status=status, exit_reason=inputs.get("exit_reason", ""),
-                            agent=operator_name(request))
+    session_finish(session=session, status=status, exit_reason=inputs.get("exit_reason", ""),
+                   agent=operator_name(request))
     return f"Session finished: {status}."
 
 

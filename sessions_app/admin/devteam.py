@@ -8,7 +8,6 @@ from django.forms import BaseInlineFormSet
 from django.http import HttpRequest
 
 from ralphsite.service_admin import ServiceModelAdmin
-from sessions_app import services
 from sessions_app.admin.base import SessionScopedAdmin
 from sessions_app.models import (
     AcceptanceCriterion,
@@ -25,13 +24,18 @@ from sessions_app.models import (
     SessionPhase,
     SessionStateEntry,
 )
-from sessions_app.services import (
+from sessions_app.services.devteam import (
     CONTEXT_BUDGET_DERIVED_FIELDS,
     CRITERION_VERIFICATION_FIELDS,
     FEATURE_STEP_COUNT_FIELDS,
     INTERVIEW_COUNTER_FIELDS,
     INTERVIEW_QUESTION_SERVER_FIELDS,
     LOOP_RUN_PROGRESS_FIELDS,
+    acceptance_criterion_verify,
+    interview_question_create,
+    interview_question_delete,
+    interview_question_update,
+    loop_run_finish,
 )
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
@@ -103,9 +107,9 @@ class AcceptanceCriterionAdmin(ServiceModelAdmin):
     @admin.action(description="Mark the selected criteria as passing (verified now)")
     def mark_passing(self, request: HttpRequest, queryset: QuerySet[AcceptanceCriterion]) -> None:
         for criterion in queryset:
-            services.acceptance_criterion_verify(criterion_id=criterion.pk, passes=True,
-                                                 verified_by=request.user.get_username(),
-                                                 verification_method="manual")
+            acceptance_criterion_verify(criterion_id=criterion.pk, passes=True,
+                                        verified_by=request.user.get_username(),
+                                        verification_method="manual")
 
 
 @admin.register(Feature)
@@ -161,13 +165,13 @@ class InterviewAdmin(SessionScopedAdmin):
         """Question rows go through the question services, which number them and keep the counters."""
         formset.save(commit=False)
         for question in formset.deleted_objects:
-            services.interview_question_delete(question=question)
+            interview_question_delete(question=question)
         for question, changed in formset.changed_objects:
-            services.interview_question_update(question=InterviewQuestion.objects.get(pk=question.pk),
-                                               data={name: getattr(question, name) for name in changed})
+            interview_question_update(question=InterviewQuestion.objects.get(pk=question.pk),
+                                      data={name: getattr(question, name) for name in changed})
         editable = [name for name in InterviewQuestionInline.fields if name not in INTERVIEW_QUESTION_SERVER_FIELDS]
         for question in formset.new_objects:
-            services.interview_question_create(
+            interview_question_create(
                 data={"interview": form.instance, **{name: getattr(question, name) for name in editable}})
 
 
@@ -199,5 +203,5 @@ class LoopRunAdmin(SessionScopedAdmin):
     @admin.action(description="Stop the selected running loop runs")
     def stop_runs(self, request: HttpRequest, queryset: QuerySet[LoopRun]) -> None:
         for loop_run in queryset.filter(status=LoopRunStatus.RUNNING):
-            services.loop_run_finish(loop_run_id=loop_run.pk, status=LoopRunStatus.STOPPED)
+            loop_run_finish(loop_run_id=loop_run.pk, status=LoopRunStatus.STOPPED)
 

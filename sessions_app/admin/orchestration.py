@@ -24,7 +24,6 @@ from ralphsite.service_admin import (
     column_text,
     operator_name,
 )
-from sessions_app import services
 from sessions_app.admin.base import LedgerHistoryMixin, ReadOnlyInline, SessionScopedAdmin
 from sessions_app.downloads import attachment_download_response
 from sessions_app.models import (
@@ -48,6 +47,9 @@ from sessions_app.models import (
     TaskFile,
     TaskStatus,
 )
+from sessions_app.services.devteam import RESEARCH_COUNTER_FIELDS
+from sessions_app.services.questions import feedback_item_resolve, question_answer
+from sessions_app.services.tasks import task_release, task_status_set, task_update, tasks_delete
 
 
 class IterationInline(ReadOnlyInline):
@@ -121,7 +123,7 @@ class ResearchSessionAdmin(SessionScopedAdmin):
     search_fields = ["id", "session__id", "session__key"]
     date_hierarchy = "started_at"
     inlines = [ResearchFindingInline]
-    readonly_fields = list(services.RESEARCH_COUNTER_FIELDS)
+    readonly_fields = list(RESEARCH_COUNTER_FIELDS)
 
 
 @admin.register(ResearchFinding)
@@ -154,20 +156,20 @@ class TaskFileInline(admin.TabularInline):
 
 
 def _task_release(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
-    services.task_release(task=task, agent=operator_name(request), reason=inputs["reason"], operator=True)
+    task_release(task=task, agent=operator_name(request), reason=inputs["reason"], operator=True)
     return f"{task.key} released: claimable again."
 
 
 def _task_fail(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
-    services.task_status_set(task=task, status=TaskStatus.FAILED, annotation=inputs["reason"],
-                             agent=operator_name(request), fenced=False)
+    task_status_set(task=task, status=TaskStatus.FAILED, annotation=inputs["reason"],
+                    agent=operator_name(request), fenced=False)
     return f"{task.key} marked failed; its claim is cleared."
 
 
 def _task_status(status: str) -> Callable[[HttpRequest, Task, dict[str, str]], str]:
     def run(request: HttpRequest, task: Task, inputs: dict[str, str]) -> str:
-        services.task_status_set(task=task, status=status, annotation=inputs.get("reason", ""),
-                                 agent=operator_name(request), fenced=False)
+        task_status_set(task=task, status=status, annotation=inputs.get("reason", ""),
+                        agent=operator_name(request), fenced=False)
         return f"{task.key} is {TaskStatus(status).label.lower()}."
     return run
 
@@ -216,13 +218,13 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
             data = {"files": [{name: row[name] for name in ("path", "is_pattern", "file_type", "access_type")}
                               for row in kept]}
         try:
-            services.task_update(task=Task.objects.get(pk=form.instance.pk), data=data)
+            task_update(task=Task.objects.get(pk=form.instance.pk), data=data)
         except DomainError as error:
             self.message_user(request, f"{formset.prefix} not saved: {error.message}",
                               messages.ERROR)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Task]) -> None:
-        services.tasks_delete(tasks=list(queryset))  # one set: dependents deleted with it are no obstacle
+        tasks_delete(tasks=list(queryset))  # one set: dependents deleted with it are no obstacle
 
 
 @admin.register(TaskAttempt)
@@ -264,8 +266,8 @@ class QuestionAnswerForm(forms.ModelForm):
 def _question_answer(request: HttpRequest, question: Question, inputs: dict[str, str]) -> str:
     if not inputs.get("answer"):
         raise InvalidInput("Write the answer.", details={"answer": ["required"]})
-    services.question_answer(question=question, data={name: inputs.get(name, "") for name in ANSWER_FIELDS},
-                             agent=operator_name(request))
+    question_answer(question=question, data={name: inputs.get(name, "") for name in ANSWER_FIELDS},
+                    agent=operator_name(request))
     return f"{question.key} answered: the agent's next poll sees it."
 
 
@@ -306,8 +308,8 @@ class QuestionAdmin(SessionScopedAdmin):
         if rest:
             question = self.writes.update(question, rest)
         if len(rest) < len(data):
-            services.question_answer(question=question, data={name: form.cleaned_data[name] for name in ANSWER_FIELDS},
-                                     agent=operator_name(request))
+            question_answer(question=question, data={name: form.cleaned_data[name] for name in ANSWER_FIELDS},
+                            agent=operator_name(request))
 
 
 class FeedbackItemInline(admin.TabularInline):
@@ -345,7 +347,7 @@ class FeedbackBatchAdmin(ServiceModelAdmin):
 
 
 def _feedback_resolve(request: HttpRequest, item: FeedbackItem, inputs: dict[str, str]) -> str:
-    services.feedback_item_resolve(item=item)
+    feedback_item_resolve(item=item)
     return f"Feedback item {item.issue_key or item.pk} resolved."
 
 
@@ -368,7 +370,7 @@ class FeedbackItemAdmin(ServiceModelAdmin):
     def resolve_selected(self, request: HttpRequest, queryset: QuerySet[FeedbackItem]) -> None:
         items = list(queryset.filter(is_resolved=False).select_related("batch"))
         for item in items:
-            services.feedback_item_resolve(item=item)
+            feedback_item_resolve(item=item)
         self.message_user(request, f"{len(items)} feedback item(s) resolved.", messages.SUCCESS)
 
 
@@ -437,7 +439,7 @@ class AgentInvocationForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         """Both task and task_key edited: they must name the same task (either alone updates the other,
-        in services.agent_invocation_update)."""
+        in services.usage.agent_invocation_update)."""
         cleaned = super().clean()
         task, key = cleaned.get("task"), cleaned.get("task_key")
         if {"task", "task_key"} <= set(self.changed_data) and task is not None and key and key != task.key:

@@ -19,9 +19,7 @@ from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import (
     Session,
 )
-from sessions_app.services import (
-    SESSION_TOTAL_FIELDS,
-)
+from sessions_app.services.usage import SESSION_TOTAL_FIELDS
 
 
 def session_related_links(session: Session) -> str:

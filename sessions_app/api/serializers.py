@@ -55,7 +55,7 @@ from sessions_app.models import (
     VerificationMethod,
 )
 from sessions_app.selectors import DEFAULT_IDLE_SECONDS
-from sessions_app.services import (
+from sessions_app.services.devteam import (
     CONTEXT_BUDGET_DERIVED_FIELDS,
     CRITERION_VERIFICATION_FIELDS,
     FEATURE_STEP_COUNT_FIELDS,
@@ -63,8 +63,8 @@ from sessions_app.services import (
     INTERVIEW_QUESTION_SERVER_FIELDS,
     LOOP_RUN_PROGRESS_FIELDS,
     RESEARCH_COUNTER_FIELDS,
-    SESSION_TOTAL_FIELDS,
 )
+from sessions_app.services.usage import SESSION_TOTAL_FIELDS
 
 
 class SessionSerializer(RalphModelSerializer):

@@ -11,9 +11,18 @@ from rest_framework.response import Response
 from ralphsite.access import current_scope
 from ralphsite.api.query import query_parameters
 from ralphsite.api.schema import ErrorSerializer
-from sessions_app import selectors, services
+from sessions_app import selectors
 from sessions_app.api import serializers as api
 from sessions_app.api.serializers import SessionSerializer
+from sessions_app.services.questions import signal_poll
+from sessions_app.services.sessions import (
+    plan_update,
+    session_finish,
+    session_resume,
+    session_transition,
+    session_waves_store,
+)
+from sessions_app.services.tasks import task_claim_next
 
 
 def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -37,7 +46,7 @@ class SessionOrchestrationActions:
         session = self.get_object()
         if request.method == "PUT":
             body = validated(api.PlanInputSerializer, request)
-            session = services.plan_update(session=session, content=body["content"], agent=body["agent"])
+            session = plan_update(session=session, content=body["content"], agent=body["agent"])
         return Response(selectors.session_plan(session=session))
 
     @extend_schema(responses=api.ProgressSerializer, summary="Get a session's progress",
@@ -57,7 +66,7 @@ class SessionOrchestrationActions:
     @action(detail=True, methods=["get", "post"])
     def waves(self, request: Request, pk: str | None = None) -> Response:
         if request.method == "POST":
-            return Response(services.session_waves_store(session=self.get_object()))
+            return Response(session_waves_store(session=self.get_object()))
         return Response(selectors.session_waves(session=self.get_object()))
 
     @extend_schema(responses=api.FeedbackBatchSerializer(many=True), summary="List a session's feedback",
@@ -77,7 +86,7 @@ class SessionOrchestrationActions:
     @action(detail=True, methods=["post"], url_path="poll-signal")
     def poll_signal(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.AgentInputSerializer, request)
-        signal = services.signal_poll(session=self.get_object(), agent=body["agent"])
+        signal = signal_poll(session=self.get_object(), agent=body["agent"])
         if signal is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(api.SignalSerializer(signal).data)
@@ -90,7 +99,7 @@ class SessionOrchestrationActions:
     def transition(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TransitionInputSerializer, request)
         agent, message = body.pop("agent"), body.pop("message")
-        session = services.session_transition(session=self.get_object(), data=body, agent=agent, message=message)
+        session = session_transition(session=self.get_object(), data=body, agent=agent, message=message)
         return Response(SessionSerializer(session).data)
 
     @extend_schema(request=api.LeaseInputSerializer, responses={200: api.TaskSerializer},
@@ -103,8 +112,8 @@ class SessionOrchestrationActions:
         `at_capacity` (max_concurrency reached, or a sequential task runs or waits to run alone) or
         `session_finished`; `details` names the tasks behind it."""
         body = validated(api.LeaseInputSerializer, request)
-        task = services.task_claim_next(session=self.get_object(), agent=body["agent"],
-                                        lease_seconds=body["lease_seconds"])
+        task = task_claim_next(session=self.get_object(), agent=body["agent"],
+                               lease_seconds=body["lease_seconds"])
         # The claim saved every changed column of `task`: only its relations need loading.
         return Response(api.TaskSerializer(selectors.task_details_load(task=task)).data)
 
@@ -127,7 +136,7 @@ class SessionOrchestrationActions:
         409 `session_completed` for a session that completed, 409 `session_active` for a running
         session written to in the last `idle_seconds` (unless `force`)."""
         body = validated(api.ResumeInputSerializer, request)
-        return Response(services.session_resume(session=self.get_object(), **body))
+        return Response(session_resume(session=self.get_object(), **body))
 
     @extend_schema(request=api.FinishInputSerializer, responses=SessionSerializer, summary="Finish a session")
     @action(detail=True, methods=["post"])
@@ -135,5 +144,5 @@ class SessionOrchestrationActions:
         """The session's outcome (a status other than running), once: 409 `session_finished` when it
         has already finished."""
         body = validated(api.FinishInputSerializer, request)
-        session = services.session_finish(session=self.get_object(), **body)
+        session = session_finish(session=self.get_object(), **body)
         return Response(SessionSerializer(session).data)

@@ -13,7 +13,7 @@ from ralphsite.access import current_scope
 from ralphsite.addressing import by_reference
 from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.api.viewsets import RalphModelViewSet
-from sessions_app import selectors, services
+from sessions_app import selectors
 from sessions_app.api import filters, serializers
 from sessions_app.api import serializers as api
 from sessions_app.api.filters import SessionFilterSet
@@ -36,6 +36,23 @@ from sessions_app.models import (
     TaskAttempt,
     TaskFile,
 )
+from sessions_app.services.devteam import (
+    acceptance_criterion_verify,
+    context_budget_record_usage,
+    interview_question_answer,
+    loop_run_finish,
+    loop_run_iterate,
+)
+from sessions_app.services.questions import feedback_item_resolve, question_answer
+from sessions_app.services.sessions import session_state_set
+from sessions_app.services.tasks import (
+    task_heartbeat,
+    task_release,
+    task_report_submit,
+    task_review_submit,
+    task_status_set,
+)
+from sessions_app.services.usage import agent_invocation_update
 
 
 class SessionViewSet(SessionOrchestrationActions, RalphModelViewSet):
@@ -68,7 +85,7 @@ class SessionStateEntryViewSet(RalphModelViewSet):
     def set_value(self, request: Request) -> Response:
         data = serializers.SessionStateSetSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        entry, created = services.session_state_set(**data.validated_data)
+        entry, created = session_state_set(**data.validated_data)
         return Response(self.get_serializer(entry).data,
                         status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -117,7 +134,7 @@ class AcceptanceCriterionViewSet(RalphModelViewSet):
         criterion = self.get_object()
         data = serializers.CriterionVerifySerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        criterion = services.acceptance_criterion_verify(criterion_id=criterion.pk, **data.validated_data)
+        criterion = acceptance_criterion_verify(criterion_id=criterion.pk, **data.validated_data)
         return Response(self.get_serializer(criterion).data)
 
 
@@ -143,7 +160,7 @@ class ContextBudgetViewSet(RalphModelViewSet):
         budget = self.get_object()
         data = serializers.ContextUsageSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        budget = services.context_budget_record_usage(budget_id=budget.pk, **data.validated_data)
+        budget = context_budget_record_usage(budget_id=budget.pk, **data.validated_data)
         return Response(self.get_serializer(budget).data)
 
 
@@ -176,7 +193,7 @@ class InterviewQuestionViewSet(RalphModelViewSet):
         question = self.get_object()
         data = serializers.InterviewAnswerSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        question = services.interview_question_answer(question_id=question.pk, **data.validated_data)
+        question = interview_question_answer(question_id=question.pk, **data.validated_data)
         return Response(self.get_serializer(question).data)
 
 
@@ -194,7 +211,7 @@ class LoopRunViewSet(RalphModelViewSet):
                                "reached or when the loop is no longer running.")
     @action(detail=True, methods=["post"])
     def iterate(self, request: Request, pk: str) -> Response:
-        loop_run = services.loop_run_iterate(loop_run_id=self.get_object().pk)
+        loop_run = loop_run_iterate(loop_run_id=self.get_object().pk)
         return Response(self.get_serializer(loop_run).data)
 
     @extend_schema(request=serializers.LoopRunFinishSerializer, responses={200: serializers.LoopRunSerializer},
@@ -206,7 +223,7 @@ class LoopRunViewSet(RalphModelViewSet):
         loop_run = self.get_object()
         data = serializers.LoopRunFinishSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        loop_run = services.loop_run_finish(loop_run_id=loop_run.pk, **data.validated_data)
+        loop_run = loop_run_finish(loop_run_id=loop_run.pk, **data.validated_data)
         return Response(self.get_serializer(loop_run).data)
 # -- orchestration ----------------------------------------------------------------------------
 
@@ -273,7 +290,7 @@ class TaskViewSet(RalphModelViewSet):
     @action(detail=True, methods=["post"])
     def status(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskStatusInputSerializer, request)
-        return self._task_response(services.task_status_set(task=self.get_object(), **body))
+        return self._task_response(task_status_set(task=self.get_object(), **body))
 
     @extend_schema(request=api.TaskReportInputSerializer, responses={201: api.TaskAttemptSerializer},
                    summary="Report an implementation attempt",
@@ -283,7 +300,7 @@ class TaskViewSet(RalphModelViewSet):
     def report(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskReportInputSerializer, request)
         claim = body.pop("claim")
-        attempt = services.task_report_submit(task=self.get_object(), data=body, claim=claim)
+        attempt = task_report_submit(task=self.get_object(), data=body, claim=claim)
         return Response(api.TaskAttemptSerializer(attempt).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=api.TaskReviewInputSerializer, responses=api.TaskAttemptSerializer,
@@ -294,7 +311,7 @@ class TaskViewSet(RalphModelViewSet):
     @action(detail=True, methods=["post"])
     def review(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskReviewInputSerializer, request)
-        attempt = services.task_review_submit(task=self.get_object(), **body)
+        attempt = task_review_submit(task=self.get_object(), **body)
         return Response(api.TaskAttemptSerializer(attempt).data)
 
     @extend_schema(request=api.HeartbeatInputSerializer, responses=api.TaskSerializer,
@@ -305,7 +322,7 @@ class TaskViewSet(RalphModelViewSet):
     @action(detail=True, methods=["post"])
     def heartbeat(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.HeartbeatInputSerializer, request)
-        return self._task_response(services.task_heartbeat(task=self.get_object(), **body))
+        return self._task_response(task_heartbeat(task=self.get_object(), **body))
 
     @extend_schema(request=api.ReleaseInputSerializer, responses=api.TaskSerializer, summary="Release a claimed task",
                    description="Give a claimed task back: not started again, assigned to nobody, claimable by "
@@ -314,7 +331,7 @@ class TaskViewSet(RalphModelViewSet):
     @action(detail=True, methods=["post"])
     def release(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.ReleaseInputSerializer, request)
-        return self._task_response(services.task_release(task=self.get_object(), **body))
+        return self._task_response(task_release(task=self.get_object(), **body))
 
 
 class SessionTaskViewSet(TaskViewSet):
@@ -369,7 +386,7 @@ class QuestionViewSet(RalphModelViewSet):
     def answer(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.QuestionAnswerInputSerializer, request)
         agent = body.pop("agent")
-        question = services.question_answer(question=self.get_object(), data=body, agent=agent)
+        question = question_answer(question=self.get_object(), data=body, agent=agent)
         return Response(self.get_serializer(question).data)
 
 
@@ -391,7 +408,7 @@ class FeedbackItemViewSet(RalphModelViewSet):
                    description="Mark the item resolved (now); resolving a resolved item changes nothing.")
     @action(detail=True, methods=["post"])
     def resolve(self, request: Request, pk: str | None = None) -> Response:
-        return Response(self.get_serializer(services.feedback_item_resolve(item=self.get_object())).data)
+        return Response(self.get_serializer(feedback_item_resolve(item=self.get_object())).data)
 
 
 class FeedbackAttachmentViewSet(RalphModelViewSet):
@@ -436,5 +453,5 @@ class AgentInvocationViewSet(RalphModelViewSet):
     @action(detail=True, methods=["post"])
     def complete(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.InvocationCompleteInputSerializer, request)
-        invocation = services.agent_invocation_update(invocation=self.get_object(), data=body)
+        invocation = agent_invocation_update(invocation=self.get_object(), data=body)
         return Response(self.get_serializer(invocation).data)

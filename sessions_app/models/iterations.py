@@ -11,7 +11,7 @@ class Iteration(ULIDModel):
     planning_complete, planning_completed_at, tasks_defined, review_content, started_at, completed_at.
 
     Iteration 1 exists from its session's creation, and each number the session moves to gets its row
-    (services.session_create / session_transition); planning_completed_at follows planning_complete.
+    (services.sessions.session_create / session_transition); planning_completed_at follows planning_complete.
     """
 
     scope_path = "session"

@@ -34,7 +34,7 @@ class SessionStatus(models.TextChoices):
     ABORTED = "aborted"
 
 
-# A session in any of these has ended: it hands out no more work (see services.task_claim_next).
+# A session in any of these has ended: it hands out no more work (see services.tasks.task_claim_next).
 FINISHED_SESSION_STATUSES = frozenset(SessionStatus) - {SessionStatus.RUNNING}
 
 

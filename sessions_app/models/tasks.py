@@ -83,7 +83,7 @@ class Task(ULIDModel):
 
     `claimed_by` / `lease_expires_at` / `claim` are ours: an agent's claim on the task (claim-task)
     and its fencing value; a task whose lease expired goes back to the ready pool by itself
-    (services.task_leases_expire, an upkeep job).
+    (services.tasks.task_leases_expire, an upkeep job).
     """
 
     scope_path = "session"

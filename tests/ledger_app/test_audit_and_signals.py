@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 from ledger_app.models import Checkpoint, LedgerEvent
 from ledger_app.receivers import answer_resume_request
 from sessions_app.models import Session
-from sessions_app.services import session_update
+from sessions_app.services.sessions import session_update
 from sessions_app.signals import orchestration_event, resume_requested
 from tests.ledger_app.factories import make_session
 

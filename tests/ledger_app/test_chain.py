@@ -18,8 +18,8 @@ from ledger_app.chain import CHAIN_FIELDS, GENESIS_HASH, UNHASHED_FIELDS, chain_
 from ledger_app.chain_verify import chain_verify
 from ledger_app.models import LEDGER_PURGED, LedgerChainHead, LedgerEvent, RetentionRange
 from ralphsite.errors import InvalidInput
-from sessions_app import services as session_services
 from sessions_app.models import SessionStatus
+from sessions_app.services.sessions import session_finish
 from tests.ledger_app.factories import make_event, make_session
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,7 @@ def test_it_links_events_of_every_write_path_into_one_chain(api: APIClient) -> N
              format="json")
     api.post("/api/v1/issues/record/", {"session": session.id, "task_key": "t", "kind": "lint", "signature": "s",
                                         "message": "m"}, format="json")
-    session_services.session_finish(session=session, status=SessionStatus.COMPLETED)  # an audit event
+    session_finish(session=session, status=SessionStatus.COMPLETED)  # an audit event
     make_event(session)  # LedgerEvent.objects.create
     chain = _chain()
     assert [event_id for event_id, _, _ in chain] == list(range(1, 8))

@@ -107,7 +107,8 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
     session locked FOR UPDATE first). On PostgreSQL a lock taken after the chain head by one and
     before it by another would deadlock them; on both, the chain must come out whole."""
     from ledger_app.chain_verify import chain_verify
-    from sessions_app import services as session_services
+    from sessions_app.services.sessions import session_resume
+    from sessions_app.services.tasks import NothingToClaim, task_claim_next, task_release, task_status_set
     from tests.sessions_app.factories import make_task
 
     session = make_session()
@@ -125,15 +126,15 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
                 assert client.post("/api/v1/events/", body, format="json").status_code == 201
             elif kind == 2:
                 try:
-                    claimed = session_services.task_claim_next(session=session, agent=f"agent-{index}",
-                                                               lease_seconds=60)
-                except session_services.NothingToClaim:  # another claimer holds the one claimable task
+                    claimed = task_claim_next(session=session, agent=f"agent-{index}",
+                                              lease_seconds=60)
+                except NothingToClaim:  # another claimer holds the one claimable task
                     continue
-                session_services.task_release(task=claimed, agent=f"agent-{index}", claim=claimed.claim)
+                task_release(task=claimed, agent=f"agent-{index}", claim=claimed.claim)
             else:
-                session_services.session_resume(session=session, agent=f"resumer-{index}", force=True)
+                session_resume(session=session, agent=f"resumer-{index}", force=True)
                 # The lead overrules whoever holds the claim, as a person in the console does.
-                session_services.task_status_set(task=tasks[step], status="in_progress", agent="lead", fenced=False)
+                task_status_set(task=tasks[step], status="in_progress", agent="lead", fenced=False)
 
     api_in_threads(8, token, work)
     report = chain_verify()

@@ -19,7 +19,7 @@ from ledger_app.append_only import installed_triggers
 from ledger_app.models import TokenUsage, UsageDay
 from ledger_app.usage_days import SUMMED, TRIGGER_NAMES, USAGE_TABLE, usage_days_rebuild
 from sessions_app.models import SessionStatus
-from sessions_app.services import session_delete
+from sessions_app.services.sessions import session_delete
 from tests.concurrency import in_threads
 from tests.ledger_app.factories import make_session, utc
 

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from sessions_app.models import Iteration, Question, Session, SessionStateEntry
-from sessions_app.services import feedback_batch_create
+from sessions_app.services.questions import feedback_batch_create
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db

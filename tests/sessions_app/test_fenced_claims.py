@@ -13,7 +13,7 @@ from ralphsite.models import ApiToken, TokenScope
 from ralphsite.server import upkeep
 from ralphsite.tokens import MintedToken, api_token_create
 from sessions_app.models import Session, Task, TaskAttempt
-from sessions_app.services import task_leases_expire
+from sessions_app.services.tasks import task_leases_expire
 from tests.api_mixins import assert_error_shape
 from tests.concurrency import api_in_threads
 from tests.sessions_app.factories import make_session, make_task

@@ -20,7 +20,7 @@ from sessions_app.models import (
     TaskDependency,
     TaskFile,
 )
-from sessions_app.services import lock_rows
+from sessions_app.services.base import lock_rows
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
 pytestmark = pytest.mark.django_db

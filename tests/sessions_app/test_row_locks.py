@@ -11,7 +11,8 @@ import pytest
 from django.db import connection, transaction
 
 from sessions_app.models import Session, Task, TaskDependency
-from sessions_app.services import lock_rows, task_create
+from sessions_app.services.base import lock_rows
+from sessions_app.services.tasks import task_create
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -9,7 +9,7 @@ from ralphsite.errors import InvalidInput, NotFound
 from ralphsite.fields import BIGINT_MAX
 from ralphsite.money import USD_MAX
 from sessions_app.models import Session
-from sessions_app.services import session_usage_add
+from sessions_app.services.usage import session_usage_add
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,380 @@
+"""Tasks: the plan's dependencies and files, status, claims and leases, reports (attempts) and reviews."""
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max, Q, QuerySet
+from django.utils import timezone
+
+from ralphsite.access import current_scope
+from ralphsite.errors import Conflict, InvalidInput, NotFound
+from ralphsite.services import instance_create, instance_update, instances_delete
+from sessions_app import selectors
+from sessions_app.graph import kahn_layers
+from sessions_app.models import (
+    FINISHED_SESSION_STATUSES,
+    TASK_ENDED_STATUSES,
+    AgentInvocation,
+    ReviewVerdict,
+    Session,
+    Task,
+    TaskAttempt,
+    TaskDependency,
+    TaskFile,
+    TaskStatus,
+    TaskType,
+)
+from sessions_app.services.base import event_announce, lock_rows
+from sessions_app.services.usage import usage_row_create, usage_row_delete, usage_row_update
+
+
+def _dependency_targets(*, session_id: str | None, keys: list[str], task_key: str) -> list[Task]:
+    if task_key in keys:
+        raise InvalidInput(f"Task {task_key} cannot depend on itself.", details={"depends_on": [task_key]})
+    targets = list(Task.objects.filter(session_id=session_id, key__in=keys)) if keys else []
+    unknown = sorted(set(keys) - {t.key for t in targets})
+    if unknown:
+        raise InvalidInput(f"Unknown dependency keys in this session: {', '.join(unknown)}.",
+                           code="unknown_dependency", details={"depends_on": unknown})
+    return targets
+
+
+def _dependencies_set(*, task: Task, keys: list[str]) -> None:
+    """Replace the task's dependencies; a change that would close a cycle is refused naming it."""
+    targets = _dependency_targets(session_id=task.session_id, keys=keys, task_key=task.key)
+    edges = [(a, b) for a, b in TaskDependency.objects.filter(task__session_id=task.session_id)
+             .exclude(task=task).values_list("task__key", "depends_on__key")]
+    edges += [(task.key, target.key) for target in targets]
+    nodes = Task.objects.filter(session_id=task.session_id).values_list("key", flat=True)
+    _, cyclic = kahn_layers(nodes, edges)
+    if cyclic:
+        raise InvalidInput(f"These dependencies would make a cycle through: {', '.join(cyclic)}.",
+                           code="dependency_cycle", details={"depends_on": keys, "cycle": cyclic})
+    TaskDependency.objects.filter(task=task).delete()
+    TaskDependency.objects.bulk_create(TaskDependency(task=task, depends_on=target) for target in targets)
+
+
+def _task_links_check(*, task: Task, old_session_id: str | None) -> None:
+    """A task's parent is another task of its session, never itself or one of its own subtasks; a task
+    with dependency edges stays in its session (the edges may not cross sessions)."""
+    if task.session_id != old_session_id and (
+            TaskDependency.objects.filter(Q(task=task) | Q(depends_on=task)).exists()):
+        raise InvalidInput(f"Task {task.key} has dependencies or dependents and cannot move to another session.",
+                           details={"session": ["A task with dependency edges cannot change session."]})
+    ancestor_id, seen = task.parent_id, {task.pk}
+    while ancestor_id is not None:
+        if ancestor_id in seen:
+            raise InvalidInput(f"Task {task.key} cannot be its own ancestor.",
+                               details={"parent": ["The parent chain would form a loop."]})
+        seen.add(ancestor_id)
+        ancestor = Task.objects.filter(pk=ancestor_id).values("session_id", "parent_id").get()
+        if ancestor_id == task.parent_id and ancestor["session_id"] != task.session_id:
+            raise InvalidInput("The parent task belongs to another session.",
+                               details={"parent": ["The parent task belongs to another session."]})
+        ancestor_id = ancestor["parent_id"]
+
+
+def _files_set(*, task: Task, files: list[dict[str, Any]]) -> None:
+    TaskFile.objects.filter(task=task).delete()
+    TaskFile.objects.bulk_create(TaskFile(task=task, **spec) for spec in files)
+
+
+def task_create(*, data: dict[str, Any]) -> Task:
+    """CreateTask: the task, its dependencies (keys in the same session) and files, one transaction."""
+    data = dict(data)
+    depends_on: list[str] = data.pop("depends_on", [])
+    files: list[dict[str, Any]] = data.pop("files", [])
+    with transaction.atomic():
+        session = data.get("session")
+        if session is not None:
+            data.setdefault("iteration_created", session.current_iteration)
+            data.setdefault("iteration_updated", session.current_iteration)
+        task = instance_create(model=Task, data=data)
+        _task_links_check(task=task, old_session_id=task.session_id)
+        if depends_on:
+            _dependencies_set(task=task, keys=depends_on)
+        _files_set(task=task, files=files)
+    return task
+
+
+def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
+    data = dict(data)
+    depends_on: list[str] | None = data.pop("depends_on", None)
+    files: list[dict[str, Any]] | None = data.pop("files", None)
+    with transaction.atomic():
+        if data.get("status", task.status) != task.status:
+            # No way around the fence: a PATCH carries no claim, so only the holder's agent-bound token
+            # changes a claimed task's status here (status/ takes the claim).
+            _claim_fence(task=lock_rows(Task.objects.filter(pk=task.pk)).get(), claim=None)
+        old_status, old_session_id = task.status, task.session_id
+        old_key = task.key
+        task = instance_update(instance=task, data=data)
+        if task.key != old_key:  # invocations name their task by key too (AgentInvocation.task_key)
+            AgentInvocation.objects.filter(task=task).update(task_key=task.key)
+        if {"session", "parent"} & set(data):
+            _task_links_check(task=task, old_session_id=old_session_id)
+        if depends_on is not None:
+            _dependencies_set(task=task, keys=depends_on)
+        if files is not None:
+            _files_set(task=task, files=files)
+        if task.status != old_status:
+            _task_status_event(task=task, old_status=old_status, agent=agent)
+    return task
+
+
+def task_delete(*, task: Task) -> None:
+    """Delete a task with its attempts, files and own dependency edges. A task other tasks depend on
+    is kept (seed 000's Restrict): 409 `has_dependents` naming them; delete or re-plan them first."""
+    tasks_delete(tasks=[task])
+
+
+def tasks_delete(*, tasks: list[Task]) -> None:
+    """Delete these tasks together (the admin's bulk delete): only dependents outside the set keep
+    them (409 `has_dependents` naming each task and its dependents)."""
+    ids = [task.pk for task in tasks]
+    with transaction.atomic():
+        edges = (TaskDependency.objects.filter(depends_on_id__in=ids).exclude(task_id__in=ids)
+                 .order_by("depends_on__key", "task__key").values_list("depends_on__key", "task__key"))
+        dependents: dict[str, list[str]] = {}
+        for key, dependent in edges:
+            dependents.setdefault(key, []).append(dependent)
+        if dependents:
+            named = "; ".join(f"{', '.join(keys)} depend on {key}" for key, keys in dependents.items())
+            first = next(iter(dependents))
+            raise Conflict(f"Not deleted: {named}.", code="has_dependents",
+                           details={"task": first, "dependents": dependents[first]} if len(dependents) == 1
+                           else {"dependents": dependents})
+        instances_delete(instances=tasks)
+
+
+def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:
+    if task.session_id:
+        event_announce(session_id=task.session_id, event_type="task_status_changed", task_key=task.key, agent=agent,
+                       message=f"{task.key}: {old_status} → {task.status}",
+                       data={"task": task.id, "from": old_status, "to": task.status,
+                     "annotation": task.status_annotation})
+
+
+def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str = "", claim: int | None = None,
+                    fenced: bool = True) -> Task:
+    """UpdateTaskStatus: the status, its annotation and the times it implies. On a claimed task the
+    caller acts under the current claim (`_claim_fence`) unless not `fenced` (a person in the
+    console, a qualified review)."""
+    with transaction.atomic():
+        task = lock_rows(Task.objects.filter(pk=task.pk).select_related("session")).get()
+        if fenced:
+            _claim_fence(task=task, claim=claim)
+        old_status = task.status
+        now = timezone.now()
+        changes: dict[str, Any] = {"status": status, "status_annotation": annotation}
+        if task.session is not None:
+            changes["iteration_updated"] = task.session.current_iteration
+        if status == TaskStatus.IN_PROGRESS and task.started_at is None:
+            changes["started_at"] = now
+        if status in TASK_ENDED_STATUSES:
+            changes |= {"completed_at": now, "claimed_by": "", "lease_expires_at": None}
+        task = instance_update(instance=task, data=changes)
+        _task_status_event(task=task, old_status=old_status, agent=agent)
+    return task
+
+
+def _claim_fence(*, task: Task, claim: int | None) -> None:
+    """Fenced claims: a write on a claimed task (heartbeat, release, status, report) is made under
+    the claim its caller holds, the `claim` value claim-task returned (`task` is locked). A value that
+    is not the task's current claim (the lease expired and the task went back to the pool, or was
+    claimed again) is 409 `stale_claim`: the late holder changes nothing. Without a value only the
+    holder's agent-bound token acts (its agent name cannot be borrowed): 409 `claim_required`.
+    The current value is never in an answer: it is what proves a caller holds the claim."""
+    held = task.status == TaskStatus.IN_PROGRESS and bool(task.claimed_by)
+    details = {"claimed_by": task.claimed_by, "status": task.status}
+    if claim is not None:
+        if not held or claim != task.claim:
+            raise Conflict(f"Claim {claim} on {task.key} is no longer current: its lease expired and the task went "
+                           "back to the pool or to another claim. Nothing was changed.", code="stale_claim",
+                           details={**details, "claim": claim})
+        return
+    if held and current_scope().agent != task.claimed_by:
+        raise Conflict(f"{task.key} is claimed by {task.claimed_by!r}: send the `claim` value claim-task returned.",
+                       code="claim_required", details=details)
+
+
+def _leases_expire(*, expired: QuerySet[Task]) -> int:
+    """Return the tasks of `expired` (in progress, lease past) to the ready pool, each with a
+    `lease_expired` event naming the agent that held it. Rows another transaction holds are skipped
+    (their holder is acting on them; the next sweep sees them)."""
+    tasks = list(lock_rows(expired, skip_locked=True))
+    for task in tasks:
+        holder, lease = task.claimed_by, task.lease_expires_at
+        instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
+                                             "assigned_agent": "", "lease_expires_at": None})
+        if task.session_id:
+            event_announce(session_id=task.session_id, event_type="lease_expired", task_key=task.key, agent=holder,
+                           message=f"{holder or 'the holder'}'s lease on {task.key} expired: "
+                                   "it is ready to claim again",
+                           data={"task": task.id, "claim": task.claim, "lease_expires_at": lease.isoformat()})
+    return len(tasks)
+
+
+LEASE_SWEEP_BATCH = 200
+
+
+def task_leases_expire(*, now: datetime | None = None) -> int:
+    """Every task whose lease expired goes back to the ready pool by itself (the upkeep job
+    `task_leases_expire` runs this on one host at a time); claim-task does the same for its session
+    first, so a claim never waits for the sweep. Batches of LEASE_SWEEP_BATCH, one transaction each.
+    Returns how many tasks were returned."""
+    now = now or timezone.now()
+    returned = 0
+    while True:
+        with transaction.atomic():
+            batch = _leases_expire(expired=Task.objects.filter(status=TaskStatus.IN_PROGRESS, lease_expires_at__lt=now)
+                                   .order_by("lease_expires_at", "pk")[:LEASE_SWEEP_BATCH])
+        returned += batch
+        if batch < LEASE_SWEEP_BATCH:
+            return returned
+
+
+class NothingToClaim(Conflict):
+    """claim-task has no task for the caller: `details.reason` says why, machine-readably
+    (`all_done`, `waiting`, `blocked`, `at_capacity`, `session_finished`; see selectors.claim_outlook)."""
+
+    code = "nothing_to_claim"
+
+
+def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task:
+    """Atomically give `agent` the next task the plan lets start, or raise NothingToClaim saying why.
+
+    The plan: the dependencies are completed or skipped (selectors.tasks_ready); at most the
+    session's `max_concurrency` tasks are in progress; a `sequential` task (seed 000 TaskItemType)
+    never runs beside another task of the session, so while one runs nothing is handed out and
+    while others run only parallelizable tasks are. A finished session hands out nothing
+    (`session_finished`). The session row is locked first: two claimers count the same tasks in
+    progress, and the status is the one at claim time, not the caller's copy.
+    """
+    with transaction.atomic():
+        limits = lock_rows(Session.objects.filter(pk=session.pk)).values("status", "max_concurrency").first()
+        if limits is None:
+            raise NotFound(f"Session {session.pk} does not exist.", details={"session": session.pk})
+        if limits["status"] in FINISHED_SESSION_STATUSES:
+            raise NothingToClaim(f"Session {session.pk} is {limits['status']}: it hands out no more tasks.",
+                                 details={"reason": "session_finished", "session": session.pk,
+                                          "status": limits["status"]})
+        now = timezone.now()
+        _leases_expire(expired=Task.objects.filter(session_id=session.pk, status=TaskStatus.IN_PROGRESS,
+                                                   lease_expires_at__lt=now))
+        running, sequential_running = selectors.tasks_running(session_id=session.pk, now=now)
+        task = None
+        if running < limits["max_concurrency"] and not sequential_running:
+            candidates = selectors.tasks_ready(session_id=session.pk)
+            if running:
+                candidates = candidates.filter(task_type=TaskType.PARALLELIZABLE)
+            task = lock_rows(candidates, skip_locked=True).first()
+        if task is None:
+            outlook = selectors.claim_outlook(session_id=session.pk, now=now,
+                                              max_concurrency=limits["max_concurrency"])
+            raise NothingToClaim(outlook["message"], details=outlook["details"])
+        old_status = task.status
+        task = instance_update(instance=task, data={
+            "status": TaskStatus.IN_PROGRESS, "claimed_by": agent, "assigned_agent": agent,
+            "lease_expires_at": now + timedelta(seconds=lease_seconds), "started_at": task.started_at or now,
+            "iteration_count": task.iteration_count + 1, "claim": task.claim + 1})
+        event_announce(session_id=session.pk, event_type="task_claimed", task_key=task.key, agent=agent,
+                       message=f"{agent} claimed {task.key}",
+                       data={"task": task.id, "from": old_status, "claim": task.claim,
+                     "lease_expires_at": task.lease_expires_at.isoformat()})
+    return task
+
+
+def _held_task(*, task: Task, agent: str, claim: int | None) -> Task:
+    task = lock_rows(Task.objects.filter(pk=task.pk)).get()
+    _claim_fence(task=task, claim=claim)
+    if task.status != TaskStatus.IN_PROGRESS or task.claimed_by != agent:
+        raise Conflict(f"{task.key} is not claimed by {agent!r}.", code="not_claim_holder",
+                       details={"claimed_by": task.claimed_by, "status": task.status})
+    return task
+
+
+def task_heartbeat(*, task: Task, agent: str, lease_seconds: int, claim: int | None = None) -> Task:
+    """Extend the lease of a claimed task; only its holder may, under its current claim."""
+    with transaction.atomic():
+        task = _held_task(task=task, agent=agent, claim=claim)
+        lease_expires_at = timezone.now() + timedelta(seconds=lease_seconds)
+        return instance_update(instance=task, data={"lease_expires_at": lease_expires_at})
+
+
+def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = False,
+                 claim: int | None = None) -> Task:
+    """Give a claimed task back: not started again, assigned to nobody, claimable by anyone.
+
+    Only the claim's holder may, unless `operator` (a person in the console, named by `agent`) takes
+    the claim back from an agent that is stuck or gone: then any in-progress claim is released and
+    the event names the holder it was taken from."""
+    with transaction.atomic():
+        if operator:
+            task = lock_rows(Task.objects.filter(pk=task.pk)).get()
+            if task.status != TaskStatus.IN_PROGRESS or not task.claimed_by:
+                raise Conflict(f"{task.key} is not claimed.", code="not_claimed",
+                               details={"claimed_by": task.claimed_by, "status": task.status})
+        else:
+            task = _held_task(task=task, agent=agent, claim=claim)
+        holder = task.claimed_by
+        task = instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
+                                                    "assigned_agent": "", "lease_expires_at": None})
+        if task.session_id:
+            taken = f" (claimed by {holder})" if operator else ""
+            event_announce(session_id=task.session_id, event_type="task_released", task_key=task.key, agent=agent,
+                           message=f"{agent} released {task.key}{taken}" + (f": {reason}" if reason else ""),
+                           data={"task": task.id, "reason": reason, **({"claimed_by": holder} if operator else {})})
+    return task
+
+
+def task_attempt_create(*, data: dict[str, Any]) -> TaskAttempt:
+    """SubmitReport (and plain attempt creates): the attempt number is the task's next one unless
+    given; the task row is locked first so concurrent reports get distinct numbers."""
+    data = dict(data)
+    with transaction.atomic():
+        task = lock_rows(Task.objects.filter(pk=data["task"].pk).select_related("session")).get()
+        data["task"] = task
+        if not data.get("attempt_number"):
+            last = TaskAttempt.objects.filter(task=task).aggregate(last=Max("attempt_number"))["last"]
+            data["attempt_number"] = (last or 0) + 1
+        if "session" not in data:
+            data["session"] = task.session
+        if "iteration_number" not in data and task.session is not None:
+            data["iteration_number"] = task.session.current_iteration
+        return usage_row_create(model=TaskAttempt, data=data)
+
+
+def task_report_submit(*, task: Task, data: dict[str, Any], claim: int | None = None) -> TaskAttempt:
+    """SubmitReport: the task's next attempt, made under the current claim when the task is claimed."""
+    with transaction.atomic():
+        _claim_fence(task=lock_rows(Task.objects.filter(pk=task.pk)).get(), claim=claim)
+        return task_attempt_create(data={**data, "task": task})
+
+
+def task_attempt_update(*, attempt: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
+    with transaction.atomic():
+        return usage_row_update(row=attempt, data=data)
+
+
+def task_attempt_delete(*, attempt: TaskAttempt) -> None:
+    with transaction.atomic():
+        usage_row_delete(row=attempt)
+
+
+def task_review_submit(*, task: Task, review_report: str, verdict: str, agent: str = "",
+                       complete: bool = False) -> TaskAttempt:
+    """SubmitReview: the review and verdict go on the task's latest attempt. With `complete`, a
+    `qualified` verdict also completes the task in the same transaction (as task_status_set does); a
+    `failed` verdict leaves the task's status to the orchestrator."""
+    with transaction.atomic():
+        attempt = lock_rows(TaskAttempt.objects.filter(task=task).order_by("-attempt_number")).first()
+        if attempt is None:
+            raise Conflict(f"{task.key} has no report to review.", code="no_report", details={"task": task.pk})
+        attempt = instance_update(instance=attempt, data={"review_report": review_report, "review_verdict": verdict,
+                                                          "reviewed_at": timezone.now()})
+        if complete and verdict == ReviewVerdict.QUALIFIED:
+            task_status_set(task=task, status=TaskStatus.COMPLETED, agent=agent, fenced=False,
+                            annotation=f"qualified at attempt {attempt.attempt_number}")
+    return attempt
