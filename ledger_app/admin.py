@@ -256,7 +256,7 @@ class GateResultAdmin(ServiceModelAdmin):
 
 
 class UsageModelFilter(admin.SimpleListFilter):
-    """The models that have calls, listed from the daily rollup: Django's own field filter would read
+    """The models that have calls, listed from the usage rollup: Django's own field filter would read
     every usage row's model (SELECT DISTINCT over all calls) on each page."""
 
     title = "model"
@@ -270,8 +270,8 @@ class UsageModelFilter(admin.SimpleListFilter):
         return queryset.filter(model=self.value()) if self.value() else queryset
 
 
-# The cost view's filters that the daily rollup can answer: the model, and days (the date range
-# filter's and the date filter's bounds, which fall on UTC midnights).
+# The cost view's filters that the usage rollup can answer: the session, the model, and days (the date
+# range filter's and the date filter's bounds, which fall on UTC midnights).
 _ROLLUP_DAY_BOUNDS = {"recorded_at__since": "day__gte", "recorded_at__until": "day__lte",
                       "recorded_at__gte": "day__gte", "recorded_at__lt": "day__lt"}
 
@@ -286,6 +286,9 @@ def _daily_rollup(changelist: Any) -> QuerySet[UsageDay] | None:
         value = values[-1] if isinstance(values, list) else values
         if name == UsageModelFilter.parameter_name:
             rows = rows.filter(model=value)
+            continue
+        if name == SessionFilter.parameter_name:
+            rows = rows.filter(session=value)
             continue
         day = _midnight_day(value) if name in _ROLLUP_DAY_BOUNDS else None
         if day is None:
@@ -313,7 +316,7 @@ class TokenUsageAdmin(ReadOnlyAdmin):
                     "operation", "task_key", "session", "id"]
     list_display_links = ["recorded_at_ago"]
     # No filter lists every call's values (the operation is searched for instead): the page reads
-    # the daily rollup for its totals and never scans the calls.
+    # the usage rollup for its totals and never scans the calls.
     list_filter = [SessionFilter, ("recorded_at", DateRangeFilter), ("recorded_at", admin.DateFieldListFilter),
                    UsageModelFilter, "is_estimated"]
     list_select_related = ["session"]
@@ -325,7 +328,7 @@ class TokenUsageAdmin(ReadOnlyAdmin):
         context = getattr(response, "context_data", None)
         if context and "cl" in context:
             selected = _daily_rollup(context["cl"])
-            if selected is None:  # a filter the rollup has no column for (a session, an operation…)
+            if selected is None:  # a filter or search the rollup has no column for (is_estimated, an operation…)
                 selected = context["cl"].queryset
             context["usage_by_model"] = selectors.token_usage_by(usage=selected, field="model")
             context["usage_by_agent"] = selectors.token_usage_by(usage=selected, field="agent")
@@ -467,7 +470,7 @@ def _feed_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None
 def _cost_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None:
     if not request.user.has_perm("ledger_app.view_tokenusage"):
         return None
-    usage = selectors.token_usage_list().filter(session=session)
+    usage = selectors.usage_day_list().filter(session=session)
     return {"by_model": selectors.token_usage_by(usage=usage, field="model"),
             "usage_url": reverse("admin:ledger_app_tokenusage_changelist") + f"?session={session.pk}"}
 

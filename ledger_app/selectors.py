@@ -98,7 +98,7 @@ class UTCDate(Func):
         return self.as_sql(compiler, connection, template="(%(expressions)s AT TIME ZONE 'UTC')::date", **extra)
 
 
-# The same totals from the daily rollup, whose rows each count `calls` calls.
+# The same totals from the usage rollup, whose rows each count `calls` calls.
 _USAGE_DAY_TOTALS = {**_USAGE_TOTALS, "calls": Sum("calls")}
 
 
@@ -107,13 +107,13 @@ def _totals(usage: QuerySet[TokenUsage] | QuerySet[UsageDay]) -> dict[str, Any]:
 
 
 def usage_day_list() -> QuerySet[UsageDay]:
-    """The daily rollup, without the (day, model, agent) rows that corrections brought back to no call."""
-    return UsageDay.objects.exclude(calls=0)
+    """The usage rollup: per session, UTC day, model and agent (`ledger_app.usage_days`)."""
+    return UsageDay.objects.all()
 
 
 def token_usage_by(*, usage: QuerySet[TokenUsage] | QuerySet[UsageDay], field: str) -> list[dict[str, Any]]:
     """Calls, tokens and cost per value of `field` (model, agent) of the selected rows (usage rows or
-    the daily rollup), most expensive first."""
+    the usage rollup), most expensive first."""
     return _with_usd(usage.order_by().values(field).annotate(**_totals(usage)).order_by("-cost_usd", field))
 
 

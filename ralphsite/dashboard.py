@@ -104,7 +104,7 @@ def top_issues(*, limit: int = ISSUES_SHOWN) -> list[dict[str, Any]]:
 def usage_by_day_and_model(*, since: datetime) -> list[dict[str, Any]]:
     """Token usage from `since`'s UTC day on, per day and model: calls, tokens (input + output, as
     the `daily-cost` statistic counts them) and cost, exact to the micro-dollar (one query over the
-    daily rollup, `ledger_app.usage_days`, not over every call)."""
+    usage rollup, `ledger_app.usage_days`, not over every call)."""
     rows = (ledger_selectors.usage_day_list().filter(day__gte=since.astimezone(UTC).date())
             .values("day", "model").order_by("day", "model")
             .annotate(calls=Sum("calls"), tokens=Sum(F("input_tokens") + F("output_tokens")),

@@ -1,16 +1,16 @@
 """The daily usage rollup and the triggers that keep it (`ledger_app.usage_days`), filled from the
-usage rows already recorded."""
+usage rows already recorded. Its SQL is frozen in `frozen.usage_days_v1`."""
 
 from typing import Any
 
 from django.db import migrations, models
 
-from ledger_app.usage_days import create_triggers, drop_triggers, usage_days_rebuild
+from ledger_app.migrations.frozen import usage_days_v1
 
 
 def rollup_create(apps: Any, schema_editor: Any) -> None:
-    create_triggers(apps, schema_editor)
-    usage_days_rebuild()
+    usage_days_v1.create_triggers(apps, schema_editor)
+    usage_days_v1.fill(apps, schema_editor)
 
 
 class Migration(migrations.Migration):
@@ -40,5 +40,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('day', 'model', 'agent'), name='usageday_day_model_agent')],
             },
         ),
-        migrations.RunPython(rollup_create, drop_triggers),
+        migrations.RunPython(rollup_create, usage_days_v1.drop_triggers),
     ]

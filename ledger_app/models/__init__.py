@@ -12,7 +12,7 @@ from ledger_app.models.events import CUSTOM_EVENT_TYPE, EVENT_TYPES, LEDGER_PURG
 from ledger_app.models.issues import Issue
 from ledger_app.models.quality import DeadLetter, DeadLetterStatus, ErrorLog, ErrorType, Gate, GateResult
 from ledger_app.models.retention import RetentionRun
-from ledger_app.models.usage import PRICED_TOKEN_FIELDS, ModelPrice, TokenUsage, UsageDay, UsageSource
+from ledger_app.models.usage import PRICED_TOKEN_FIELDS, ModelPrice, TokenUsage, UsageDay, UsageSource, UsageSums
 
 __all__ = [
     "CUSTOM_EVENT_TYPE",
@@ -41,5 +41,6 @@ __all__ = [
     "TokenUsage",
     "UsageDay",
     "UsageSource",
+    "UsageSums",
     "event_type_is_valid",
 ]

@@ -1,4 +1,6 @@
 from django.db import models
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ralphsite.access import SCOPE_SHARED
@@ -57,7 +59,22 @@ class UsageSource(models.TextChoices):
     INVOCATION = "invocation"
 
 
-class TokenUsage(models.Model):
+class UsageSums(models.Model):
+    """The six figures a provider call carries: a usage row holds one call's, the rollup (`UsageDay`)
+    their sums."""
+
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cached_read_tokens = models.BigIntegerField(default=0)
+    cached_write_tokens = models.BigIntegerField(default=0)
+    reasoning_tokens = models.BigIntegerField(default=0)
+    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+
+    class Meta:
+        abstract = True
+
+
+class TokenUsage(UsageSums):
     """DevTeam `token_usage` (seed 003): one API call's tokens and cost.
 
     Seed column → field: id → id (integer); session_id → session; task_id → task_key;
@@ -79,12 +96,6 @@ class TokenUsage(models.Model):
     task_key = models.CharField(max_length=100, blank=True, default="")
     sprint_key = models.CharField(max_length=100, blank=True, default="")
     model = models.CharField(max_length=100)
-    input_tokens = models.BigIntegerField(default=0)
-    output_tokens = models.BigIntegerField(default=0)
-    cached_read_tokens = models.BigIntegerField(default=0)
-    cached_write_tokens = models.BigIntegerField(default=0)
-    reasoning_tokens = models.BigIntegerField(default=0)
-    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
     is_estimated = models.BooleanField(default=False)
     operation = models.CharField(max_length=100, blank=True, default="")
     agent = models.CharField(max_length=200, blank=True, default="")
@@ -116,26 +127,30 @@ class TokenUsage(models.Model):
         return f"{self.model}: {self.input_tokens}+{self.output_tokens} tokens"
 
 
-class UsageDay(models.Model):
-    """Token usage summed per UTC day, model and agent: what the dashboard and the admin's cost view
-    chart, so that they read a few hundred rows instead of aggregating every call (seed 003's
-    `daily_cost` view is this grouping). Kept by database triggers on TokenUsage, whatever writes it
-    (`ledger_app.usage_days`); never written by the application."""
+class UsageDay(UsageSums):
+    """Token usage summed per session, UTC day, model and agent: what every usage figure reads (the
+    dashboard, the cost view, the console's cost panel, the API's usage statistics), so that none
+    aggregates the calls themselves. Kept by database triggers on TokenUsage, whatever writes it
+    (`ledger_app.usage_days`); never written by the application. Calls whose session was deleted are
+    summed under no session (NULL), one key: the unique constraint groups NULL with NULL."""
 
+    scope_path = "session"
+
+    # No database constraint and no cascade: the triggers move a deleted session's sums to no session
+    # when its calls lose it, and drop the rows that no call is summed in any more.
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.DO_NOTHING, null=True, blank=True,
+                                db_constraint=False, db_index=False, related_name="+")
     day = models.DateField()
     model = models.CharField(max_length=100)
     agent = models.CharField(max_length=200, blank=True, default="")
     calls = models.BigIntegerField(default=0)
-    input_tokens = models.BigIntegerField(default=0)
-    output_tokens = models.BigIntegerField(default=0)
-    cached_read_tokens = models.BigIntegerField(default=0)
-    cached_write_tokens = models.BigIntegerField(default=0)
-    reasoning_tokens = models.BigIntegerField(default=0)
-    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
 
     class Meta:
         ordering = ["-day", "model", "agent"]
-        constraints = [models.UniqueConstraint(fields=["day", "model", "agent"], name="usageday_day_model_agent")]
+        constraints = [models.UniqueConstraint(
+            "day", "model", "agent", Coalesce("session", Value(""), output_field=models.CharField()),
+            name="usageday_session_day_model_agent")]
+        indexes = [models.Index(fields=["session", "day"], name="usageday_session_day")]
 
     def __str__(self) -> str:
         return f"{self.day} {self.model} {self.agent}: {self.calls} calls"

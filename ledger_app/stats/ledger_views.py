@@ -1,12 +1,9 @@
 """Seed 003's views over the ledger's tables (gate results, token usage, error log) and the
 current session."""
 
-from datetime import UTC
+from django.db.models import Count, Q
 
-from django.db.models import Count, F, Max, Min, Q, Sum
-from django.db.models.functions import TruncDate
-
-from ledger_app.models import ErrorLog, GateResult, TokenUsage
+from ledger_app.models import ErrorLog, GateResult
 from ledger_app.stats.framework import (
     Row,
     StatFilters,
@@ -16,8 +13,8 @@ from ledger_app.stats.framework import (
     rate,
     scoped,
     stat,
-    usd_units,
 )
+from ledger_app.stats.usage import first_and_last_call, units, usage_by
 from ralphsite.money import usd_to_cents
 from sessions_app.models import Session, SessionStatus
 
@@ -61,23 +58,18 @@ def gate_pass_rates(filters: StatFilters) -> list[Row]:
                                "total_tokens", "total_cost_usd", "first_call", "last_call"))
 def session_cost(filters: StatFilters) -> list[Row]:
     """v_session_cost: token usage and cost (USD, 4 places) per session."""
-    rows = (scoped(TokenUsage.objects.all(), filters, date_field="recorded_at")
-            .values("session_id").order_by("session_id")
-            .annotate(api_calls=Count("*"), total_input_tokens=Sum("input_tokens"),
-                      total_output_tokens=Sum("output_tokens"),
-                      total_tokens=Sum(F("input_tokens") + F("output_tokens")), total_cost_usd=usd_units(places=4),
-                      first_call=Min("recorded_at"), last_call=Max("recorded_at")))
-    return [{**row, "total_cost_usd": as_money(row["total_cost_usd"])} for row in rows]
+    rows = usage_by(filters, by=("session_id",), extra=first_and_last_call(filters))
+    return [{"session_id": row["session_id"], "api_calls": row["calls"], "total_input_tokens": row["input_tokens"],
+             "total_output_tokens": row["output_tokens"], "total_tokens": row["input_tokens"] + row["output_tokens"],
+             "total_cost_usd": as_money(units(row["micro_usd"], places=4)), "first_call": row["first_call"],
+             "last_call": row["last_call"]} for row in rows]
 
 
 @stat("daily-cost", columns=("date", "api_calls", "total_tokens", "total_cost_usd"))
 def daily_cost(filters: StatFilters) -> list[Row]:
     """v_daily_cost: token usage and cost (USD, 4 places) per UTC day."""
-    rows = (scoped(TokenUsage.objects.all(), filters, date_field="recorded_at")
-            .annotate(day=TruncDate("recorded_at", tzinfo=UTC)).values("day").order_by("day")
-            .annotate(api_calls=Count("*"), total_tokens=Sum(F("input_tokens") + F("output_tokens")),
-                      total_cost_usd=usd_units(places=4)))
-    return [{**row, "date": row["day"], "total_cost_usd": as_money(row["total_cost_usd"])} for row in rows]
+    return [{"date": row["day"], "api_calls": row["calls"], "total_tokens": row["input_tokens"] + row["output_tokens"],
+             "total_cost_usd": as_money(units(row["micro_usd"], places=4))} for row in usage_by(filters, by=("day",))]
 
 
 @stat("error-summary", columns=("error_type", "occurrences", "recovered", "circuits_opened"))

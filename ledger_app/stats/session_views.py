@@ -14,12 +14,12 @@ writes `completed` where DevTeam writes `success`; see `InvocationStatus`). The 
 (for criteria and features, which have none: the plan the session executes, `Session.plan_key`).
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Value
 from django.db.models.functions import Round
 
-from ledger_app.models import TokenUsage
 from ledger_app.stats.framework import (
     Row,
     StatFilters,
@@ -32,6 +32,7 @@ from ledger_app.stats.framework import (
     scoped,
     stat,
 )
+from ledger_app.stats.usage import FIGURES, units, usage_by
 from ralphsite.money import usd_to_cents
 from sessions_app.models import (
     AcceptanceCriterion,
@@ -84,22 +85,16 @@ def agent_runs(filters: StatFilters) -> QuerySet:
     return scoped(AgentInvocation.objects.all(), filters, date_field="started_at")
 
 
-def calls(filters: StatFilters) -> QuerySet:
-    """Provider calls (the ledger's token usage, the one book of usage) in the filters' session,
-    `since`/`until` on recorded_at."""
-    return scoped(TokenUsage.objects.all(), filters, date_field="recorded_at")
-
-
 def _runs_and_usage(filters: StatFilters, key: tuple[str, ...], runs: dict[str, Any],
-                    usage: dict[str, Any]) -> list[Row]:
-    """Agent runs' counts and the calls' tokens and cost per `key`, merged: a group of runs without
-    recorded calls has zero usage, calls without runs have zero runs."""
+                    usage: Callable[[Row], Row]) -> list[Row]:
+    """Agent runs' counts and the provider calls' figures (token usage, read from its rollup; `usage`
+    makes the columns from a group's sums) per `key`, merged: a group of runs without recorded calls
+    has zero usage, calls without runs have zero runs."""
     run_rows = {tuple(row[k] for k in key): row
                 for row in agent_runs(filters).values(*key).order_by(*key).annotate(**runs)}
-    usage_rows = {tuple(row[k] for k in key): row
-                  for row in calls(filters).values(*key).order_by(*key).annotate(**usage)}
+    usage_rows = {tuple(row[k] for k in key): usage(row) for row in usage_by(filters, by=key)}
     no_runs = {name: None if isinstance(aggregate, Avg | Round) else 0 for name, aggregate in runs.items()}
-    no_usage = dict.fromkeys(usage, 0)
+    no_usage = dict.fromkeys(usage(dict.fromkeys(FIGURES, 0)), 0)
     groups = sorted(run_rows.keys() | usage_rows.keys(), key=lambda group: tuple(v or "" for v in group))
     return [{**dict(zip(key, group, strict=True)), **run_rows.get(group, no_runs), **usage_rows.get(group, no_usage)}
             for group in groups]
@@ -115,7 +110,8 @@ def model_usage(filters: StatFilters) -> list[Row]:
         filters, ("session_id", "model"),
         runs={"runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "failures": count_if(RUN_FAILED),
               "success_rate": rate(RUN_SUCCEEDED)},
-        usage={"tokens_input": Sum("input_tokens"), "tokens_output": Sum("output_tokens"), "cost_cents": cents()})
+        usage=lambda sums: {"tokens_input": sums["input_tokens"], "tokens_output": sums["output_tokens"],
+                            "cost_cents": units(sums["micro_usd"], places=2)})
     return [{**row, "success_rate": as_rate(row["success_rate"])} for row in rows]
 
 
@@ -129,7 +125,7 @@ def agent_performance(filters: StatFilters) -> list[Row]:
         filters, ("agent",),
         runs={"total_runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "success_rate": rate(RUN_SUCCEEDED),
               "avg_duration_ms": Avg("duration_ms")},
-        usage={"total_cost_cents": cents()})
+        usage=lambda sums: {"total_cost_cents": units(sums["micro_usd"], places=2)})
     return [{**row, "success_rate": as_rate(row["success_rate"]),
              "avg_duration_seconds": None if row["avg_duration_ms"] is None
              else round(float(row["avg_duration_ms"]) / 1000, 3)} for row in rows]
