@@ -71,6 +71,12 @@ def api_token_create(*, user: AbstractBaseUser, scope: str, permission: str = To
         expires_at = expires_at or minter.expires_at
     if expires_at is not None and expires_at <= timezone.now():
         raise InvalidInput("The expiry is in the past.", details={"expires_at": ["Must be in the future."]})
+    not_applying = {name: [f"Does not apply to a {scope} token."]
+                    for name, given, applies in (("session", session_id, TokenScope.SESSION),
+                                                 ("project_path", project_path, TokenScope.PROJECT))
+                    if given and scope != applies and scope in TokenScope.values}
+    if not_applying:  # refused, not dropped: the caller meant a token other than the one it would get
+        raise InvalidInput(f"Not for a {scope} token: {', '.join(not_applying)}.", details=not_applying)
     session_project_path = None
     if scope == TokenScope.SESSION:
         if not session_id:
@@ -78,15 +84,12 @@ def api_token_create(*, user: AbstractBaseUser, scope: str, permission: str = To
         session_project_path = Session.objects.filter(pk=session_id).values_list("project_path", flat=True).first()
         if session_project_path is None:
             raise InvalidInput(f"Session {session_id} does not exist.", details={"session": [session_id]})
-        project_path = ""
     elif scope == TokenScope.PROJECT:
         if not project_path:
             raise InvalidInput("A project token names its project path.", details={"project_path": ["Required."]})
-        session_id = None
     elif scope == TokenScope.GLOBAL:
         if not user.is_staff:
             raise PermissionDenied("Only staff users hold global tokens.")
-        session_id, project_path = None, ""
     else:
         raise InvalidInput(f"Unknown scope {scope!r}.", details={"scope": [f"One of {', '.join(TokenScope.values)}."]})
     if minter is not None:

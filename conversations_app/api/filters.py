@@ -15,7 +15,14 @@ from conversations_app.models import (
     SyncMapping,
     SyncStatus,
 )
-from ralphsite.api.filters import BooleanFilter, IntegerFilter, MultipleChoiceFilter, NonBlankKeyFilter, RalphFilterSet
+from ralphsite.api.filters import (
+    BooleanFilter,
+    FloatFilter,
+    IntegerFilter,
+    MultipleChoiceFilter,
+    NonBlankKeyFilter,
+    RalphFilterSet,
+)
 
 
 def parent_filter(name: str) -> django_filters.CharFilter:
@@ -85,8 +92,8 @@ class ObservationFilterSet(RalphFilterSet):
     iteration = parent_filter("iteration")
     type = MultipleChoiceFilter(choices=ObservationType.choices)
     tool = django_filters.CharFilter(field_name="tool_name")
-    importance_min = django_filters.NumberFilter(field_name="importance", lookup_expr="gte")
-    importance_max = django_filters.NumberFilter(field_name="importance", lookup_expr="lte")
+    importance_min = FloatFilter(field_name="importance", lookup_expr="gte")
+    importance_max = FloatFilter(field_name="importance", lookup_expr="lte")
     created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
 

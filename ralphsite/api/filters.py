@@ -38,6 +38,14 @@ class IntegerFilter(django_filters.NumberFilter):
         super().__init__(*args, **kwargs)
 
 
+class FloatFilter(django_filters.NumberFilter):
+    """A NumberFilter for float columns, read as a float: django-filter's decimal let `1e309` through,
+    which SQLite compared as text and PostgreSQL refused as out of range; a value that is no finite
+    float is a 400 naming the parameter on both."""
+
+    field_class = forms.FloatField
+
+
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
@@ -123,13 +131,21 @@ class NonBlankKeyFilter(django_filters.CharFilter):
 
     The query repeats the partial index's condition: SQLite uses a partial index only when the WHERE
     clause contains that condition (PostgreSQL proves it from `key = 'x'`); without it `?key=` read
-    the whole table. A blank key never matched anything through the API anyway (blank is ignored).
+    the whole table. A blank key names no row (`RalphFilterSet` refuses a blank value).
     """
 
     def filter(self, qs: QuerySet, value: Any) -> QuerySet:
         if value in EMPTY_VALUES:
             return qs
         return super().filter(qs, value).exclude(**{self.field_name: ""})
+
+
+def _values(data: QueryDict | dict[str, Any], name: str) -> list[Any]:
+    """Every value of query parameter `name` (a QueryDict's list, or a plain dict's value or list)."""
+    if isinstance(data, QueryDict):
+        return data.getlist(name)
+    value = data[name]
+    return value if isinstance(value, list) else [value]
 
 
 def _foreign_key_read(filterset: type[django_filters.FilterSet], template: Filter) -> models.Field | None:
@@ -155,6 +171,13 @@ def _keyed_target(filterset: type[django_filters.FilterSet], template: Filter) -
     return field.related_model if field is not None and address_key_of(field.related_model) else None
 
 
+def filters_naming_rows(filterset: type[django_filters.FilterSet]) -> list[str]:
+    """The filters whose value must name a row that exists (a 400 naming the filter otherwise): a
+    related-row choice (its id is looked up) and a keyed model's filter (its key is)."""
+    return sorted(name for name, template in filterset.base_filters.items()
+                  if isinstance(template, django_filters.ModelChoiceFilter) or _keyed_target(filterset, template))
+
+
 class RalphFilterSet(django_filters.FilterSet):
     """django-filter's FilterSet with strict value parsing.
 
@@ -171,11 +194,25 @@ class RalphFilterSet(django_filters.FilterSet):
            for field in (*FILTER_FOR_DBFIELD_DEFAULTS, models.BigIntegerField, models.PositiveBigIntegerField)
            if issubclass(field, models.IntegerField)},
         models.BooleanField: {"filter_class": BooleanFilter},
+        models.FloatField: {"filter_class": FloatFilter},
     }
     _keyed_parameters: ClassVar[dict[type, dict[str, type[models.Model]]]] = {}
 
     def __init__(self, data: QueryDict | None = None, *args: Any, **kwargs: Any) -> None:
+        self._blank_values_refused(data)
         super().__init__(self._keys_read_as_ids(data), *args, **kwargs)
+
+    @classmethod
+    def _blank_values_refused(cls, data: QueryDict | dict[str, Any] | None) -> None:
+        """A filter given an empty (or all-space) value is a 400 naming it: django-filter reads
+        `?until=` as "no filter", so a client whose variable was empty got every row unfiltered."""
+        if not data:
+            return
+        blank = [name for name in cls.base_filters if name in data
+                 and any(isinstance(value, str) and not value.strip() for value in _values(data, name))]
+        if blank:
+            raise ValidationError({name: ["An empty value filters nothing: give a value, or leave the parameter "
+                                          "out."] for name in blank})
 
     @classmethod
     def _keys_read_as_ids(cls, data: QueryDict | None) -> QueryDict | None:

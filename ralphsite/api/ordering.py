@@ -1,4 +1,5 @@
-"""`?ordering=`: an unknown field is a 400 naming the allowed ones (DRF silently ignores it)."""
+"""`?ordering=`: an unknown field, or none at all (`?ordering=`), is a 400 naming the allowed ones (DRF
+silently ignores both)."""
 
 from typing import Any
 
@@ -9,6 +10,12 @@ from rest_framework.request import Request
 
 
 class StrictOrderingFilter(filters.OrderingFilter):
+    def get_ordering(self, request: Request, queryset: QuerySet, view: Any) -> Any:
+        raw = request.query_params.get(self.ordering_param)
+        if raw is not None and not raw.strip():
+            self.remove_invalid_fields(queryset, [raw], view, request)  # refuses it, naming the allowed fields
+        return super().get_ordering(request, queryset, view)
+
     def remove_invalid_fields(self, queryset: QuerySet, fields: list[str], view: Any, request: Request) -> list[str]:
         valid = super().remove_invalid_fields(queryset, fields, view, request)
         if len(valid) != len(fields):
@@ -25,6 +32,6 @@ class StrictOrderingFilter(filters.OrderingFilter):
         return [{
             "name": self.ordering_param, "required": False, "in": "query", "style": "form", "explode": False,
             "description": "Sort by these fields, the first first; `-field` sorts descending.",
-            "schema": {"type": "array", "items": {"type": "string",
+            "schema": {"type": "array", "minItems": 1, "items": {"type": "string",
                                                   "enum": [term for name in fields for term in (name, f"-{name}")]}},
         }]

@@ -1,7 +1,7 @@
 """Pagination: page numbers for ordinary resources, cursors for append-mostly tables.
 
-A page size, page number or cursor that means nothing (`page_size=0`, `page_size=x`, `page=0`, a
-cursor the server did not write) is a 400 naming the parameter: DRF answers them with the default
+A page size, page number or cursor that means nothing (`page_size=0`, `page_size=x`, `page=0`, an
+empty cursor or one the server did not write) is a 400 naming the parameter: DRF answers them with the default
 page size or a 404. A page size over the maximum is served at the maximum (the README's rule).
 """
 
@@ -60,6 +60,8 @@ class StrictCursorPagination(StrictPageSizeMixin, CursorPagination):
 
     def decode_cursor(self, request: Request) -> Any:
         try:
+            if request.query_params.get(self.cursor_query_param) == "":
+                raise NotFound  # DRF reads an empty cursor as the first page
             return super().decode_cursor(request)
         except NotFound:
             raise ValidationError({self.cursor_query_param: [

@@ -74,12 +74,27 @@ def _text_refusal(field: serializers.Field, value: Any) -> str | None:
     return None
 
 
+def _null_spelled_as_text(field: serializers.Field, value: Any) -> bool:
+    """Whether DRF would read this text as null: `""` in a relation (`"session": ""`), `""` or spaces
+    in a nullable number, `""` or `"null"` in a nullable boolean. A client that means no value sends
+    null; an empty string is more often a variable that was never filled in."""
+    if not isinstance(value, str) or not field.allow_null or isinstance(field, serializers.CharField):
+        return False
+    if value.strip() and value.strip().lower() != "null":
+        return False
+    try:
+        return field.run_validation(value) is None
+    except (serializers.ValidationError, serializers.SkipField):
+        return False
+
+
 class StrictKeysMixin:
     """Unknown body keys are a 400 naming them (an agent's typo must not be silently dropped); so are
     read-only fields (server-assigned: sequence numbers, totals, timestamps), which would be dropped
     just the same, unless an update sends back the value the row already has (a client may PUT the
     body it read). A text field sent a number (or another non-string), or more than its max_length
-    of text, is a 400 naming it, never coerced or trimmed into shape (`_text_refusal`). Every
+    of text, is a 400 naming it, never coerced or trimmed into shape (`_text_refusal`); so is text
+    DRF would read as null (`_null_spelled_as_text`: `"session": ""`). Every
     declared text field without a max_length of its own is bounded (`text_bounded`) and every
     declared time accepts epoch numbers (`epoch_times_accepted`), once per class.
     """
@@ -103,6 +118,8 @@ class StrictKeysMixin:
                     errors[name] = [f"Read-only: the server sets it; writable fields: {self._writable_names()}."]
                 elif refusal := _text_refusal(field, value):
                     errors[name] = [refusal]
+                elif _null_spelled_as_text(field, value):
+                    errors[name] = [f"{value!r} is text, not null: send null for no value."]
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)

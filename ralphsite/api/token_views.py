@@ -86,8 +86,8 @@ class ApiTokenViewSet(StrictQueryParametersMixin, IntegerIdMixin, mixins.ListMod
         serializer.is_valid(raise_exception=True)
         body = serializer.validated_data
         scope = current_scope()
-        session_id = (session_id_resolve(reference=body["session"], scope=scope)
-                      if body["scope"] == TokenScope.SESSION and "session" in body else None)
+        # Resolved for any scope: a session named for a token of another scope is refused by the service.
+        session_id = session_id_resolve(reference=body["session"], scope=scope) if "session" in body else None
         expires_in = body.get("expires_in")
         minted = api_token_create(
             user=request.user, scope=body["scope"], permission=body["permission"], session_id=session_id,

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
 from ledger_app.api.filters import ULIDFilter
+from ralphsite.api.filters import FloatFilter
 from ralphsite.api.query import allowed_query_parameters
 from tests.api_mixins import ApiRoute, api_routes, assert_error_shape
 
@@ -101,6 +102,8 @@ def _junk(filter_: django_filters.Filter) -> str | None:
         return "maybe"
     if isinstance(filter_, CHOICE_FILTERS):
         return "no-such-value"
+    if isinstance(filter_, FloatFilter):
+        return "1e309"  # a number, but no finite float
     if isinstance(filter_, (django_filters.NumberFilter, django_filters.DateTimeFilter, ULIDFilter,
                             django_filters.ModelChoiceFilter)):
         return "x"
@@ -120,7 +123,8 @@ JUNK_FILTERS = [
 def test_it_finds_junk_for_every_kind_of_filter() -> None:
     ids = {param.id for param in JUNK_FILTERS}
     assert {"acceptance-criteria?passes=maybe", "gate-results?passed=maybe", "chats?include_deleted=maybe",
-            "tasks?status=no-such-value", "events?session=x", "tasks?wave=x", "events?since=x"} <= ids
+            "tasks?status=no-such-value", "events?session=x", "tasks?wave=x", "events?since=x",
+            "observations?importance_max=1e309"} <= ids
 
 
 @pytest.mark.parametrize(("path", "name", "junk", "is_choice"), JUNK_FILTERS)
@@ -130,6 +134,27 @@ def test_it_refuses_a_junk_filter_value_naming_the_filter(api: APIClient, path: 
     assert list(body["details"]) == [name], body
     if is_choice:
         assert "allowed: " in body["details"][name][0], body
+
+
+FILTERED = [pytest.param(route.path, sorted(route.viewset.filterset_class.base_filters), id=route.prefix)
+            for route in ROUTES if route.action == "list" and getattr(route.viewset, "filterset_class", None)]
+
+
+def test_it_finds_the_filters_of_every_filtered_list() -> None:
+    filters = {param.id: param.values[1] for param in FILTERED}
+    assert {"until", "since", "session", "session_id"} <= set(filters["events"])
+    assert {"passes"} <= set(filters["acceptance-criteria"]) and {"status"} <= set(filters["tasks"])
+    assert {"importance_max", "created_after", "type"} <= set(filters["observations"])
+
+
+@pytest.mark.parametrize(("path", "names"), FILTERED)
+def test_it_refuses_an_empty_value_of_every_filter_naming_each(api: APIClient, path: str, names: list[str]) -> None:
+    """django-filter reads `?until=` as no filter at all: every row, unfiltered, for a client whose
+    variable was empty. All of a list's filters are sent empty at once (spaces count as empty)."""
+    body = assert_error_shape(api.get(path, {name: "" if index % 2 else " " for index, name in enumerate(names)}),
+                              400, "validation_error")
+    assert sorted(body["details"]) == names, body
+    assert api.get(path, {"ordering": ""}).status_code == 400
 
 
 def test_it_reads_boolean_filters_in_the_usual_spellings(api: APIClient) -> None:
@@ -223,6 +248,44 @@ def test_it_refuses_a_changed_read_only_field_in_an_update(route: ApiRoute, name
     serializer = view.get_serializer_class()(instance=model(), data={name: "x"}, partial=True)
     assert not serializer.is_valid()
     assert name in serializer.errors and "Read-only" in str(serializer.errors[name][0]), serializer.errors
+
+
+# -- null is null -----------------------------------------------------------------------------------
+
+def _read_as_null(field: serializers.Field) -> bool:
+    """Whether DRF's own field reads `""` as null (a relation, a nullable number or boolean)."""
+    try:
+        return field.run_validation("") is None
+    except (serializers.ValidationError, serializers.SkipField):
+        return False
+
+
+def _blank_read_as_null_fields(route: ApiRoute) -> list[str]:
+    view = _view(route.path, route.method)
+    if not hasattr(view, "get_serializer"):
+        return []
+    return sorted(name for name, field in view.get_serializer().fields.items()
+                  if not field.read_only and _read_as_null(field))
+
+
+NULLABLE_ON_CREATE = [
+    pytest.param(route.path, name, id=f"{route.prefix} {name}")
+    for route in ROUTES if route.action == "create"
+    for name in _blank_read_as_null_fields(route)
+]
+
+
+def test_it_finds_the_fields_drf_reads_an_empty_string_as_null_in() -> None:
+    ids = {param.id for param in NULLABLE_ON_CREATE}
+    assert {"tasks plan", "tasks parent", "chats session", "errors recovery_success"} <= ids, sorted(ids)
+
+
+@pytest.mark.parametrize(("path", "name"), NULLABLE_ON_CREATE)
+def test_it_refuses_an_empty_string_for_null_naming_the_field(api: APIClient, path: str, name: str) -> None:
+    """DRF reads `""` as null in a relation, a number or a boolean: `"session": ""` created a row of no
+    session. null says no value; an empty string is refused."""
+    body = assert_error_shape(api.post(path, {name: ""}, format="json"), 400, "validation_error")
+    assert name in body["details"], body
 
 
 # -- text fields take text only ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from ralphsite.errors import InvalidInput
 from ralphsite.models import ApiToken, TokenPermission, TokenScope
 from ralphsite.tokens import api_token_create
 from sessions_app.models import Session
@@ -86,6 +87,19 @@ def test_a_project_token_mints_tokens_of_its_project_and_its_sessions(user, sess
     _mint(client, scope="project", project_path="/srv/widgets", permission="read")
     assert_error_shape(client.post(TOKENS, {"scope": "project", "project_path": "/srv/gadgets"}, format="json"),
                        403, "permission_denied")
+
+
+def test_it_refuses_a_field_that_does_not_apply_to_the_scope_naming_it(api: APIClient, user, sessions) -> None:
+    """Dropping it would mint a token other than the one asked for (a global one, for a project_path)."""
+    for body, named in (({"scope": "global", "project_path": "/srv/widgets"}, ["project_path"]),
+                        ({"scope": "global", "session": "mine"}, ["session"]),
+                        ({"scope": "project", "project_path": "/srv/widgets", "session": "mine"}, ["session"]),
+                        ({"scope": "session", "session": "mine", "project_path": "/srv/widgets"}, ["project_path"])):
+        error = assert_error_shape(api.post(TOKENS, body, format="json"), 400, "validation_error")
+        assert list(error["details"]) == named, (body, error)
+    assert ApiToken.objects.count() == 1  # the caller's own: nothing was minted
+    with pytest.raises(InvalidInput, match="project_path"):  # the admin and the command mint through it too
+        api_token_create(user=user, scope=TokenScope.GLOBAL, project_path="/srv/widgets")
 
 
 def test_only_staff_owners_mint_global_tokens(sessions) -> None:
