@@ -127,7 +127,7 @@ class RunViewSet(ConversationViewSet):
         return instance.chat.is_deleted
 
     @extend_schema(
-        request=s.MessageAppendSerializer(many=True),
+        request=s.MessageAppendSerializer(many=True, min_length=1, max_length=services.MAX_BULK_MESSAGES),
         responses={201: s.MessageSerializer(many=True)},
         summary="Append messages to a run",
         description="Append one message (an object → the message) or up to 1,000 (a list → the list), "

@@ -17,14 +17,16 @@ from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.plumbing import ResolvedComponent
+from drf_spectacular.plumbing import ResolvedComponent, force_instance
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
 from ralphsite.addressing import address_key_of
 from ralphsite.api.fields import ReferenceFilterField, ReferenceIdField, ULIDSerializerField
+from ralphsite.api.filters import filters_naming_rows
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import filters_apply, paginates, query_declaration
 from ralphsite.api.routers import PATH_VALUE
@@ -33,6 +35,12 @@ from ralphsite.fields import ULIDField
 
 # What `ulid_normalize` accepts: 26 Crockford base32 characters, any case, the first at most 7 (128 bits).
 ULID_PATTERN = "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$"
+
+# Any JSON value but null (OpenAPI 3.0 has no `null` type to exclude).
+ANY_JSON_BUT_NULL = [{"type": kind} for kind in ("object", "array", "string", "number", "boolean")]
+
+# A text filter's value: not blank (`RalphFilterSet` refuses an empty one).
+NOT_BLANK = r"\S"
 
 # DRF's own pattern of a row's path segment, which drf-spectacular recognizes (`_resolve_path_parameters`).
 DRF_PATH_VALUE = "[^/.]+"
@@ -99,6 +107,13 @@ def _is_ulid(field: Any) -> bool:
     if isinstance(field, (ReferenceIdField, ReferenceFilterField)):
         return address_key_of(field.referenced_model) is None
     return isinstance(field, ULIDSerializerField)
+
+
+def _names_a_row(field: Any) -> bool:
+    """Whether a body field's value is looked up as a row (its id or key)."""
+    if isinstance(field, serializers.ManyRelatedField):
+        field = field.child_relation
+    return isinstance(field, (serializers.RelatedField, ReferenceIdField, ReferenceFilterField))
 
 
 def _keyed_parent(model: type[models.Model], name: str) -> type[models.Model] | None:
@@ -199,10 +214,26 @@ class RalphAutoSchema(AutoSchema):
             schema["additionalProperties"] = False  # an unknown key is a 400
         return schema
 
+    def _unwrap_list_serializer(self, serializer: Any, direction: str) -> dict[str, Any] | None:
+        """A list of serializers (`many=True`) with the bounds it enforces on input: drf-spectacular
+        drops `min_length`, `max_length` and `allow_empty=False`, so an empty bulk body the server
+        refuses looked valid."""
+        schema = super()._unwrap_list_serializer(serializer, direction)
+        if schema and direction == "request" and isinstance(serializer, serializers.ListSerializer):
+            fewest = serializer.min_length if serializer.min_length is not None else int(not serializer.allow_empty)
+            if fewest:
+                schema["minItems"] = fewest
+            if serializer.max_length is not None:
+                schema["maxItems"] = serializer.max_length
+        return schema
+
     def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if schema.get("type") == "string" and _is_ulid(field):
             schema["pattern"] = ULID_PATTERN
+        if direction == "request" and isinstance(field, serializers.JSONField) and not field.allow_null \
+                and not {"type", "anyOf", "oneOf", "$ref"} & set(schema):
+            schema["anyOf"] = ANY_JSON_BUT_NULL  # drf-spectacular's `{}` allows the null the field refuses
         return schema
 
 
@@ -277,6 +308,59 @@ class RalphAutoSchema(AutoSchema):
             elif model is not None and (parent := _keyed_parent(model, name)) is not None:
                 parameter["description"] = f"The {parent._meta.verbose_name}'s id or `{address_key_of(parent)}`."
         return parameters
+
+    def _get_filter_parameters(self) -> list[dict[str, Any]]:
+        """The FilterSet's parameters as `RalphFilterSet` reads them: a text value is never blank (an
+        empty filter is a 400), an integer within the filter's bounds."""
+        parameters = super()._get_filter_parameters()
+        filterset = self._filterset_class()
+        for parameter in parameters:
+            template = filterset.base_filters.get(parameter["name"]) if filterset is not None else None
+            schema = parameter["schema"]
+            if template is None:
+                continue
+            if schema.get("type") == "string" and not {"format", "enum", "pattern"} & set(schema):
+                schema["pattern"] = NOT_BLANK
+            if schema.get("type") == "integer":
+                for bound, keyword in (("minimum", "min_value"), ("maximum", "max_value")):
+                    if template.extra.get(keyword) is not None:
+                        schema[bound] = template.extra[keyword]
+        return parameters
+
+    def _filterset_class(self) -> Any:
+        if not filters_apply(self.view) or not any(issubclass(backend, DjangoFilterBackend)
+                                                   for backend in self.get_filter_backends()):
+            return None
+        return getattr(self.view, "filterset_class", None)
+
+    def _refers_to_existing(self) -> list[str]:
+        """The parts of a request that must name something that exists (a row, or a page the server
+        wrote), each a 400 naming it when it does not: what a schema cannot say of a valid request."""
+        parts = []
+        filterset = self._filterset_class()
+        if filterset is not None:
+            parts += [f"query.{name}" for name in filters_naming_rows(filterset)]
+        declared = query_declaration(self.view).serializer_class
+        if declared is not None:
+            parts += [f"query.{name}" for name, field in declared().fields.items()
+                      if isinstance(field, ReferenceFilterField)]
+        if isinstance(self._get_paginator(), StrictCursorPagination):
+            parts.append(f"query.{self._get_paginator().cursor_query_param}")
+        if self.method in ("POST", "PUT", "PATCH"):
+            body = force_instance(self.get_request_serializer())
+            body = getattr(body, "child", body)
+            if isinstance(body, serializers.BaseSerializer):
+                parts += [f"body.{name}" for name, field in body.fields.items()
+                          if not field.read_only and _names_a_row(field)]
+        return sorted(set(parts))
+
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation = super().get_operation(*args, **kwargs)
+        if operation is not None and (parts := self._refers_to_existing()):
+            operation["x-refers-to-existing"] = True
+            operation["description"] = (f"{operation.get('description', '')}\n\nMust name something that exists "
+                                        f"(a 400 naming it otherwise): {', '.join(parts)}.").strip()
+        return operation
 
     def get_filter_backends(self) -> list[Any]:
         return super().get_filter_backends() if filters_apply(self.view) else []

@@ -15,6 +15,7 @@ from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import BIGINT_MAX, INTEGER_MAX
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
+    FINISHED_SESSION_STATUSES,
     AcceptanceCriterion,
     AgentInvocation,
     Bug,
@@ -54,6 +55,7 @@ from sessions_app.models import (
     TaskStatus,
     VerificationMethod,
 )
+from sessions_app.models.quality import validate_feature_steps
 from sessions_app.selectors import DEFAULT_IDLE_SECONDS
 from sessions_app.services.devteam import (
     CONTEXT_BUDGET_DERIVED_FIELDS,
@@ -139,7 +141,18 @@ class AcceptanceCriterionSerializer(RalphModelSerializer):
         read_only_fields = [*(name for name in CRITERION_VERIFICATION_FIELDS if name != "passes"), *_TIMES]
 
 
+@extend_schema_field({"type": "array", "items": {
+    "type": "object", "additionalProperties": False, "required": ["step", "passes"],
+    "properties": {"step": {"type": "string", "pattern": r"\S", "description": "What to check: not blank."},
+                   "passes": {"type": "boolean"}}}})
+class FeatureStepsField(StorableJSONField):
+    """A feature's `steps`: seed 003's list of `{"step": text, "passes": bool}` (`validate_feature_steps`),
+    which the schema states item by item instead of as any JSON."""
+
+
 class FeatureSerializer(RalphModelSerializer):
+    steps = FeatureStepsField(required=False, validators=[validate_feature_steps])
+
     class Meta:
         model = Feature
         fields = ["id", "key", "plan_key", "sprint_key", "name", "description", "category", "steps", "passes",
@@ -359,10 +372,11 @@ class TaskSerializer(RalphModelSerializer):
         attempts = task.attempts.all()  # prefetched, latest first
         return TaskAttemptSerializer(attempts[0]).data if attempts else None
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if self.instance is None and attrs.get("session") is None:
-            raise serializers.ValidationError({"session": ["A new task belongs to a session."]})
-        return attrs
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        if self.instance is None:  # a new task belongs to a session (the column is nullable for imports)
+            fields["session"].required, fields["session"].allow_null = True, False
+        return fields
 
     def validate_success_criteria(self, value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -550,7 +564,8 @@ class ResumeInputSerializer(AgentInputSerializer):
 
 
 class FinishInputSerializer(AgentInputSerializer):
-    status = ChoiceFieldNamingAllowed(choices=SessionStatus.choices)  # the service refuses `running`
+    status = ChoiceFieldNamingAllowed(choices=[(value, label) for value, label in SessionStatus.choices
+                                               if value in FINISHED_SESSION_STATUSES])
     exit_reason = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     summary = serializers.CharField(required=False, allow_blank=True)
 

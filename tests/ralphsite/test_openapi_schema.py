@@ -138,6 +138,42 @@ def test_it_says_where_a_path_takes_a_key(schema: dict[str, Any]) -> None:
 
 
 @pytest.mark.django_db
+def _query_schema(schema: dict[str, Any], path: str, name: str) -> dict[str, Any]:
+    return next(parameter["schema"] for parameter in schema["paths"][path]["get"]["parameters"]
+                if parameter["name"] == name)
+
+
+def test_it_declares_the_bounds_the_server_enforces(schema: dict[str, Any]) -> None:
+    """What schemathesis found: an empty bulk body, a blank or out-of-range filter value, a `running`
+    finish, a feature step of any shape, a null JSON value were allowed by the schema and refused."""
+    messages = schema["paths"]["/api/v1/runs/{id}/messages/"]["post"]["requestBody"]["content"]["application/json"]
+    assert (messages["schema"]["minItems"], messages["schema"]["maxItems"]) == (1, 1000)
+    components = schema["components"]["schemas"]
+    assert components["MarkSyncedRequest"]["properties"]["items"]["minItems"] == 1
+    assert _query_schema(schema, "/api/v1/tasks/", "key")["pattern"] == r"\S"
+    assert _query_schema(schema, "/api/v1/tasks/", "ordering")["minItems"] == 1
+    assert _query_schema(schema, "/api/v1/tasks/", "wave")["maximum"] == 2**63 - 1
+    assert _query_schema(schema, "/api/v1/observations/", "importance_max") == {"type": "number", "format": "float"}
+    finish = schema["paths"]["/api/v1/sessions/{id}/finish/"]["post"]["requestBody"]["content"]["application/json"]
+    finish_status = components[finish["schema"]["$ref"].rsplit("/", 1)[1]]["properties"]["status"]["$ref"]
+    assert "running" not in components[finish_status.rsplit("/", 1)[1]]["enum"]
+    assert components["FeatureRequest"]["properties"]["steps"]["items"]["required"] == ["step", "passes"]
+    assert "null" not in str(components["SessionStateSetRequest"]["properties"]["value"])
+    assert "session" in components["TaskRequest"]["required"]
+
+
+def test_it_marks_the_operations_whose_valid_requests_may_name_a_missing_row(schema: dict[str, Any]) -> None:
+    """`x-refers-to-existing` (tests/schemathesis.toml reads it): a body or filter naming a row, or a
+    cursor; a 400 naming it when there is none, which no schema can foresee."""
+    marked = {(method, path) for method, path, operation in _operations(schema)
+              if operation.get("x-refers-to-existing")}
+    assert {("POST", "/api/v1/events/"), ("GET", "/api/v1/tasks/"), ("GET", "/api/v1/token-usage/"),
+            ("POST", "/api/v1/search/"), ("GET", "/api/v1/stats/{name}/")} <= marked
+    assert not {("GET", "/api/v1/sessions/"), ("POST", "/api/v1/sessions/"), ("GET", "/api/v1/tasks/{id}/"),
+                ("POST", "/api/v1/chats/{id}/restore/")} & marked
+    assert "query.session" in schema["paths"]["/api/v1/tasks/"]["get"]["description"]
+
+
 def test_it_serves_the_schema_the_generator_builds(client: Client, schema: dict[str, Any]) -> None:
     response = client.get("/api/schema/?format=json")
     assert response.status_code == 200
