@@ -125,8 +125,8 @@ class ChatAdminForm(forms.ModelForm):
 @admin.register(Chat)
 class ChatAdmin(ServiceModelAdmin):
     form = ChatAdminForm
-    list_display = ["title", "session", "run_count", "tag_list", "worktree_id", column_status("sync_status"),
-                    "version", "is_deleted", column_ago("updated_at", description="changed"), "id"]
+    list_display = ["title", "session", "run_count", column_ago("updated_at", description="changed"), "tag_list",
+                    "worktree_id", column_status("sync_status"), "version", "is_deleted", "id"]
     list_filter = [SessionFilter, "is_deleted", "sync_status", TagListFilter]
     search_fields = ["id", "title", "worktree_id", "remote_id", "session__id", "session__key"]
     date_hierarchy = "created_at"
@@ -234,9 +234,9 @@ class ChatAdmin(ServiceModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(ServiceModelAdmin):
-    list_display = ["chat", "sequence_number", column_status(), "message_count", "tokens_used",
-                    column_session("chat__session"), column_ago("started_at", description="started"),
-                    column_status("sync_status"), "id"]
+    list_display = ["chat", column_status(), column_session("chat__session"),
+                    column_ago("started_at", description="started"), "sequence_number", "message_count",
+                    "tokens_used", column_status("sync_status"), "id"]
     list_filter = [SessionFilter.on("chat__session_id"), "status", "sync_status"]
     search_fields = ["id", "chat__id", "chat__title", "remote_id"]
     list_select_related = ["chat__session"]

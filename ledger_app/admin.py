@@ -111,7 +111,7 @@ _SEARCHABLE_ID = re.compile(r"[0-9]{1,19}")
 @admin.register(LedgerEvent)
 class LedgerEventAdmin(ReadOnlyAdmin):
     list_display = [column_ago("timestamp", description="when"), "type", column_text("message", length=90),
-                    column_session(), "task_key", "agent", "model", "tokens_total", "cost_usd", "id"]
+                    column_session(), "task_key", "agent", "cost_usd", "model", "tokens_total", "id"]
     list_display_links = ["type"]
     list_filter = [SessionFilter, RecentEventValuesFilter.on("type"), RecentEventValuesFilter.on("category"),
                    RecentEventValuesFilter.on("model"), ("timestamp", admin.DateFieldListFilter)]
@@ -311,9 +311,9 @@ class TokenUsageAdmin(ReadOnlyAdmin):
     page is the cost view: totals by model, by agent and by day for whatever the filters select
     (a session, a date range, a model…), from the same rows and rounding as the API's cost stats."""
 
-    list_display = [column_ago("recorded_at", description="when"), "model", "agent", "cost_usd", "input_tokens",
-                    "output_tokens", "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "is_estimated",
-                    "operation", "task_key", "session", "id"]
+    list_display = [column_ago("recorded_at", description="when"), "model", "agent", "cost_usd", "session",
+                    "input_tokens", "output_tokens", "cached_read_tokens", "cached_write_tokens", "reasoning_tokens",
+                    "is_estimated", "operation", "task_key", "id"]
     list_display_links = ["recorded_at_ago"]
     # No filter lists every call's values (the operation is searched for instead): the page reads
     # the usage rollup for its totals and never scans the calls.
@@ -376,8 +376,8 @@ def _is_pending(item: DeadLetter) -> bool:
 @admin.register(DeadLetter)
 class DeadLetterAdmin(ServiceModelAdmin):
     list_display = ["operation_type", column_status(), column_text("error_message", length=90, description="error"),
-                    "attempt_count", "task_key", "session", column_ago("created_at", description="failed"),
-                    column_ago("retry_after", description="due"), "id"]
+                    "task_key", "session", column_ago("created_at", description="failed"),
+                    column_ago("retry_after", description="due"), "attempt_count", "id"]
     list_display_links = ["operation_type"]
     list_filter = [SessionFilter, "status", "operation_type"]
     list_select_related = ["session"]

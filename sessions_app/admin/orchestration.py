@@ -181,7 +181,7 @@ _TASK_OPEN = {TaskStatus.NOT_STARTED, TaskStatus.IN_PROGRESS, TaskStatus.REVIEW_
 class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
     list_display = ["key", column_text("title", length=60), column_status(),
                     column_text("status_annotation", length=60, description="why"), "assigned_agent",
-                    column_session(), "wave", column_ago("updated_at", description="changed"), "id"]
+                    column_session(), column_ago("updated_at", description="changed"), "wave", "id"]
     list_display_links = ["key"]
     list_filter = [SessionFilter, "status", "task_type", "work_type", "priority"]
     search_fields = ["key", "title", "objective", "description", "session__key", "sprint_key"]
@@ -229,10 +229,10 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
 
 @admin.register(TaskAttempt)
 class TaskAttemptAdmin(ServiceModelAdmin):
-    list_display = ["task", "attempt_number", column_status(), column_status("review_verdict", description="review"),
-                    column_text("error_message", length=60, description="error"), "agent", "model",
-                    "tokens_input", "tokens_output", "cost_usd", column_session(),
-                    column_ago("created_at", description="reported"), "id"]
+    list_display = ["task", column_status(), column_status("review_verdict", description="review"),
+                    column_text("error_message", length=60, description="error"), "agent",
+                    column_session(), column_ago("created_at", description="reported"), "cost_usd", "attempt_number",
+                    "model", "tokens_input", "tokens_output", "id"]
     list_display_links = ["task"]
     list_filter = [SessionFilter, "status", "review_verdict"]
     search_fields = ["task__key", "agent", "model", "implementation_report"]
@@ -282,8 +282,8 @@ class QuestionAdmin(SessionScopedAdmin):
                                ("answer_implication", "implication (optional)"))),
     )
     list_display = ["key", column_text("text", length=90, description="question"), column_status(), "priority",
-                    "category", column_session(), column_ago("created_at", description="asked"),
-                    column_ago("answered_at", description="answered"), "id"]
+                    column_session(), column_ago("created_at", description="asked"),
+                    column_ago("answered_at", description="answered"), "category", "id"]
     list_display_links = ["key"]
     list_filter = [SessionFilter, "status", "priority", "category", "answer_confidence"]
     search_fields = ["key", "text", "answer", "session__key"]
@@ -450,10 +450,10 @@ class AgentInvocationForm(forms.ModelForm):
 @admin.register(AgentInvocation)
 class AgentInvocationAdmin(ServiceModelAdmin):
     form = AgentInvocationForm
-    list_display = ["agent", "role", column_status(), "model", "task_key",
-                    column_text("error_message", length=50, description="error"), "tokens_input", "tokens_output",
-                    "cost_usd", "duration_ms", column_session(), column_ago("started_at", description="started"),
-                    "id"]
+    list_display = ["agent", "role", column_status(), "task_key",
+                    column_text("error_message", length=50, description="error"), "cost_usd", column_session(),
+                    column_ago("started_at", description="started"), "model", "tokens_input", "tokens_output",
+                    "duration_ms", "id"]
     list_display_links = ["agent"]
     list_filter = [SessionFilter, "role", "status", "agent_type"]
     search_fields = ["agent", "model", "task_key", "prompt", "session__key"]

@@ -42,11 +42,10 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
     """The session's page is its console (GET); the raw record is edited at `<id>/edit/`, where
     status and state are read-only: they change through the console's buttons (transitions)."""
 
-    list_display = ["name", column_status(), column_status("state"), column_text("project_path", length=40,
-                                                                                 description="project"),
-                    "current_agent", "current_iteration", "total_cost_usd", "tokens",
-                    column_ago("last_activity_at", description="last activity"),
-                    column_text("exit_reason", length=50, description="exit reason"),
+    list_display = ["name", column_status(), column_status("state"),
+                    column_text("exit_reason", length=50, description="exit reason"), "current_agent",
+                    "total_cost_usd", column_ago("last_activity_at", description="last activity"),
+                    column_text("project_path", length=40, description="project"), "current_iteration", "tokens",
                     column_ago("started_at", description="started"), "id"]
     list_filter = ["status", "state", "command_type", "execution_mode", "circuit_breaker_state"]
     search_fields = ["id", "key", "user_request", "command", "project_path", "summary"]
