@@ -1,5 +1,6 @@
 """The ledger's answers to sessions_app's domain signals (sessions_app never imports ledger_app)."""
 
+from decimal import Decimal
 from typing import Any
 
 from ledger_app import services
@@ -28,8 +29,8 @@ def purge_deleted_sessions_events(sender: Any, *, session_ids: list[str], reason
 
 
 def record_reported_usage(sender: Any, *, source: str, source_id: str, item: dict[str, Any] | None,
-                          **kwargs: Any) -> None:
-    services.usage_replace(source=source, source_id=source_id, item=item)
+                          **kwargs: Any) -> Decimal | None:
+    return services.usage_replace(source=source, source_id=source_id, item=item)
 
 
 def connect() -> None:

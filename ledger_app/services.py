@@ -65,6 +65,8 @@ def _same_event(recorded: LedgerEvent, item: dict[str, Any]) -> bool:
     """Whether a retried item carries what the key recorded: every field it sends equals the stored one
     (numbers compared by value: 0.5 and Decimal("0.500000") are the same cost)."""
     for name, value in item.items():
+        if name == "cost_usd" and value is None:
+            continue  # not sent: the recorded event's cost was priced
         stored = getattr(recorded, name)
         if isinstance(stored, (Decimal, float)) and isinstance(value, (Decimal, float, int)) \
                 and not isinstance(value, bool):
@@ -75,14 +77,22 @@ def _same_event(recorded: LedgerEvent, item: dict[str, Any]) -> bool:
     return True
 
 
-def _event_new(*, request_id: str = "", **fields: Any) -> LedgerEvent:
+def _event_new(*, request_id: str = "", prices: "PriceList | None" = None, **fields: Any) -> LedgerEvent:
     """An unsaved event whose tokens_total, when not given, is tokens in + out. A provider's request
-    id is kept in `meta` (hashed with the event): usage is counted once per request id."""
+    id is kept in `meta` (hashed with the event): usage is counted once per request id. An event that
+    reports a call without its cost (`cost_usd` absent or None) has it priced (`PriceList.priced`)."""
     if request_id:
         fields["meta"] = {**(fields.get("meta") or {}), "request_id": request_id}
+    cost_sent = fields.get("cost_usd") is not None
+    if not cost_sent:
+        fields.pop("cost_usd", None)
     event = LedgerEvent(**fields)
     if not event.tokens_total:
         event.tokens_total = event.tokens_in + event.tokens_out
+    if not cost_sent and (event.tokens_in or event.tokens_out):
+        call = {**_event_usage(event), "cost_usd": None}
+        priced = (prices or PriceList()).priced(call)
+        event.cost_usd, event.is_estimated = priced["cost_usd"], priced["is_estimated"]
     return event
 
 
@@ -117,7 +127,7 @@ def event_append_one(*, item: dict[str, Any]) -> tuple[LedgerEvent, bool]:
     differs; an unknown session is a 400."""
     [result] = events_append(items=[item])
     if result.status == "invalid":
-        raise InvalidInput(next(iter(result.errors.values()))[0], details=result.errors)
+        raise InvalidInput(next(iter(result.errors.values()))[0], code=result.code, details=result.errors)
     if result.status == "conflict":
         raise Conflict(result.errors["idempotency_key"][0], code=result.code, details=result.errors)
     if result.status == "duplicate":
@@ -138,6 +148,7 @@ def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:
         rows = LedgerEvent.objects.filter(session_id__in={s for s, _ in keyed},
                                           idempotency_key__in={k for _, k in keyed})
         existing = {(event.session_id, event.idempotency_key): event for event in rows}
+    prices = PriceList()
     results: list[AppendResult] = []
     first_in_batch: dict[tuple[str, str], tuple[AppendResult, dict[str, Any]]] = {}
     new_events: list[tuple[AppendResult, LedgerEvent]] = []
@@ -161,7 +172,11 @@ def _events_append_once(items: list[dict[str, Any]]) -> list[AppendResult]:
             result.event = first.event  # its id is known once the batch is inserted
             results.append(result)
             continue
-        event = _event_new(**item)
+        try:
+            event = _event_new(**item, prices=prices)
+        except InvalidInput as unpriced:
+            results.append(AppendResult("invalid", errors=unpriced.details, code=unpriced.code))
+            continue
         result = AppendResult("created", event=event)
         if key[1]:
             first_in_batch[key] = (result, item)
@@ -280,19 +295,52 @@ def checkpoint_last(*, session_id: str) -> Checkpoint | None:
 # -- token usage -----------------------------------------------------------------------------
 
 def token_usage_record(*, items: list[dict[str, Any]]) -> list[TokenUsage]:
-    """Record API calls' usage; a row sent without `cost_usd` is priced from ModelPrice (estimated).
+    """Record API calls' usage; a row sent without `cost_usd` is priced (`usage_priced`).
     A call whose request_id its session already has answers the row that counted it."""
     with transaction.atomic():
         _check_sessions_exist({item["session_id"] for item in items if item.get("session_id")})
         now = timezone.now()
-        items = [{**item, "recorded_at": item.get("recorded_at") or now} for item in items]
-        unpriced = [item for item in items if item.get("cost_usd") is None]
-        if unpriced:
-            prices = _prices_for({item["model"] for item in unpriced})
-            for item in unpriced:
-                item["cost_usd"] = _usage_cost(TokenUsage(**item), prices.get(item["model"], []))
-                item["is_estimated"] = True
-        return usage_record(items=items)
+        return usage_record(items=usage_priced(items=[{**item, "recorded_at": item.get("recorded_at") or now}
+                                                      for item in items]))
+
+
+@dataclass
+class PriceList:
+    """Dated model prices, newest first, each model's read once (when a call of it first needs one)."""
+
+    by_model: dict[str, list[ModelPrice]] = field(default_factory=dict)
+
+    def _prices(self, model: str) -> list[ModelPrice]:
+        if model not in self.by_model:
+            self.by_model[model] = list(ModelPrice.objects.filter(model=model).order_by("-valid_from"))
+        return self.by_model[model]
+
+    def priced(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The one cost rule for a provider call, whichever path reports it (token usage, a ledger event,
+        an attempt or an agent invocation). `item` is in TokenUsage's field names. A cost that was sent
+        (`cost_usd` not None, 0 included) is the call's cost. One not sent is the priced tokens (input,
+        output, cache reads, cache writes, reasoning) at the ModelPrice of the item's `model` in force at
+        its `recorded_at` (now when absent), marked `is_estimated`; a call with no tokens costs 0. When
+        tokens need a price and none is in force: 400 `no_model_price` naming the model."""
+        if item.get("cost_usd") is not None:
+            return item
+        tokens = {name: item.get(name) or 0 for name in PRICED_TOKEN_FIELDS}
+        if not any(tokens.values()):
+            return {**item, "cost_usd": Decimal(0), "is_estimated": True}
+        model, recorded_at = item.get("model", ""), item.get("recorded_at") or timezone.now()
+        price = next((p for p in self._prices(model) if p.valid_from <= recorded_at), None)
+        if price is None:
+            message = f"No price for model {model!r} at {recorded_at.isoformat()}: send cost_usd or add a model price."
+            raise InvalidInput(message, code="no_model_price", details={"cost_usd": [message]})
+        total = sum((count * getattr(price, PRICED_TOKEN_FIELDS[name]) for name, count in tokens.items()), Decimal(0))
+        return {**item, "cost_usd": (total / 1_000_000).quantize(_MICRO_USD, rounding=ROUND_HALF_UP),
+                "is_estimated": True}
+
+
+def usage_priced(*, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items with their costs by `PriceList.priced`."""
+    prices = PriceList()
+    return [prices.priced(item) for item in items]
 
 
 def usage_record(*, items: Iterable[dict[str, Any]], touch: Collection[str] = ()) -> list[TokenUsage]:
@@ -332,15 +380,20 @@ def usage_record(*, items: Iterable[dict[str, Any]], touch: Collection[str] = ()
     return rows
 
 
-def usage_replace(*, source: str, source_id: str, item: dict[str, Any] | None) -> None:
+def usage_replace(*, source: str, source_id: str, item: dict[str, Any] | None) -> Decimal | None:
     """The usage an attempt or invocation reports changed (or the row went: `item` None): its call's
     row is replaced, the session totals move by the difference. A row that reported a request id
-    another path counted first has no row of its own, and still counts nothing."""
+    another path counted first has no row of its own, and still counts nothing. An item sent without
+    its cost is priced (`PriceList.priced`); returns the item's cost (None when the row went)."""
     previous = list(TokenUsage.objects.filter(source=source, source_id=source_id))
     _add_usage([(row.session_id, -row.input_tokens, -row.output_tokens, -row.cost_usd) for row in previous])
     TokenUsage.objects.filter(pk__in=[row.pk for row in previous]).delete()
-    if item is not None and _has_usage(item["input_tokens"], item["output_tokens"], item["cost_usd"]):
+    if item is None:
+        return None
+    [item] = usage_priced(items=[item])
+    if _has_usage(item["input_tokens"], item["output_tokens"], item["cost_usd"]):
         usage_record(items=[{**item, "source": source, "source_id": source_id}])
+    return item["cost_usd"]
 
 
 def _has_usage(tokens_in: int, tokens_out: int, cost: Decimal | int) -> bool:
@@ -354,12 +407,16 @@ def _events_account(events: list[LedgerEvent]) -> None:
 
 def _events_usage(events: Iterable[LedgerEvent]) -> list[dict[str, Any]]:
     """The provider calls these events report (those carrying tokens or cost)."""
-    return [{"session_id": event.session_id, "request_id": (event.meta or {}).get("request_id", ""),
-             "source": UsageSource.EVENT, "model": event.model, "agent": event.agent, "task_key": event.task_key,
-             "operation": event.type, "input_tokens": event.tokens_in, "output_tokens": event.tokens_out,
-             "cost_usd": event.cost_usd, "is_estimated": event.is_estimated, "recorded_at": event.timestamp}
-            for event in events
+    return [_event_usage(event) for event in events
             if event.session_id and _has_usage(event.tokens_in, event.tokens_out, event.cost_usd)]
+
+
+def _event_usage(event: LedgerEvent) -> dict[str, Any]:
+    """The provider call an event reports, in TokenUsage's field names."""
+    return {"session_id": event.session_id, "request_id": (event.meta or {}).get("request_id", ""),
+            "source": UsageSource.EVENT, "model": event.model, "agent": event.agent, "task_key": event.task_key,
+            "operation": event.type, "input_tokens": event.tokens_in, "output_tokens": event.tokens_out,
+            "cost_usd": event.cost_usd, "is_estimated": event.is_estimated, "recorded_at": event.timestamp}
 
 
 def _check_sessions_exist(session_ids: set[str]) -> None:
@@ -370,24 +427,6 @@ def _check_sessions_exist(session_ids: set[str]) -> None:
     if missing:
         raise InvalidInput(f"Session {missing[0]} does not exist.",
                            details={"session": [f"Session {pk} does not exist." for pk in missing]})
-
-
-def _prices_for(models: set[str]) -> dict[str, list[ModelPrice]]:
-    prices: dict[str, list[ModelPrice]] = defaultdict(list)
-    for price in ModelPrice.objects.filter(model__in=models).order_by("model", "-valid_from"):
-        prices[price.model].append(price)
-    return prices
-
-
-def _usage_cost(row: TokenUsage, prices_newest_first: list[ModelPrice]) -> Decimal:
-    price = next((p for p in prices_newest_first if p.valid_from <= row.recorded_at), None)
-    if price is None:
-        raise InvalidInput(
-            f"No price for model {row.model!r} at {row.recorded_at.isoformat()}: send cost_usd or add a model price.",
-            details={"cost_usd": ["required: no model price in force"], "model": row.model})
-    total = sum((getattr(row, tokens) * getattr(price, per_mtok) for tokens, per_mtok in PRICED_TOKEN_FIELDS.items()),
-                Decimal(0))
-    return (total / 1_000_000).quantize(_MICRO_USD, rounding=ROUND_HALF_UP)
 
 
 # -- dead letters ----------------------------------------------------------------------------

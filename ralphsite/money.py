@@ -21,6 +21,14 @@ USD_MAX_DIGITS = 18
 USD_MAX = Decimal("999999999999.999999")
 
 
+# A usage-bearing write's `cost_usd` in the API (token usage, events, attempts, invocations): a cost
+# sent, 0 included, is the call's; omitted or null, the call is priced (ledger_app.services.PriceList).
+COST_SENT_OR_PRICED: dict[str, Any] = {
+    "min_value": 0, "required": False, "allow_null": True,
+    "help_text": "USD. Omit (or null) to have the call priced from its model's price in force at its time "
+                 "(is_estimated); 0 is a cost of 0."}
+
+
 def usd_to_cents(usd: Decimal | int) -> int:
     """One USD amount as whole cents, half away from zero like SQL's ROUND (Python's `round` would
     round halves to even)."""

@@ -23,8 +23,9 @@ usage_recorded = Signal()
 
 # Sent inside the transaction when an attempt or agent invocation reports a provider call, changes
 # it or goes. kwargs: source ("attempt" or "invocation"), source_id, item (the call: session_id,
-# request_id, model, agent, task_key, operation, input_tokens, output_tokens, cost_usd, recorded_at;
-# None when the row is deleted). The ledger records it in its token usage, counted once per request id.
+# request_id, model, agent, task_key, operation, input_tokens, output_tokens, cost_usd (None: not
+# sent, to be priced), recorded_at; None when the row is deleted). The ledger records it in its token
+# usage, counted once per request id, and answers the call's cost (priced when it was not sent).
 usage_reported = Signal()
 
 # Sent by the resume service to gather what other apps know about where a session stopped.

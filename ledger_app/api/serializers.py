@@ -22,6 +22,7 @@ from ledger_app.models import (
 from ralphsite.api.fields import ActingAgentField, ReferenceFilterField, ReferenceIdField, ULIDSerializerField
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import INTEGER_MAX
+from ralphsite.money import COST_SENT_OR_PRICED
 
 _NON_NEGATIVE = {"min_value": 0}
 
@@ -53,8 +54,8 @@ class LedgerEventSerializer(RalphModelSerializer):
                   "phase", "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated",
                   "request_id", "message", "data", "meta", "idempotency_key", "prev_hash", "hash"]
         read_only_fields = ["id", "prev_hash", "hash"]
-        extra_kwargs = {name: _NON_NEGATIVE for name in ("tokens_in", "tokens_out", "tokens_total", "cost_usd",
-                                                         "duration_ms")}
+        extra_kwargs = {**{name: _NON_NEGATIVE for name in ("tokens_in", "tokens_out", "tokens_total", "duration_ms")},
+                        "cost_usd": COST_SENT_OR_PRICED}
         # A repeated idempotency key is a duplicate the service answers with the existing id, not an error.
         validators: list = []
 
@@ -77,8 +78,9 @@ class AppendResultSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     status = serializers.ChoiceField(choices=["created", "duplicate", "invalid", "conflict"])
     id = serializers.IntegerField(allow_null=True)
-    code = serializers.CharField(required=False, help_text="Why it failed: validation_error or "
-                                                           "idempotency_key_reused.")
+    code = serializers.CharField(required=False, help_text="Why it failed: validation_error, no_model_price (a "
+                                                           "call without cost_usd whose model has no price in "
+                                                           "force) or idempotency_key_reused.")
     errors = serializers.JSONField(required=False, help_text="Why an invalid item was refused: its messages by "
                                                              "field, or a list when the item is no object.")
 
@@ -158,10 +160,6 @@ class GateResultSerializer(RalphModelSerializer):
 class TokenUsageSerializer(RalphModelSerializer):
     # By id: the service checks a whole list's sessions in one query (a related field would run one per row).
     session = ReferenceIdField(source="session_id", required=False, allow_null=True)
-    cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, min_value=0, required=False,
-                                        allow_null=True,
-                                        help_text="Omit (or null) to have it computed from the model price.")
-
     class Meta:
         model = TokenUsage
         fields = ["id", "session", "task_key", "sprint_key", "model", "input_tokens", "output_tokens",
@@ -172,8 +170,9 @@ class TokenUsageSerializer(RalphModelSerializer):
         # row that counts the call. (DRF 3.16.0 also replaced the declared `session` by a HiddenField
         # for that unique constraint, dropping every row's session.)
         validators: list = []
-        extra_kwargs = {name: _NON_NEGATIVE for name in ("input_tokens", "output_tokens", "cached_read_tokens",
-                                                         "cached_write_tokens", "reasoning_tokens")}
+        extra_kwargs = {**{name: _NON_NEGATIVE for name in ("input_tokens", "output_tokens", "cached_read_tokens",
+                                                            "cached_write_tokens", "reasoning_tokens")},
+                        "cost_usd": COST_SENT_OR_PRICED}
 
 
 class ModelPriceSerializer(RalphModelSerializer):

@@ -227,8 +227,25 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
         tasks_delete(tasks=list(queryset))  # one set: dependents deleted with it are no obstacle
 
 
+class PricedCostAdmin(ServiceModelAdmin):
+    """A row reporting a provider call: its cost left blank is priced as the API's omitted cost_usd
+    (sessions_app.services.usage); whether it was is shown, not edited."""
+
+    readonly_fields = ["is_estimated"]
+
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> forms.Field | None:
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "cost_usd" and field is not None:
+            field.required = False
+            field.help_text = "USD. Blank: priced from the model's price in force at the call's time."
+        return field
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        return {**super().get_changeform_initial_data(request), "cost_usd": None}  # a new row: blank, priced
+
+
 @admin.register(TaskAttempt)
-class TaskAttemptAdmin(ServiceModelAdmin):
+class TaskAttemptAdmin(PricedCostAdmin):
     list_display = ["task", column_status(), column_status("review_verdict", description="review"),
                     column_text("error_message", length=60, description="error"), "agent",
                     column_session(), column_ago("created_at", description="reported"), "cost_usd", "attempt_number",
@@ -448,7 +465,7 @@ class AgentInvocationForm(forms.ModelForm):
 
 
 @admin.register(AgentInvocation)
-class AgentInvocationAdmin(ServiceModelAdmin):
+class AgentInvocationAdmin(PricedCostAdmin):
     form = AgentInvocationForm
     list_display = ["agent", "role", column_status(), "task_key",
                     column_text("error_message", length=50, description="error"), "cost_usd", column_session(),

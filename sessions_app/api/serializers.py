@@ -13,6 +13,7 @@ from ralphsite.api.fields import (
 )
 from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.fields import BIGINT_MAX, INTEGER_MAX
+from ralphsite.money import COST_SENT_OR_PRICED
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
     FINISHED_SESSION_STATUSES,
@@ -292,8 +293,8 @@ class TaskAttemptSerializer(RalphModelSerializer):
     class Meta:
         model = TaskAttempt
         fields = _model_fields(TaskAttempt)
-        read_only_fields = ["session"]
-        extra_kwargs = {"attempt_number": {"required": False}}
+        read_only_fields = ["session", "is_estimated"]
+        extra_kwargs = {"attempt_number": {"required": False}, "cost_usd": COST_SENT_OR_PRICED}
         # attempt_number is server-assigned when omitted; a duplicate given one is the constraint's 409.
         validators: list = []
 
@@ -467,6 +468,8 @@ class AgentInvocationSerializer(RalphModelSerializer):
     class Meta:
         model = AgentInvocation
         fields = _model_fields(AgentInvocation)
+        read_only_fields = ["is_estimated"]
+        extra_kwargs = {"cost_usd": COST_SENT_OR_PRICED}
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         session = attrs.get("session", getattr(self.instance, "session", None))
@@ -515,7 +518,8 @@ class TaskReportInputSerializer(RalphModelSerializer):
         fields = ["claim", "implementation_report", "iteration_number", "model", "agent", "status", "error_type",
                   "error_message", "tokens_input", "tokens_output", "cost_usd", "request_id", "duration_seconds",
                   "started_at", "ended_at"]
-        extra_kwargs = {"implementation_report": {"required": True, "allow_blank": False}}
+        extra_kwargs = {"implementation_report": {"required": True, "allow_blank": False},
+                        "cost_usd": COST_SENT_OR_PRICED}
 
 
 class TaskReviewInputSerializer(AgentInputSerializer):
@@ -575,7 +579,7 @@ class InvocationCompleteInputSerializer(RalphModelSerializer):
         model = AgentInvocation
         fields = ["response", "status", "error_message", "error_type", "tokens_input", "tokens_output",
                   "cost_usd", "request_id", "duration_ms", "completed_at", "files_changed", "output_summary"]
-        extra_kwargs = {"status": {"required": True}}
+        extra_kwargs = {"status": {"required": True}, "cost_usd": COST_SENT_OR_PRICED}
 
 
 class BlockedTaskSerializer(serializers.Serializer):

@@ -45,7 +45,8 @@ class AgentInvocation(ULIDModel):
       files_changed (JSON), output_summary → same names; ended_at → completed_at;
       duration_seconds → duration_ms (times 1000); task_id (text) → task_key (and task when it
       names a task of the session); cost_cents → cost_usd.
-    * Ours: request_id (its usage is counted once in the ledger's token usage).
+    * Ours: request_id (its usage is counted once in the ledger's token usage); is_estimated (no
+      cost was sent: the ledger priced the call from ModelPrice).
     """
 
     scope_path = "session"
@@ -70,6 +71,7 @@ class AgentInvocation(ULIDModel):
     tokens_input = models.BigIntegerField(default=0)
     tokens_output = models.BigIntegerField(default=0)
     cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    is_estimated = models.BooleanField(default=False)
     request_id = request_id_field()
     duration_ms = models.BigIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)

@@ -197,8 +197,9 @@ class TaskAttempt(ULIDModel):
       attempt_number, model, agent, started_at, ended_at, duration_seconds, status, error_type,
       error_message, tokens_input, tokens_output → same names; cost_cents → cost_usd.
 
-    Ours: request_id. Tokens and cost are counted in the ledger's token usage (one row per provider
-    call) by the services, which also move the session totals.
+    Ours: request_id; is_estimated (no cost was sent: the ledger priced the call from ModelPrice).
+    Tokens and cost are counted in the ledger's token usage (one row per provider call) by the
+    services, which also move the session totals.
     """
 
     scope_path = "task__session"
@@ -220,6 +221,7 @@ class TaskAttempt(ULIDModel):
     tokens_input = models.BigIntegerField(default=0)
     tokens_output = models.BigIntegerField(default=0)
     cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    is_estimated = models.BooleanField(default=False)
     request_id = request_id_field()
     duration_seconds = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)

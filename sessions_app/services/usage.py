@@ -64,42 +64,63 @@ def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: 
                         tokens_output=tokens_output, cost_usd=cost_usd)
 
 
+UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
+
+
 def _usage_item(row: TaskAttempt | AgentInvocation) -> dict[str, Any]:
-    """The provider call this row reports, as the ledger's token usage records it."""
+    """The provider call this row reports, as the ledger's token usage records it; a cost the client
+    did not send (`is_estimated`) is None, for the ledger to price."""
     attempt = isinstance(row, TaskAttempt)
     return {"session_id": row.session_id, "request_id": row.request_id, "model": row.model, "agent": row.agent,
             "task_key": row.task.key if attempt else row.task_key, "operation": "attempt" if attempt else "invocation",
-            "input_tokens": row.tokens_input, "output_tokens": row.tokens_output, "cost_usd": Decimal(row.cost_usd),
+            "input_tokens": row.tokens_input, "output_tokens": row.tokens_output,
+            "cost_usd": None if row.is_estimated else Decimal(row.cost_usd),
             "recorded_at": (row.started_at or row.created_at) if attempt else row.started_at}
 
 
-def _usage_report(*, row: TaskAttempt | AgentInvocation, item: dict[str, Any] | None) -> None:
+def _usage_report(*, row: UsageRow, item: dict[str, Any] | None) -> UsageRow:
     """Tell the ledger the call this row reports (None: the row is gone); its token usage is the one
-    book of calls and moves the session totals (sessions_app.signals.usage_reported)."""
-    usage_reported.send(sender=type(row), source="attempt" if isinstance(row, TaskAttempt) else "invocation",
-                        source_id=row.pk, item=item)
+    book of calls and moves the session totals (sessions_app.signals.usage_reported). A cost the
+    client did not send is the one the ledger priced, written back to the row."""
+    answers = usage_reported.send(sender=type(row), source="attempt" if isinstance(row, TaskAttempt) else "invocation",
+                                  source_id=row.pk, item=item)
+    priced = next((cost for _receiver, cost in answers if cost is not None), None)
+    if item is not None and row.is_estimated and priced is not None and priced != row.cost_usd:
+        type(row).objects.filter(pk=row.pk).update(cost_usd=priced)
+        row.cost_usd = priced
+    return row
 
 
-UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
+_PRICED_BY = ("model", "tokens_input", "tokens_output")
+
+
+def _cost_sent(data: dict[str, Any], *, row: TaskAttempt | AgentInvocation | None = None) -> dict[str, Any]:
+    """A write's `cost_usd`: one sent (0 included) is the row's cost. None, or none sent with a create
+    or with an update that changes the row's tokens or model (a cost sent before was for other tokens),
+    the ledger prices the row's call (`is_estimated`). An update changing neither keeps the cost."""
+    cost = data.get("cost_usd")
+    if "cost_usd" not in data and row is not None and all(
+            data.get(name, getattr(row, name)) == getattr(row, name) for name in _PRICED_BY):
+        return data
+    return {**data, "cost_usd": Decimal(0) if cost is None else cost, "is_estimated": cost is None}
 
 
 # Rows carrying tokens/cost: their writes record the call in the same transaction.
 def usage_row_create(*, model: type[UsageRow], data: dict[str, Any]) -> UsageRow:
-    row = instance_create(model=model, data=data)
-    _usage_report(row=row, item=_usage_item(row))
-    return row
+    row = instance_create(model=model, data=_cost_sent(data))
+    return _usage_report(row=row, item=_usage_item(row))
 
 
 def usage_row_update(*, row: UsageRow, data: dict[str, Any]) -> UsageRow:
     old_usage = _usage_item(row)
-    row = instance_update(instance=row, data=data)
+    row = instance_update(instance=row, data=_cost_sent(data, row=row))
     new_usage = _usage_item(row)
     if new_usage != old_usage:
-        _usage_report(row=row, item=new_usage)
+        row = _usage_report(row=row, item=new_usage)
     return row
 
 
-def usage_row_delete(*, row: TaskAttempt | AgentInvocation) -> None:
+def usage_row_delete(*, row: UsageRow) -> None:
     _usage_report(row=row, item=None)
     instance_delete(instance=row)
 

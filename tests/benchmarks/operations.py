@@ -81,7 +81,7 @@ def signal_body(session_id: str, i: int) -> dict[str, Any]:
 def event_body(session_id: str, i: int) -> dict[str, Any]:
     # `x-` types are the ledger's custom namespace: always valid, whatever the built-in type list is.
     return {"session": session_id, "type": "x-bench", "agent": "executor", "message": f"benchmark event {i}",
-            "tokens_in": 120, "tokens_out": 30, "data": {"i": i}}
+            "tokens_in": 120, "tokens_out": 30, "cost_usd": "0.000810", "data": {"i": i}}
 
 
 # ---- setup steps: (client, state, requests the operation will make) ----

@@ -161,8 +161,8 @@ def test_it_usage_without_a_cost_is_priced_from_the_price_in_force_and_marked_es
 
 def test_it_usage_without_a_cost_and_without_a_price_is_a_400(api: APIClient) -> None:
     response = api.post("/api/v1/token-usage/", {"model": "unpriced", "input_tokens": 5}, format="json")
-    body = assert_error_shape(response, 400, "validation_error")
-    assert "unpriced" in body["message"]
+    body = assert_error_shape(response, 400, "no_model_price")
+    assert "unpriced" in body["message"] and body["details"] == {"cost_usd": [body["message"]]}
     assert TokenUsage.objects.count() == 0
 
 

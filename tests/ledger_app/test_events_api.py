@@ -20,7 +20,7 @@ URL = "/api/v1/events/"
 def bench_event(session_id: str, i: int, **extra: Any) -> dict[str, Any]:
     """The body tests/benchmarks/operations.py sends."""
     return {"session": session_id, "type": "x-bench", "agent": "executor", "message": f"benchmark event {i}",
-            "tokens_in": 120, "tokens_out": 30, "data": {"i": i}, **extra}
+            "tokens_in": 120, "tokens_out": 30, "cost_usd": "0.000810", "data": {"i": i}, **extra}
 
 
 class TestLedgerEventResource(APIResourceTests):

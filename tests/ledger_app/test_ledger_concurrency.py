@@ -26,7 +26,7 @@ def test_it_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_
 
     def append(client: APIClient, writer: int) -> None:
         for start in range(0, EVENTS_PER_WRITER, BATCH):
-            batch = [{"session": session.id, "type": "x-load", "tokens_in": 2, "tokens_out": 1,
+            batch = [{"session": session.id, "type": "x-load", "tokens_in": 2, "tokens_out": 1, "cost_usd": "0",
                       "idempotency_key": f"w{writer}-e{i}", "data": {"i": i}} for i in range(start, start + BATCH)]
             first = client.post("/api/v1/events/", batch, format="json")
             assert first.status_code == 201, first.content
@@ -49,7 +49,8 @@ def test_it_8_writers_appending_500_events_each_with_retries_lose_and_duplicate_
 
 def test_it_clients_racing_with_the_same_idempotency_keys_create_each_event_once(token: MintedToken) -> None:
     session = make_session()
-    batch = [{"session": session.id, "type": "x-race", "tokens_in": 1, "idempotency_key": f"k{i}"} for i in range(20)]
+    batch = [{"session": session.id, "type": "x-race", "tokens_in": 1, "cost_usd": "0", "idempotency_key": f"k{i}"}
+             for i in range(20)]
     answers: list[list[dict]] = []
 
     def append(client: APIClient, _: int) -> None:
@@ -118,8 +119,8 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
         kind = index % 4
         for step in range(6):
             if kind == 0:
-                batch = [{"session": session.id, "type": "x-bulk", "tokens_in": 3, "data": {"w": index, "i": i}}
-                         for i in range(25)]
+                batch = [{"session": session.id, "type": "x-bulk", "tokens_in": 3, "cost_usd": "0",
+                          "data": {"w": index, "i": i}} for i in range(25)]
                 assert client.post("/api/v1/events/", batch, format="json").status_code == 201
             elif kind == 1:
                 body = {"session": session.id, "type": "x-one", "tokens_out": 1, "cost_usd": "0.000010"}

@@ -90,7 +90,8 @@ def test_it_sums_every_row_whatever_writes_it(api: APIClient) -> None:
     assert the_rollup() == sums_of_the_rows()
 
     # usage_replace deletes the call's row and inserts its new one: its old key empties and goes.
-    api.patch(f"/api/v1/agent-invocations/{run['id']}/", {"tokens_input": 90, "model": "sonnet"}, format="json")
+    api.patch(f"/api/v1/agent-invocations/{run['id']}/", {"tokens_input": 90, "model": "sonnet", "cost_usd": "0.02"},
+              format="json")
     assert the_rollup() == sums_of_the_rows()
     assert not UsageDay.objects.filter(model="haiku").exists()
     TokenUsage.objects.filter(model="sonnet", agent="").update(recorded_at=utc("2025-03-05T00:00:00Z"))

@@ -57,7 +57,8 @@ def test_it_takes_a_consistent_backup_while_4_writers_append_and_the_backup_veri
             return
         batch_number = 0
         while not stop.is_set() and batch_number < 400:
-            batch = [{"session": session.id, "type": "x-load", "tokens_in": 1, "data": {"w": index, "i": i},
+            batch = [{"session": session.id, "type": "x-load", "tokens_in": 1, "cost_usd": "0",
+                      "data": {"w": index, "i": i},
                       "idempotency_key": f"w{index}-b{batch_number}-{i}"} for i in range(10)]
             response = client.post("/api/v1/events/", batch, format="json")
             assert response.status_code == 201, response.content

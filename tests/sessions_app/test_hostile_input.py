@@ -136,11 +136,11 @@ def test_a_report_that_would_overflow_the_session_totals_is_refused_and_not_stor
         api: APIClient, session: Session, first: dict[str, Any], second: dict[str, Any]) -> None:
     task = make_task(session, "task-1")
     url = f"/api/v1/tasks/{task.pk}/report/"
-    assert api.post(url, {"implementation_report": "one", **first}, format="json").status_code == 201
+    assert api.post(url, {"implementation_report": "one", "cost_usd": "0", **first}, format="json").status_code == 201
     session.refresh_from_db()
     totals = (session.total_tokens_input, session.total_tokens_output, session.token_count, session.total_cost_usd)
-    body = assert_error_shape(api.post(url, {"implementation_report": "two", **second}, format="json"), 400,
-                              "usage_overflow")
+    body = assert_error_shape(api.post(url, {"implementation_report": "two", "cost_usd": "0", **second},
+                                       format="json"), 400, "usage_overflow")
     assert body["details"]["session"] == session.pk
     session.refresh_from_db()
     assert (session.total_tokens_input, session.total_tokens_output, session.token_count,

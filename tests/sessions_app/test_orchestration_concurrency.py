@@ -68,7 +68,8 @@ def test_concurrent_reports_get_distinct_attempt_numbers(token: MintedToken) -> 
     def report(client: APIClient, index: int) -> None:
         for _ in range(3):
             response = client.post(f"/api/v1/tasks/{task.pk}/report/", {"implementation_report": f"r{index}",
-                                                                        "tokens_input": 1}, format="json")
+                                                                        "tokens_input": 1, "cost_usd": "0"},
+                                   format="json")
             statuses.append(response.status_code)
 
     api_in_threads(WORKERS, token, report)

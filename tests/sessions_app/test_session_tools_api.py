@@ -290,9 +290,9 @@ def test_attempt_usage_follows_updates_and_deletes(api: APIClient, session: Sess
     task = make_task(session, "task-1")
     attempt = api.post("/api/v1/task-attempts/", {"task": task.pk, "tokens_input": 10, "cost_usd": "1"},
                        format="json").json()
-    api.patch(f"/api/v1/task-attempts/{attempt['id']}/", {"tokens_input": 25}, format="json")
+    api.patch(f"/api/v1/task-attempts/{attempt['id']}/", {"tokens_input": 25, "cost_usd": "2"}, format="json")
     session.refresh_from_db()
-    assert (session.total_tokens_input, session.total_cost_usd) == (25, Decimal(1))
+    assert (session.total_tokens_input, session.total_cost_usd) == (25, Decimal(2))
     api.delete(f"/api/v1/task-attempts/{attempt['id']}/")
     session.refresh_from_db()
     assert (session.total_tokens_input, session.total_cost_usd) == (0, 0)
