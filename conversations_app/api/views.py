@@ -22,7 +22,7 @@ from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import query_parameters
 from ralphsite.api.schema import ErrorSerializer
 from ralphsite.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
-from ralphsite.errors import InvalidInput, NotFound, PreconditionFailed
+from ralphsite.errors import InvalidInput, NotFound
 
 
 class ConversationViewSet(RalphModelViewSet):
@@ -65,8 +65,10 @@ def _if_match(request: Request) -> int | None:
     try:
         return int(raw.removeprefix("W/").strip('"'))
     except ValueError:
-        raise PreconditionFailed(f"If-Match {raw!r} is not a chat version (send the ETag, e.g. \"3\").",
-                                 details={"if_match": raw}) from None
+        # A header that names no version is malformed input (a 400, as the schema's pattern says), not a
+        # precondition that failed: no version could ever match it.
+        raise InvalidInput(f"If-Match {raw!r} is not a chat version (send the ETag, e.g. \"3\").",
+                           details={"If-Match": ["Not a version: send the ETag you read, e.g. \"3\"."]}) from None
 
 
 class ChatViewSet(ConversationViewSet):

@@ -36,10 +36,7 @@ from ralphsite.fields import ULIDField
 # What `ulid_normalize` accepts: 26 Crockford base32 characters, any case, the first at most 7 (128 bits).
 ULID_PATTERN = "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$"
 
-# Any JSON value but null (OpenAPI 3.0 has no `null` type to exclude).
-ANY_JSON_BUT_NULL = [{"type": kind} for kind in ("object", "array", "string", "number", "boolean")]
-
-# A text filter's value: not blank (`RalphFilterSet` refuses an empty one).
+# A text that is not blank: a filter's value (`RalphFilterSet` refuses an empty one), a required text field.
 NOT_BLANK = r"\S"
 
 # DRF's own pattern of a row's path segment, which drf-spectacular recognizes (`_resolve_path_parameters`).
@@ -80,7 +77,8 @@ ERROR_RESPONSES: dict[str, str] = {
     "503": "The database cannot be reached (`database_unavailable`): retry after the `Retry-After` seconds.",
 }
 
-IF_MATCH = OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=False,
+IF_MATCH = OpenApiParameter("If-Match", {"type": "string", "pattern": r'^(\*|(W/)?"\d+")$'}, OpenApiParameter.HEADER,
+                            required=False,
                             description='The ETag you read (`"<version>"`): write only over that version.')
 
 
@@ -231,10 +229,26 @@ class RalphAutoSchema(AutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if schema.get("type") == "string" and _is_ulid(field):
             schema["pattern"] = ULID_PATTERN
-        if direction == "request" and isinstance(field, serializers.JSONField) and not field.allow_null \
-                and not {"type", "anyOf", "oneOf", "$ref"} & set(schema):
-            schema["anyOf"] = ANY_JSON_BUT_NULL  # drf-spectacular's `{}` allows the null the field refuses
+        if direction == "request":
+            self._say_what_is_refused(field, schema)
         return schema
+
+    @staticmethod
+    def _say_what_is_refused(field: Any, schema: dict[str, Any]) -> None:
+        """What drf-spectacular's mapping of a writable field leaves out of the schema: a required text
+        is not blank (DRF trims it first), a decimal has a digit (and no sign when it may not be
+        negative), a JSON value is not null unless the field allows it."""
+        if isinstance(field, serializers.JSONField) and not field.allow_null \
+                and not {"type", "anyOf", "oneOf", "$ref", "not"} & set(schema):
+            schema["not"] = {"enum": [None]}
+        elif isinstance(field, serializers.DecimalField) and schema.get("type") == "string":
+            whole = "+" if field.max_whole_digits is None else f"{{1,{field.max_whole_digits}}}"
+            places = "+" if field.decimal_places is None else f"{{1,{field.decimal_places}}}"
+            sign = "" if field.min_value is not None and field.min_value >= 0 else "-?"
+            schema["pattern"] = rf"^{sign}(?:\d{whole}(?:\.\d{places.replace('1,', '0,')})?|\.\d{places})$"
+        elif type(field) is serializers.CharField and not field.allow_blank and field.trim_whitespace \
+                and not {"pattern", "format", "enum"} & set(schema):
+            schema["pattern"] = NOT_BLANK
 
 
     # -- error responses -------------------------------------------------------------------------

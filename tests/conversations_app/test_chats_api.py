@@ -58,9 +58,10 @@ def test_it_refuses_a_stale_version_field_with_409(api: APIClient, make_chat) ->
     assert body["details"] == {"current_version": 2, "expected_version": 1}
 
 
-def test_it_refuses_a_garbage_if_match(api: APIClient, make_chat) -> None:
-    assert_error_shape(api.patch(_url(make_chat()), {"title": "x"}, format="json", HTTP_IF_MATCH="nope"),
-                       412, "precondition_failed")
+def test_it_refuses_a_garbage_if_match_naming_the_header(api: APIClient, make_chat) -> None:
+    body = assert_error_shape(api.patch(_url(make_chat()), {"title": "x"}, format="json", HTTP_IF_MATCH="nope"),
+                              400, "validation_error")
+    assert list(body["details"]) == ["If-Match"], body
 
 
 def test_it_sets_a_changed_chat_back_to_pending_sync(api: APIClient, make_chat) -> None:

@@ -5,6 +5,7 @@ the same rules."""
 
 import gzip
 import json
+import re
 from typing import Any
 
 import pytest
@@ -158,7 +159,14 @@ def test_it_declares_the_bounds_the_server_enforces(schema: dict[str, Any]) -> N
     finish_status = components[finish["schema"]["$ref"].rsplit("/", 1)[1]]["properties"]["status"]["$ref"]
     assert "running" not in components[finish_status.rsplit("/", 1)[1]]["enum"]
     assert components["FeatureRequest"]["properties"]["steps"]["items"]["required"] == ["step", "passes"]
-    assert "null" not in str(components["SessionStateSetRequest"]["properties"]["value"])
+    assert components["SessionStateSetRequest"]["properties"]["value"] == {"not": {"enum": [None]}}
+    assert components["SyncItemRequest"]["properties"]["remote_id"]["pattern"] == r"\S"  # trimmed, then not blank
+    price = components["ModelPriceRequest"]["properties"]["input_per_mtok"]["pattern"]
+    assert [bool(re.match(price, value)) for value in ("1.5", ".5", "-1", "-", ".", "")] == [
+        True, True, False, False, False, False]
+    [if_match] = [parameter for parameter in schema["paths"]["/api/v1/chats/{id}/"]["patch"]["parameters"]
+                  if parameter["name"] == "If-Match"]
+    assert re.match(if_match["schema"]["pattern"], '"3"') and not re.match(if_match["schema"]["pattern"], "nope")
     assert "session" in components["TaskRequest"]["required"]
 
 
