@@ -3,13 +3,18 @@ retention commands, one line instead of a traceback on an unmigrated database, a
 works when pasted, and `make run`'s "ready" line with first-run credentials after it."""
 
 import os
+import queue
 import shlex
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import urllib.request
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -21,6 +26,7 @@ from ledger_app.models import LedgerEvent
 from ralphsite.management.base import parse_age
 from ralphsite.server import gunicorn_conf
 from sessions_app.models import Session, SessionStatus
+from tests.benchmarks.server import free_port
 from tests.ledger_app.factories import make_event, make_session
 
 REPO = Path(settings.BASE_DIR)
@@ -132,3 +138,74 @@ def test_make_run_prints_ready_then_the_first_run_credentials_once(settings, tmp
     assert "Ralph Site credentials" in first[1] and any("API token: " in line for line in first[2:])
     gunicorn_conf._ready_announce()  # a later start: the ready line only
     assert capsys.readouterr().out.splitlines() == first[:1]
+
+
+def _make_run_commands(venv: Path) -> list[str]:
+    """The commands `make run` runs, read from the Makefile (`make -n`, its install step taken as done:
+    the suite runs in the installed virtualenv)."""
+    done = subprocess.run(["make", "--no-print-directory", "-s", "-n", "-o", f"{venv}/.installed-run", "run",
+                           f"VENV={venv}"], cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip().splitlines()
+
+
+class _Output:
+    """A process's stdout, line by line, read by a thread: a test waits for a line without sleeping."""
+
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, args=(process.stdout,), daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def next(self) -> str | None:
+        return self.lines.get(timeout=120)
+
+
+def _serve_as_make_run(commands: list[str], env: dict[str, str]) -> tuple[str, list[str]]:
+    """Run `make run`'s commands: the output of the ones before the server, then the server's first
+    lines until it is stopped. The ready line must come once the port serves: /healthz answers at
+    the moment it is read."""
+    *setup, serve = commands
+    before = "".join(subprocess.run(command, shell=True, cwd=REPO, env=env, capture_output=True, text=True,
+                                    timeout=300, check=True).stdout for command in setup)
+    server = subprocess.Popen(serve, shell=True, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        output = _Output(server)
+        ready = output.next()
+        assert ready is not None and ready.startswith("Ralph Site ready at http://"), ready
+        url = f"http://{env['RALPH_HOST']}:{env['RALPH_PORT']}/healthz"
+        with urllib.request.urlopen(url, timeout=30) as health:
+            assert health.status == 200
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=60)
+    return before, [ready, *iter(output.next, None)]
+
+
+def test_make_run_serves_then_prints_ready_and_the_credentials_and_a_second_run_the_reset_hint(
+        tmp_path: Path) -> None:
+    venv = Path(sys.executable).parent.parent
+    commands = _make_run_commands(venv)
+    assert [shlex.split(command)[1:3] for command in commands] == [
+        ["manage.py", "migrate"], ["manage.py", "collectstatic"], ["manage.py", "bootstrap"],
+        ["ralphsite.wsgi:application", "--config"]], commands
+    env = {name: value for name, value in os.environ.items() if name != "DATABASE_URL"}  # SQLite in the data dir
+    env |= {"RALPH_DATA_DIR": str(tmp_path / "data"), "RALPH_HOST": "127.0.0.1", "RALPH_PORT": str(free_port()),
+            "RALPH_WORKERS": "1", "RALPH_THREADS": "1"}
+
+    before, served = _serve_as_make_run(commands, env)
+    assert "API token: " not in before and "once it is ready" in before
+    assert served[0] == f"Ralph Site ready at http://127.0.0.1:{env['RALPH_PORT']}/ (admin " \
+                        f"http://127.0.0.1:{env['RALPH_PORT']}/admin/, API http://127.0.0.1:{env['RALPH_PORT']}/api/v1/)"
+    assert served[1] == "Ralph Site credentials (shown once; keep them safe):"
+    assert any(line.startswith("  API token: ") for line in served[2:])
+
+    before, served = _serve_as_make_run(commands, env)
+    assert len(served) == 1 and served[0].startswith("Ralph Site ready at http://")  # no credentials again
+    hint = before.split("To get new ones: ", 1)[1].strip()
+    reset = subprocess.run(hint, shell=True, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert reset.returncode == 0 and "API token: " in reset.stdout, reset.stderr
