@@ -5,6 +5,7 @@ from typing import Any
 
 from django.db.models import Count, DateField, Func, QuerySet, Sum
 
+from ledger_app.chain import GENESIS_HASH, chain_head
 from ledger_app.models import (
     Baseline,
     Checkpoint,
@@ -19,10 +20,23 @@ from ledger_app.models import (
     TokenUsage,
     UsageDay,
 )
+from ralphsite.access import current_scope
 
 
 def event_list() -> QuerySet[LedgerEvent]:
     return LedgerEvent.objects.all()
+
+
+def event_head() -> tuple[int | None, str]:
+    """The chain head (newest event's id and hash; None and the genesis hash before the first) as the
+    caller's scope sees it: a session or project token gets the newest event of its own sessions, so
+    it learns nothing of the others (still an anchor: `ledger_verify --anchor` proves nothing before
+    any event it names changed)."""
+    scope = current_scope()
+    if scope.is_global:
+        return chain_head()
+    newest = scope.filter(LedgerEvent.objects.all()).order_by("-id").values_list("id", "hash").first()
+    return newest if newest is not None else (None, GENESIS_HASH)
 
 
 def issue_list() -> QuerySet[Issue]:

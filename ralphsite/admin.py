@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from rest_framework.authtoken.models import TokenProxy
 
 from ralphsite.dashboard import with_dashboard
 from ralphsite.models import ApiToken
@@ -17,6 +18,9 @@ admin.site.site_url = None
 # usual app list; app index pages keep Django's own template.
 admin.site.index_template = "admin/dashboard.html"
 admin.site.index = with_dashboard(admin.site.index)
+# DRF's authtoken stays installed only for the migration that carried its keys over to our API tokens
+# (ralphsite/migrations/0002): its table is empty and nothing reads it, so its admin page goes.
+admin.site.unregister(TokenProxy)
 
 
 @admin.register(ApiToken)

@@ -263,9 +263,10 @@ def session_progress(*, session: Session) -> dict[str, Any]:
     by_status = dict.fromkeys(TaskStatus.values, 0)
     by_wave: dict[int | None, dict[str, int]] = {}
     for task in tasks:
-        by_status[task["status"]] += 1
+        # A status outside the enum (a row written past the services) is counted under its own name.
+        by_status[task["status"]] = by_status.get(task["status"], 0) + 1
         wave = by_wave.setdefault(task["wave"], dict.fromkeys(TaskStatus.values, 0))
-        wave[task["status"]] += 1
+        wave[task["status"]] = wave.get(task["status"], 0) + 1
     return {
         "session": session.pk,
         "total": len(tasks),

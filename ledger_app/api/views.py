@@ -12,7 +12,6 @@ from rest_framework.response import Response
 from ledger_app import selectors, services
 from ledger_app.api import filters
 from ledger_app.api import serializers as s
-from ledger_app.chain import chain_head
 from ledger_app.stats import STATS, StatFilters
 from ralphsite.api.pagination import IdCursorPagination
 from ralphsite.api.query import query_parameters
@@ -92,8 +91,8 @@ class LedgerEventViewSet(CursorListMixin, RalphModelViewSet):
     def head(self, request: Request) -> Response:
         """The newest event's id and hash (null and the genesis hash before the first event): record
         it outside the server, and `manage.py ledger_verify --anchor ID:HASH` proves nothing before
-        it changed."""
-        event_id, event_hash = chain_head()
+        it changed. A session or project token sees the newest event of its own sessions."""
+        event_id, event_hash = selectors.event_head()
         return Response(s.ChainHeadSerializer({"id": event_id, "hash": event_hash}).data)
 
     def _append_many(self, raw_items: list[Any]) -> Response:

@@ -28,7 +28,8 @@ class Box:
 
     @property
     def status_label(self) -> str:
-        return TaskStatus(self.task["status"]).label
+        status = self.task["status"]
+        return dict(TaskStatus.choices).get(status, status)  # a status outside the enum shows as stored
 
 
 @dataclass

@@ -590,6 +590,10 @@ class BlockedTaskSerializer(serializers.Serializer):
 
 # Query parameters of the session actions.
 
+class TaskDeleteQuerySerializer(RalphInputSerializer):
+    claim = claim_field()
+
+
 class FeedbackQuerySerializer(RalphInputSerializer):
     iteration = serializers.IntegerField(min_value=1, max_value=INTEGER_MAX, required=False,
                                          help_text="Only this iteration number's batches.")

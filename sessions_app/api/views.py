@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from ralphsite.access import current_scope
 from ralphsite.addressing import by_reference
+from ralphsite.api.query import query_parameters
 from ralphsite.api.serializers import RalphModelSerializer
 from ralphsite.api.viewsets import RalphModelViewSet
 from sessions_app import selectors
@@ -278,6 +279,18 @@ class TaskViewSet(RalphModelViewSet):
 
     def _reloaded(self, task: Task) -> Task:
         return selectors.task_list().get(pk=task.pk)
+
+    @extend_schema(summary="Delete a task",
+                   description="The task with its attempts, files and own dependency edges. A task others depend "
+                               "on is a 409 `has_dependents` naming them; a claimed task is deleted under its "
+                               "claim only: send `?claim=` (409 `stale_claim` when no longer current, "
+                               "`claim_required` without it unless the token is the holder's agent's).")
+    @query_parameters(api.TaskDeleteQuerySerializer)
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().destroy(request, *args, **kwargs)
+
+    def write_options(self, verb: str) -> dict[str, Any]:
+        return {"claim": self.query.get("claim")} if verb == "delete" else {}
 
     def _task_response(self, task: Task) -> Response:
         return Response(self.get_serializer(self._reloaded(task)).data)

@@ -123,17 +123,25 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
     return task
 
 
-def task_delete(*, task: Task) -> None:
+def task_delete(*, task: Task, claim: int | None = None) -> None:
     """Delete a task with its attempts, files and own dependency edges. A task other tasks depend on
-    is kept (seed 000's Restrict): 409 `has_dependents` naming them; delete or re-plan them first."""
-    tasks_delete(tasks=[task])
+    is kept (seed 000's Restrict): 409 `has_dependents` naming them; delete or re-plan them first.
+    A claimed task is deleted under its claim only (`_claim_fence`: 409 `stale_claim` or
+    `claim_required`), so no agent's work in progress vanishes under it; release it first otherwise."""
+    _tasks_delete(tasks=[task], claims={task.pk: claim})
 
 
 def tasks_delete(*, tasks: list[Task]) -> None:
     """Delete these tasks together (the admin's bulk delete): only dependents outside the set keep
-    them (409 `has_dependents` naming each task and its dependents)."""
+    them (409 `has_dependents` naming each task and its dependents); a claimed one is refused as by
+    task_delete (no claim is sent: release it first)."""
+    _tasks_delete(tasks=tasks, claims={})
+
+
+def _tasks_delete(*, tasks: list[Task], claims: dict[str, int | None]) -> None:
     ids = [task.pk for task in tasks]
     with transaction.atomic():
+        locked = list(lock_rows(Task.objects.filter(pk__in=ids).order_by("pk")))
         edges = (TaskDependency.objects.filter(depends_on_id__in=ids).exclude(task_id__in=ids)
                  .order_by("depends_on__key", "task__key").values_list("depends_on__key", "task__key"))
         dependents: dict[str, list[str]] = {}
@@ -145,6 +153,8 @@ def tasks_delete(*, tasks: list[Task]) -> None:
             raise Conflict(f"Not deleted: {named}.", code="has_dependents",
                            details={"task": first, "dependents": dependents[first]} if len(dependents) == 1
                            else {"dependents": dependents})
+        for task in locked:
+            _claim_fence(task=task, claim=claims.get(task.pk))
         instances_delete(instances=tasks)
 
 
@@ -180,7 +190,7 @@ def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str
 
 
 def _claim_fence(*, task: Task, claim: int | None) -> None:
-    """Fenced claims: a write on a claimed task (heartbeat, release, status, report) is made under
+    """Fenced claims: a write on a claimed task (heartbeat, release, status, report, delete) is made under
     the claim its caller holds, the `claim` value claim-task returned (`task` is locked). A value that
     is not the task's current claim (the lease expired and the task went back to the pool, or was
     claimed again) is 409 `stale_claim`: the late holder changes nothing. Without a value only the

@@ -109,6 +109,13 @@ def test_a_drf_token_carried_over_by_the_migration_keeps_its_key(user) -> None:
     assert not ApiToken.objects.exists()
 
 
+def test_the_admin_lists_our_api_tokens_and_not_drfs(admin_client) -> None:
+    """DRF's authtoken stays installed for the migration above only: its admin page is gone."""
+    index = admin_client.get("/admin/").content.decode()
+    assert "/admin/ralphsite/apitoken/" in index and "/admin/authtoken/" not in index
+    assert admin_client.get("/admin/authtoken/tokenproxy/").status_code == 404
+
+
 def test_a_non_staff_login_gets_no_api_access(client) -> None:
     get_user_model().objects.create_user(username="viewer", password="viewer-password-1")
     client.login(username="viewer", password="viewer-password-1")

@@ -20,6 +20,7 @@ from django.db import models
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from ledger_app.models import LedgerEvent
 from ledger_app.services import event_append_one
 from ledger_app.stats import STATS
 from ralphsite.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED, scope_path_of
@@ -341,3 +342,17 @@ def test_tokens_of_different_scopes_alternating_on_every_detail_route_each_see_t
             if (status := _send(callers[name].client, "get", path).status_code) != expected:
                 wrong.append(f"{name} GET {path}: {status}, expected {expected}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_chain_head_a_scoped_token_sees_is_the_newest_event_of_its_own_sessions(user, world) -> None:
+    """`events/head/` names an event: a scoped token is shown its own sessions' newest, never the
+    chain's head when another session wrote it (`elsewhere`, built last, holds the newest events)."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    newest = {key: LedgerEvent.objects.filter(session=session).order_by("-id").first()
+              for key, session in sessions.items()}
+    sees = {TokenScope.GLOBAL: newest["elsewhere"], TokenScope.SESSION: newest["mine"],
+            TokenScope.PROJECT: max(newest["mine"], newest["sibling"], key=lambda event: event.id)}
+    for scope, event in sees.items():
+        head = _send(caller(user, scope, TokenPermission.READ, sessions).client, "get", "/api/v1/events/head/")
+        assert head.json() == {"id": event.id, "hash": event.hash}, scope
+    assert newest["elsewhere"].id > newest["sibling"].id > newest["mine"].id

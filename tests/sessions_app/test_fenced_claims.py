@@ -106,6 +106,26 @@ def test_a_patch_is_no_way_around_the_fence(api: APIClient) -> None:
 
 
 @pytest.mark.django_db
+def test_a_claimed_task_is_deleted_only_under_its_current_claim(admin_client, api: APIClient) -> None:
+    session = make_session()
+    make_task(session, "task-1")
+    late = _claim(api, session, "exec-1")
+    _expire(late["id"])
+    current = _claim(api, session, "exec-2")
+    url = f"{TASKS}{current['id']}/"
+    assert_error_shape(api.delete(url), 409, "claim_required")
+    assert_error_shape(api.delete(f"{url}?claim={late['claim']}"), 409, "stale_claim")
+    assert_error_shape(api.delete(f"/api/v1/sessions/{session.pk}/tasks/task-1/"), 409, "claim_required")
+    admin_client.post(f"/admin/sessions_app/task/{current['id']}/delete/", {"post": "yes"})  # refused: release it
+    assert Task.objects.filter(pk=current["id"]).exists()
+    assert api.delete(f"{url}?claim={current['claim']}").status_code == 204
+    assert not Task.objects.filter(pk=current["id"]).exists()
+    unclaimed = make_task(session, "task-2")
+    assert_error_shape(api.delete(f"{TASKS}{unclaimed.pk}/?claim=1"), 409, "stale_claim")
+    assert api.delete(f"{TASKS}{unclaimed.pk}/").status_code == 204
+
+
+@pytest.mark.django_db
 def test_an_unclaimed_task_takes_status_without_a_claim_and_refuses_a_stale_one(api: APIClient) -> None:
     session = make_session()
     task = make_task(session, "task-1")

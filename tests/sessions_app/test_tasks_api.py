@@ -284,6 +284,17 @@ def test_it_reports_progress_per_status_and_wave_in_constant_queries(api: APICli
         assert api.get(f"/api/v1/sessions/{session.pk}/progress/").json()["total"] == 29
 
 
+def test_a_task_status_outside_the_enum_is_counted_not_a_500(api: APIClient, admin_client, session: Session) -> None:
+    """Nothing the services write stores one, but a row written past them (SQL, an old import) may."""
+    make_task(session, "task-1", wave=1)
+    Task.objects.filter(pk=make_task(session, "task-2", wave=1).pk).update(status="legacy_waiting")
+    body = api.get(f"/api/v1/sessions/{session.pk}/progress/").json()
+    assert (body["total"], body["by_status"]["legacy_waiting"], body["by_status"]["not_started"]) == (2, 1, 1)
+    assert body["by_wave"][0]["by_status"]["legacy_waiting"] == 1
+    graph = admin_client.get(f"/admin/sessions_app/session/{session.pk}/task-graph/")
+    assert graph.status_code == 200 and b"legacy_waiting" in graph.content
+
+
 def test_it_computes_waves_by_kahn_layering_in_constant_queries(api: APIClient, session: Session,
                                                                 django_assert_num_queries) -> None:
     one = make_task(session, "task-1")
