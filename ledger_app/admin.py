@@ -11,9 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path, reverse
-from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.timesince import timesince
 
 from ledger_app import selectors, services
 from ledger_app.models import (
@@ -40,6 +38,7 @@ from ralphsite.service_admin import (
     RalphModelAdmin,
     ServiceModelAdmin,
     SessionFilter,
+    ago_text,
     column_ago,
     column_session,
     column_status,
@@ -454,7 +453,7 @@ def feed_header(session: Session) -> dict[str, Any]:
             "wave": session.current_wave or "—", "task": session.current_task_key or "—",
             "agent": (session.current_agent or "—") + (f" · {session.current_model}" if session.current_model else ""),
             "tokens": header["tokens"], "cost": str(session.total_cost_usd),
-            "activity": f"{timesince(session.last_activity_at, timezone.now()).split(',')[0]} ago",
+            "activity": ago_text(session.last_activity_at),
             "interrupted": header["interrupted"]}
 
 

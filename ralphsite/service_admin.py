@@ -241,11 +241,19 @@ def status_badge(value: str, label: str | None = None) -> str:
     return format_html('<span class="rl-badge rl-v-{}">{}</span>', value, label or value.replace("_", " "))
 
 
+def ago_text(moment: datetime) -> str:
+    """Under a minute "just now" (timesince says "0 minutes"), else its largest unit: "3 hours ago"."""
+    now = timezone.now()
+    if now - moment < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(moment, now).split(',')[0]} ago"
+
+
 def time_ago(moment: Any) -> str:
     if moment is None:
         return "—"
-    return format_html('<time datetime="{}" title="{}">{} ago</time>', moment.isoformat(),
-                       moment.strftime("%Y-%m-%d %H:%M:%S UTC"), timesince(moment, timezone.now()).split(",")[0])
+    return format_html('<time datetime="{}" title="{}">{}</time>', moment.isoformat(),
+                       moment.strftime("%Y-%m-%d %H:%M:%S UTC"), ago_text(moment))
 
 
 def truncated(text: str, length: int) -> str:
@@ -262,8 +270,8 @@ def _named(function: Callable[[Any], str], name: str) -> Callable[[Any], str]:
     return function
 
 
-def column_status(field: str = "status", *, description: str = "status") -> Callable[[Any], str]:
-    @admin.display(description=description, ordering=field)
+def column_status(field: str = "status", *, description: str | None = None) -> Callable[[Any], str]:
+    @admin.display(description=description or field.replace("_", " "), ordering=field)
     def show(obj: Any) -> str:
         value = getattr(obj, field)
         display = getattr(obj, f"get_{field}_display", None)

@@ -13,6 +13,7 @@ import os
 import shutil
 import urllib.request
 from collections.abc import Iterator
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,22 @@ from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from conversations_app import services
 from ledger_app.models import DeadLetter, LedgerEvent
 from ledger_app.services import token_usage_record
 from ralphsite.tokens import api_token_create
-from sessions_app.models import AgentInvocation, FeedbackItem, Question, QuestionStatus, Session, Signal, TaskAttempt
+from sessions_app.models import (
+    AgentInvocation,
+    FeedbackItem,
+    Question,
+    QuestionStatus,
+    Session,
+    Signal,
+    Task,
+    TaskAttempt,
+)
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -225,6 +236,11 @@ def test_the_people_lists_show_their_key_columns_at_1400_pixels(browser: Any, li
 
     session = loop_session()
     Signal.objects.create(session=session, type="steer", message="Prefer small pull requests.")
+    make_session(key="demo-20261127-153421", status="failed", state="executing_batch",
+                 exit_reason="circuit_breaker_open: 3 consecutive failures")  # long words, the widest badges
+    an_hour_ago = timezone.now() - timedelta(minutes=50)  # "50 minutes ago" is about the widest time there is
+    Session.objects.update(last_activity_at=an_hour_ago)
+    Task.objects.update(updated_at=an_hour_ago)
     AgentInvocation.objects.create(session=session, agent="exec-b", role="executor", task_key="task-3",
                                    status="failed", error_message="TypeError in widget_label()",
                                    cost_usd=Decimal("0.0412"))

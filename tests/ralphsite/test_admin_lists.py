@@ -101,6 +101,16 @@ def test_what_a_person_scans_comes_first(admin_client: Client) -> None:
     assert "안녕하세요" in html
 
 
+def test_a_badge_column_is_headed_by_its_field(admin_client: Client) -> None:
+    populate(1)
+    html = admin_client.get(changelist(Session)).content.decode()
+    header = r'<th scope="col" class="(?:sortable )?column-(\w+_badge).*?<a href="[^"]*">([^<]+)</a>'
+    headers = re.findall(header, html, re.S)
+    assert headers[:2] == [("status_badge", "Status"), ("state_badge", "State")]
+    html = admin_client.get(changelist(Message)).content.decode()
+    assert re.search(r'column-role_badge.*?<a href="[^"]*">Role</a>', html, re.S)
+
+
 def test_a_capped_count_says_more_than(admin_client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("ralphsite.service_admin.COUNT_CAP", 3)
     session = make_session()

@@ -50,6 +50,15 @@ def test_the_session_page_is_its_console(admin_client: Client) -> None:
     assert 'style="' not in html and "<style" not in html  # a strict Content-Security-Policy holds
 
 
+def test_times_under_a_minute_old_read_just_now(admin_client: Client) -> None:
+    session = busy_session()
+    html = admin_client.get(console(session)).content.decode()
+    assert "0 minutes" not in html and html.count("just now") >= 3  # last activity, started, a question asked
+    feed = admin_client.get(reverse("admin:ledger_app_ledgerevent_feed"), {"session": session.pk, "after": 0})
+    assert feed.json()["session"]["activity"] == "just now"
+    assert "just now" in admin_client.get(reverse("admin:sessions_app_session_changelist")).content.decode()
+
+
 def test_the_console_costs_the_same_queries_for_a_small_or_a_busy_session(admin_client: Client) -> None:
     def queries(session: Session) -> int:
         with CaptureQueriesContext(connection) as captured:
