@@ -91,16 +91,17 @@ def _usage_report(*, row: UsageRow, item: dict[str, Any] | None) -> UsageRow:
     return row
 
 
-_PRICED_BY = ("model", "tokens_input", "tokens_output")
+_TOKEN_FIELDS = ("tokens_input", "tokens_output")
 
 
 def _cost_sent(data: dict[str, Any], *, row: TaskAttempt | AgentInvocation | None = None) -> dict[str, Any]:
     """A write's `cost_usd`: one sent (0 included) is the row's cost. None, or none sent with a create
-    or with an update that changes the row's tokens or model (a cost sent before was for other tokens),
-    the ledger prices the row's call (`is_estimated`). An update changing neither keeps the cost."""
+    or with an update that changes the row's tokens (a cost sent before was for other tokens), the
+    ledger prices the row's call (`is_estimated`; an estimated row is priced again whenever its call
+    changes, its model included). An update changing no tokens keeps how the cost is made."""
     cost = data.get("cost_usd")
     if "cost_usd" not in data and row is not None and all(
-            data.get(name, getattr(row, name)) == getattr(row, name) for name in _PRICED_BY):
+            data.get(name, getattr(row, name)) == getattr(row, name) for name in _TOKEN_FIELDS):
         return data
     return {**data, "cost_usd": Decimal(0) if cost is None else cost, "is_estimated": cost is None}
 

@@ -138,8 +138,12 @@ def test_it_prices_an_attempt_or_invocation_again_when_its_tokens_change_without
     assert (Decimal(patched["cost_usd"]), patched["is_estimated"]) == (_cost((1000, 0)), True)
     patched = api.patch(url, {"response": "done"}, format="json").json()  # no usage changed: kept
     assert (Decimal(patched["cost_usd"]), patched["is_estimated"]) == (_cost((1000, 0)), True)
+    patched = api.patch(url, {"model": "m2"}, format="json").json()  # estimated: priced again, m2 has no price
+    assert patched["code"] == "no_model_price"
     patched = api.patch(url, {"cost_usd": "0.25"}, format="json").json()
     assert (Decimal(patched["cost_usd"]), patched["is_estimated"]) == (Decimal("0.25"), False)
+    patched = api.patch(url, {"model": "m2"}, format="json").json()  # a cost sent stays when only the model changes
+    assert (Decimal(patched["cost_usd"]), patched["is_estimated"], patched["model"]) == (Decimal("0.25"), False, "m2")
     assert list(TokenUsage.objects.values_list("cost_usd", "is_estimated")) == [(Decimal("0.25"), False)]
     session.refresh_from_db()
     assert session.total_cost_usd == Decimal("0.25")
