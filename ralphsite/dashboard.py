@@ -2,7 +2,7 @@
 
 Two halves in one module:
 
-* **selectors** (`running_sessions`, `session_counts`, `task_counts_in_running_sessions`,
+* **selectors** (`running_sessions`, `ended_sessions`, `session_counts`, `task_counts_in_running_sessions`,
   `attention_counts`, `top_issues`, `usage_by_day_and_model`): read queries only, each one
   aggregate query whatever the number of rows, built on the apps' own selectors and on the
   statistics building blocks of `ledger_app.stats` (nothing here repeats their SQL);
@@ -35,6 +35,8 @@ USD_PLACES = Decimal("0.000001")
 ZERO_USD = Decimal(0).quantize(USD_PLACES)
 DAYS_CHARTED = 14
 RUNNING_SHOWN = 25
+ENDED_SHOWN = 10
+ENDED_UNFINISHED = (SessionStatus.FAILED, SessionStatus.STOPPED, SessionStatus.ABORTED)
 ISSUES_SHOWN = 5
 OPEN_QUESTION_STATUSES = (QuestionStatus.UNANSWERED, QuestionStatus.RESEARCH_NEEDED)
 
@@ -63,6 +65,14 @@ def running_sessions(*, limit: int = RUNNING_SHOWN) -> list[dict[str, Any]]:
                 "last_activity_at")
         .annotate(total_tokens=F("total_tokens_input") + F("total_tokens_output"),
                   interrupted=Exists(interrupted))[:limit])
+
+
+def ended_sessions(*, limit: int = ENDED_SHOWN) -> list[dict[str, Any]]:
+    """The sessions that ended without completing (failed, stopped, aborted), the most recent first,
+    with their exit reasons (one query, on the (status, last_activity_at) index)."""
+    return list(session_selectors.session_list().filter(status__in=ENDED_UNFINISHED)
+                .order_by("-last_activity_at", "-pk")
+                .values("id", "key", "status", "exit_reason", "total_cost_usd", "ended_at", "last_activity_at")[:limit])
 
 
 def session_counts() -> dict[str, int]:
@@ -221,7 +231,7 @@ def changelist(model: str, **filters: str) -> str:
 
 def dashboard_context(request: HttpRequest) -> dict[str, Any]:
     """Everything the dashboard shows, limited to what the user may view: a constant number of
-    queries (at most nine) whatever the number of rows."""
+    queries (at most ten) whatever the number of rows."""
     can = request.user.has_perm
     now = timezone.now()
     context: dict[str, Any] = {"idle_minutes": session_selectors.DEFAULT_IDLE_SECONDS // 60}
@@ -230,9 +240,13 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
         for session in sessions:
             session["url"] = reverse("admin:sessions_app_session_change", args=[session["id"]])
             session["total_tokens_display"] = f"{session['total_tokens']:,}"
+        ended = ended_sessions()
+        for session in ended:
+            session["url"] = reverse("admin:sessions_app_session_change", args=[session["id"]])
         cutoff = now - timedelta(seconds=session_selectors.DEFAULT_IDLE_SECONDS)
         context.update(
-            running_sessions=sessions, session_counts=session_counts(),
+            running_sessions=sessions, session_counts=session_counts(), ended_sessions=ended,
+            ended_url=changelist("sessions_app_session", status__in=",".join(ENDED_UNFINISHED)),
             running_url=changelist("sessions_app_session", status__exact=SessionStatus.RUNNING),
             interrupted_url=changelist("sessions_app_session", status__exact=SessionStatus.RUNNING,
                                        last_activity_at__lt=cutoff.isoformat()))

@@ -172,6 +172,20 @@ def test_it_keeps_the_app_index_pages_as_they_were(admin_client: Client) -> None
     assert "dashboard" not in response.context and b"ralph-dashboard" not in response.content
 
 
+def test_it_lists_the_sessions_that_failed_or_stopped_with_their_exit_reasons(admin_client: Client) -> None:
+    populate()  # done-1 completed: not a failure
+    make_session("broken-1", status=SessionStatus.FAILED, idle=timedelta(hours=1),
+                 exit_reason="circuit_breaker_open: 3 consecutive failures")
+    make_session("halted-1", status=SessionStatus.STOPPED, exit_reason="stopped by an operator")
+    response = admin_client.get(INDEX)
+    ended = response.context["dashboard"]["ended_sessions"]
+    assert [(s["key"], s["status"]) for s in ended] == [("halted-1", "stopped"), ("broken-1", "failed")]
+    html = response.content.decode()
+    assert "circuit_breaker_open: 3 consecutive failures" in html and ended[1]["url"] in html
+    listed = admin_client.get(response.context["dashboard"]["ended_url"])
+    assert sorted(listed.context["cl"].result_list.values_list("key", flat=True)) == ["broken-1", "halted-1"]
+
+
 def test_it_links_interrupted_sessions_to_a_working_changelist(admin_client: Client) -> None:
     populate()
     d = admin_client.get(INDEX).context["dashboard"]
@@ -199,4 +213,4 @@ def test_it_runs_a_constant_number_of_queries(admin_client: Client, django_asser
     assert len(response.context["dashboard"]["running_sessions"]) == dashboard.RUNNING_SHOWN
     dashboard_queries = [q["sql"] for q in small.captured_queries
                          if any(t in q["sql"] for t in ("sessions_app_", "ledger_app_"))]
-    assert len(dashboard_queries) == 8, dashboard_queries
+    assert len(dashboard_queries) == 9, dashboard_queries
