@@ -103,7 +103,9 @@ def _cost_sent(data: dict[str, Any], *, row: TaskAttempt | AgentInvocation | Non
     if "cost_usd" not in data and row is not None and all(
             data.get(name, getattr(row, name)) == getattr(row, name) for name in _TOKEN_FIELDS):
         return data
-    return {**data, "cost_usd": Decimal(0) if cost is None else cost, "is_estimated": cost is None}
+    if cost is None:  # the row keeps its cost until the ledger answers the priced one (_usage_report)
+        return {**{name: value for name, value in data.items() if name != "cost_usd"}, "is_estimated": True}
+    return {**data, "is_estimated": False}
 
 
 # Rows carrying tokens/cost: their writes record the call in the same transaction.

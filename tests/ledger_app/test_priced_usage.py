@@ -136,8 +136,9 @@ def test_it_prices_an_attempt_or_invocation_again_when_its_tokens_change_without
     url = f"/api/v1/agent-invocations/{run['id']}/"
     patched = api.patch(url, {"tokens_input": 1000}, format="json").json()
     assert (Decimal(patched["cost_usd"]), patched["is_estimated"]) == (_cost((1000, 0)), True)
-    patched = api.patch(url, {"response": "done"}, format="json").json()  # no usage changed: kept
-    assert (Decimal(patched["cost_usd"]), patched["is_estimated"]) == (_cost((1000, 0)), True)
+    for unchanged in ({"response": "done"}, {"cost_usd": None}):  # the call is the same: its price is kept
+        patched = api.patch(url, unchanged, format="json").json()
+        assert (Decimal(patched["cost_usd"]), patched["is_estimated"]) == (_cost((1000, 0)), True)
     patched = api.patch(url, {"model": "m2"}, format="json").json()  # estimated: priced again, m2 has no price
     assert patched["code"] == "no_model_price"
     patched = api.patch(url, {"cost_usd": "0.25"}, format="json").json()
