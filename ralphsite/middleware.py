@@ -4,7 +4,9 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.messages.middleware import MessageMiddleware
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.middleware import common
+from django.utils.http import escape_leading_slashes
 
 from ralphsite.access import scope_unbound_during
 from ralphsite.api.errors import payload_too_large_response
@@ -12,6 +14,21 @@ from ralphsite.views import answers_json
 
 # Where agents call: the REST API and the MCP endpoint (`/mcp`, `/mcp/`).
 AGENT_PREFIXES = ("/api/", "/mcp")
+
+
+class PermanentRedirectKeepingMethod(HttpResponsePermanentRedirect):
+    status_code = 308
+
+
+class CommonMiddleware(common.CommonMiddleware):
+    """Django's, adding a missing trailing slash by a 308, which keeps the method and the body: its 301
+    turned `POST /api/v1/sessions` into a `GET` of the list at a client that follows redirects (a 200
+    that created nothing), and in DEBUG it raised instead of redirecting."""
+
+    response_redirect_class = PermanentRedirectKeepingMethod
+
+    def get_full_path_with_slash(self, request: HttpRequest) -> str:
+        return escape_leading_slashes(request.get_full_path(force_append_slash=True))
 
 
 class AdminMessageMiddleware(MessageMiddleware):

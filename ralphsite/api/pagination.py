@@ -49,7 +49,7 @@ class StandardPagination(StrictPageSizeMixin, PageNumberPagination):
     def get_page_number(self, request: Request, paginator: Paginator) -> Any:
         raw = request.query_params.get(self.page_query_param)
         if raw in self.last_page_strings:
-            return raw
+            return paginator.num_pages
         number = positive_query_integer(request, self.page_query_param)
         return 1 if number is None else number
 

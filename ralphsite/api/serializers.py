@@ -78,13 +78,15 @@ def _null_spelled_as_text(field: serializers.Field, value: Any) -> bool:
     """Whether DRF would read this text as null: `""` in a relation (`"session": ""`), `""` or spaces
     in a nullable number, `""` or `"null"` in a nullable boolean. A client that means no value sends
     null; an empty string is more often a variable that was never filled in."""
-    if not isinstance(value, str) or not field.allow_null or isinstance(field, serializers.CharField):
+    if not isinstance(value, str) or isinstance(field, serializers.CharField):
         return False
     if value.strip() and value.strip().lower() != "null":
         return False
     try:
         return field.run_validation(value) is None
-    except (serializers.ValidationError, serializers.SkipField):
+    except serializers.ValidationError as error:  # read as null, and null refused: the same mistake
+        return error.get_codes() == ["null"]
+    except serializers.SkipField:
         return False
 
 

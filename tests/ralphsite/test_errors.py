@@ -66,3 +66,11 @@ def test_a_nul_character_in_a_json_column_is_a_400_on_every_backend(api: APIClie
     assert_error_shape(response, 400, "validation_error")
     assert "config" in response.json()["details"]
     assert not Session.objects.exists()
+
+
+def test_it_refuses_a_key_repeated_in_a_json_object(api: APIClient) -> None:
+    """json.loads keeps the last value of a repeated key and drops the others without a word."""
+    response = api.post("/api/v1/sessions/", data=b'{"key": "a", "user_request": "x", "key": "b"}',
+                        content_type="application/json")
+    body = assert_error_shape(response, 400, "parse_error")
+    assert "'key'" in body["message"] and "twice" in body["message"], body

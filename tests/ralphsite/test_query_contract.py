@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from ledger_app.api.filters import ULIDFilter
 from ralphsite.api.filters import FloatFilter
 from ralphsite.api.query import allowed_query_parameters
+from sessions_app.models import Session
 from tests.api_mixins import ApiRoute, api_routes, assert_error_shape
 
 pytestmark = pytest.mark.django_db
@@ -181,6 +182,12 @@ def test_it_finds_page_number_cursor_and_declared_pages() -> None:
 def test_it_refuses_a_junk_page_size_page_or_cursor(api: APIClient, path: str, name: str, value: str) -> None:
     body = assert_error_shape(api.get(path, {name: value}), 400, "validation_error")
     assert name in body["details"], body
+
+
+def test_it_serves_the_last_page_by_name(api: APIClient) -> None:
+    Session.objects.create(key="only")
+    body = api.get("/api/v1/sessions/", {"page": "last", "page_size": 1}).json()
+    assert body["count"] == 1 and len(body["results"]) == 1, body
 
 
 # -- ordering ------------------------------------------------------------------------------------
