@@ -196,6 +196,14 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
     # At 1400 px nothing of the header is cut off; at any width the page has no horizontal scroll.
     assert horizontal_overflow(browser) <= 0, f"horizontal scroll at {browser.width}px"
 
+    # The cost view, from the console's cost panel: its totals scroll in their own boxes, never the page.
+    console_url = browser.current_url
+    browser.find_element(By.CSS_SELECTOR, "#rc-cost h2 a").click()
+    wait_for(browser, lambda b: b.find_elements(By.ID, "usage-by-agent"))
+    assert "24,000" in browser.find_element(By.ID, "usage-by-agent").text  # tokens grouped as on the console
+    assert horizontal_overflow(browser) <= 0, f"horizontal scroll on the cost view at {browser.width}px"
+    browser.get(console_url)
+
     # The conversation, from the console's Conversations panel: messages by role, a tool call unfolded.
     browser.find_element(By.CSS_SELECTOR, "#rc-chats li a").click()
     wait_for(browser, lambda b: "write the release notes" in b.find_element(By.ID, "rt-messages").text)

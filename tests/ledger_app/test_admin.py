@@ -33,8 +33,8 @@ def test_it_lists_events_newest_first_in_short_columns(admin_client: Client) -> 
     assert page.status_code == 200
     assert _listed(page) == [event.id for event in reversed(events)]
     columns = re.findall(r'<th scope="col" class="(?:sortable )?column-(\w+)', page.content.decode())
-    assert columns == ["timestamp_ago", "type", "message_short", "session_link", "task_key", "agent", "model",
-                       "tokens_total", "cost_usd", "id"]
+    assert columns == ["timestamp_ago", "type", "message_short", "session_link", "task_key", "agent", "cost_usd",
+                       "model", "tokens_total", "id"]
     assert ">ralph-2025-03-01<" in page.content.decode()
 
 
