@@ -122,6 +122,13 @@ class StrictKeysMixin:
                     errors[name] = [refusal]
                 elif _null_spelled_as_text(field, value):
                     errors[name] = [f"{value!r} is text, not null: send null for no value."]
+            if self.parent is not None and getattr(self.root, "partial", False):
+                # A nested object is a whole value even in a PATCH, which replaces it: DRF hands the
+                # root's `partial` down and let an item miss its required fields (a tool call without
+                # `status` was stored, and every read of its message failed).
+                for name, field in fields.items():
+                    if field.required and not field.read_only and name not in data:
+                        errors.setdefault(name, [serializers.Field.default_error_messages["required"]])
             if errors:
                 raise serializers.ValidationError(errors)
         return super().to_internal_value(data)

@@ -199,3 +199,15 @@ def test_it_refuses_a_tool_call_that_is_no_object(api: APIClient, make_run) -> N
     assert_error_shape(api.patch(url, {"tool_calls": [None, None]}, format="json"), 400, "validation_error")
     assert api.get(url).json()["tool_calls"] == message.json()["tool_calls"]
     assert api.patch(url, {"tool_calls": None}, format="json").status_code == 200
+
+
+def test_a_patch_replaces_a_tool_call_whole_so_it_needs_its_required_fields(api: APIClient, make_run) -> None:
+    # Found by schemathesis's coverage phase: a PATCH let an item miss `status` (DRF hands the PATCH's
+    # partial down to nested items), it was stored, and every read of the message was a 500.
+    message = api.post("/api/v1/messages/", {"run": make_run().pk, "role": "tool", "content": "x"}, format="json")
+    url = f"/api/v1/messages/{message.json()['id']}/"
+    item = {name: value for name, value in TOOL_CALL.items() if name != "status"}
+    body = assert_error_shape(api.patch(url, {"tool_calls": [item]}, format="json"), 400, "validation_error")
+    assert body["details"] == {"tool_calls": {"0": {"status": ["This field is required."]}}}, body
+    assert api.get(url).status_code == 200
+    assert api.patch(url, {"tool_calls": [TOOL_CALL]}, format="json").json()["tool_calls"] == [TOOL_CALL]
