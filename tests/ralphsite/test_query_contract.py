@@ -4,6 +4,7 @@ an unknown query parameter, a junk filter or page value, an unknown ordering and
 a write body are each a 400 naming what is allowed, and the schema lists exactly what a route honours."""
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -214,18 +215,25 @@ def test_it_orders_by_every_allowed_field_and_refuses_others(api: APIClient, rou
 
 # -- read-only fields in write bodies -----------------------------------------------------------
 
-def _read_only_fields(route: ApiRoute) -> list[str]:
+def _fields(route: ApiRoute, wanted: Callable[[serializers.Field], bool]) -> list[str]:
+    """The names of the body fields of a route's serializer that `wanted` picks."""
     view = _view(route.path, route.method)
     if not hasattr(view, "get_serializer"):  # not a model's create (POST search/ takes the search params)
         return []
-    return sorted(name for name, field in view.get_serializer().fields.items() if field.read_only)
+    return sorted(name for name, field in view.get_serializer().fields.items() if wanted(field))
 
 
-READ_ONLY_ON_CREATE = [
-    pytest.param(route.path, name, id=f"{route.prefix} {name}")
-    for route in ROUTES if route.action == "create"
-    for name in _read_only_fields(route)
-]
+def _read_only_fields(route: ApiRoute) -> list[str]:
+    return _fields(route, lambda field: field.read_only)
+
+
+def _on_create(fields_of: Callable[[ApiRoute], list[str]]) -> list[Any]:
+    """One case per create route and field `fields_of` names."""
+    return [pytest.param(route.path, name, id=f"{route.prefix} {name}")
+            for route in ROUTES if route.action == "create" for name in fields_of(route)]
+
+
+READ_ONLY_ON_CREATE = _on_create(_read_only_fields)
 
 
 def test_it_finds_the_read_only_fields_of_every_create() -> None:
@@ -267,19 +275,8 @@ def _read_as_null(field: serializers.Field) -> bool:
         return False
 
 
-def _blank_read_as_null_fields(route: ApiRoute) -> list[str]:
-    view = _view(route.path, route.method)
-    if not hasattr(view, "get_serializer"):
-        return []
-    return sorted(name for name, field in view.get_serializer().fields.items()
-                  if not field.read_only and _read_as_null(field))
-
-
-NULLABLE_ON_CREATE = [
-    pytest.param(route.path, name, id=f"{route.prefix} {name}")
-    for route in ROUTES if route.action == "create"
-    for name in _blank_read_as_null_fields(route)
-]
+NULLABLE_ON_CREATE = _on_create(lambda route: _fields(route, lambda field: not field.read_only
+                                                                      and _read_as_null(field)))
 
 
 def test_it_finds_the_fields_drf_reads_an_empty_string_as_null_in() -> None:
