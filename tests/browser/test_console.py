@@ -129,7 +129,8 @@ def console_errors(browser: Any) -> list[dict[str, Any]]:
 
 
 def horizontal_overflow(browser: Any) -> int:
-    return browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth;")
+    # clientWidth, not innerWidth: the page's own scrollbar is not room for content.
+    return browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
 
 
 def screenshot(browser: Any, name: str) -> None:
@@ -162,6 +163,7 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
     assert "Sessions, conversations and the ledger" in browser.page_source
     assert browser.find_element(By.ID, "rd-open_questions").text.startswith("1")
     screenshot(browser, "dashboard")
+    assert horizontal_overflow(browser) <= 0, f"horizontal scroll on the dashboard at {browser.width}px"
 
     # The console: header, failures, questions, the live feed.
     browser.get(f"{live_server.url}/admin/sessions_app/session/{session.pk}/change/")
@@ -198,6 +200,7 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
 
     # The cost view, from the console's cost panel: its totals scroll in their own boxes, never the page.
     console_url = browser.current_url
+    assert "12,000 / 2,100" in browser.find_element(By.ID, "rc-cost").text  # grouped as the header's 28,200
     browser.find_element(By.CSS_SELECTOR, "#rc-cost h2 a").click()
     wait_for(browser, lambda b: b.find_elements(By.ID, "usage-by-agent"))
     assert "24,000" in browser.find_element(By.ID, "usage-by-agent").text  # tokens grouped as on the console
