@@ -44,12 +44,14 @@ def _verify(path: Path) -> str:
 def test_it_takes_a_consistent_backup_while_4_writers_append_and_the_backup_verifies(
         token: MintedToken, tmp_path: Path) -> None:
     session = make_session()
-    stop, started = threading.Event(), threading.Event()
+    stop = threading.Event()
+    # The backup starts once every writer has 3 batches in (the count asserted below), and they go on.
+    under_way = threading.Barrier(WRITERS + 1, timeout=30)
     backups: list[Path] = []
 
     def work(client: APIClient, index: int) -> None:
         if index == WRITERS:  # the backup thread: wait until the writers are under way
-            assert started.wait(30)
+            under_way.wait()
             try:
                 backups.append(_backup(tmp_path))
             finally:
@@ -64,7 +66,7 @@ def test_it_takes_a_consistent_backup_while_4_writers_append_and_the_backup_veri
             assert response.status_code == 201, response.content
             batch_number += 1
             if batch_number == 3:
-                started.set()
+                under_way.wait()
 
     api_in_threads(WRITERS + 1, token, work)
     [path] = backups
