@@ -69,8 +69,16 @@ def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(paths[1]))
     driver.implicitly_wait(0)
     driver.width = request.param
+    set_viewport(driver, request.param, 1000)
     yield driver
     driver.quit()
+
+
+def set_viewport(driver: Any, width: int, height: int) -> None:
+    """Lay the page out at this size: headless Chromium makes no window narrower than 500 px, so a
+    `--window-size=400,…` page was laid out 500 px wide (and its screenshot cut at 400)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
 
 
 def loop_session() -> Session:
@@ -137,7 +145,7 @@ def screenshot(browser: Any, name: str) -> None:
     folder = os.environ.get("RALPH_SCREENSHOTS")
     if folder:
         height = browser.execute_script("return document.documentElement.scrollHeight")
-        browser.set_window_size(browser.width, min(height, 2400))
+        set_viewport(browser, browser.width, min(height, 2400))
         Path(folder).mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(Path(folder) / f"{name}-{browser.width}.png"))
 
@@ -158,6 +166,7 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
 
     session = loop_session()
     log_in(browser, live_server)
+    assert browser.execute_script("return window.innerWidth;") == browser.width
 
     # The dashboard: what needs attention, failures first.
     assert "Sessions, conversations and the ledger" in browser.page_source
