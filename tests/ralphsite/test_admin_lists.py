@@ -5,6 +5,7 @@ import re
 import pytest
 from django.contrib import admin
 from django.db import connection
+from django.db.models import Model
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -103,12 +104,16 @@ def test_what_a_person_scans_comes_first(admin_client: Client) -> None:
 
 def test_a_badge_column_is_headed_by_its_field(admin_client: Client) -> None:
     populate(1)
-    html = admin_client.get(changelist(Session)).content.decode()
-    header = r'<th scope="col" class="(?:sortable )?column-(\w+_badge).*?<a href="[^"]*">([^<]+)</a>'
-    headers = re.findall(header, html, re.S)
-    assert headers[:2] == [("status_badge", "Status"), ("state_badge", "State")]
-    html = admin_client.get(changelist(Message)).content.decode()
-    assert re.search(r'column-role_badge.*?<a href="[^"]*">Role</a>', html, re.S)
+    assert column_headers(admin_client, Session)[:2] == [("status_badge", "Status"), ("state_badge", "State")]
+    assert ("role_badge", "Role") in column_headers(admin_client, Message)
+
+
+def column_headers(client: Client, model: type[Model]) -> list[tuple[str, str]]:
+    """(column, header text) of each badge column of the model's list. The header's text is read
+    inside its own <th> (Django 6.1 gave the sort link a role attribute)."""
+    html = client.get(changelist(model)).content.decode()
+    cells = re.findall(r'<th scope="col" class="[^"]*column-(\w+_badge)[^"]*">(.*?)</th>', html, re.S)
+    return [(column, re.sub(r"<[^>]+>", "", cell).strip()) for column, cell in cells]
 
 
 def test_a_capped_count_says_more_than(admin_client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
