@@ -454,7 +454,7 @@ def feed_header(session: Session) -> dict[str, Any]:
             "agent": (session.current_agent or "—") + (f" · {session.current_model}" if session.current_model else ""),
             "tokens": header["tokens"], "cost": str(session.total_cost_usd),
             "activity": ago_text(session.last_activity_at),
-            "interrupted": header["interrupted"]}
+            "interrupted": header["interrupted"], "finished": header["finished"]}
 
 
 def _feed_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None:

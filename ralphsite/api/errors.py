@@ -84,6 +84,16 @@ def _message_of(detail: Any) -> str:
     return str(detail) if detail else "Invalid input."
 
 
+def _items_by_index(detail: Any) -> Any:
+    """A nested list's errors keyed by item index, only the failing items, on every DRF version: before
+    3.18 a ListSerializer listed one entry per item ({} for a valid one); ListField already keys by index."""
+    if isinstance(detail, dict):
+        return {name: _items_by_index(inner) for name, inner in detail.items()}
+    if isinstance(detail, list) and detail and all(isinstance(item, dict) for item in detail):
+        return {index: _items_by_index(item) for index, item in enumerate(detail) if item}
+    return detail
+
+
 def _only_unique_codes(codes: Any) -> bool:
     if isinstance(codes, dict):
         return bool(codes) and all(_only_unique_codes(c) for c in codes.values())
@@ -114,7 +124,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         if getattr(exc, "wait", None) is not None:
             headers["Retry-After"] = str(int(exc.wait))
         if isinstance(exc, exceptions.ValidationError):
-            detail = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+            detail = _items_by_index(exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail})
             if _only_unique_codes(exc.get_codes()):
                 # A duplicate key is a conflict with existing data, whether the serializer's unique
                 # validator or the database constraint noticed it first.

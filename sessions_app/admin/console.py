@@ -20,7 +20,7 @@ from ralphsite.errors import InvalidInput
 from ralphsite.service_admin import OperatorAction, operator_name
 from sessions_app import selectors
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
-from sessions_app.models import FINISHED_SESSION_STATUSES, Session, SessionStatus, SignalType
+from sessions_app.models import FINISHED_SESSION_STATUSES, OrchestratorState, Session, SessionStatus, SignalType
 from sessions_app.services.questions import signal_create
 from sessions_app.services.sessions import session_finish, session_resume
 
@@ -96,6 +96,14 @@ def _running(session: Session) -> bool:
     return session.status == SessionStatus.RUNNING
 
 
+def _pausable(session: Session) -> bool:
+    return _running(session) and session.state != OrchestratorState.PAUSED
+
+
+def _paused(session: Session) -> bool:
+    return _running(session) and session.state == OrchestratorState.PAUSED
+
+
 def _resumable(session: Session) -> bool:
     return session.status not in (SessionStatus.RUNNING, SessionStatus.COMPLETED) or session_is_idle(session)
 
@@ -103,8 +111,11 @@ def _resumable(session: Session) -> bool:
 FINAL_STATUSES = tuple((status.value, status.label) for status in SessionStatus if status in FINISHED_SESSION_STATUSES)
 
 SESSION_ACTIONS = (
-    OperatorAction("pause", "Pause", _signal(SignalType.PAUSE), shown=_running,
+    OperatorAction("pause", "Pause", _signal(SignalType.PAUSE), shown=_pausable,
                    help="Send a pause signal (signals/ with type pause): the orchestrator pauses at its next poll."),
+    # Ralph V2 has no "continue" signal: a paused orchestrator goes on at the next steer or info.
+    OperatorAction("continue", "Continue", _signal(SignalType.INFO), style="primary", shown=_paused,
+                   help="Send an info signal: a paused orchestrator goes on at its next poll."),
     OperatorAction("steer", "Steer", _signal(SignalType.STEER, needs_message=True), shown=_running,
                    inputs=(("message", "a message for the orchestrator"),),
                    help="Send a steer signal with your message."),

@@ -33,10 +33,12 @@ from sessions_app.models import (
     Question,
     QuestionStatus,
     Session,
+    SessionStatus,
     Signal,
     Task,
     TaskAttempt,
 )
+from sessions_app.services.sessions import session_finish
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -223,6 +225,11 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
     assert "widgets widgets" in browser.find_element(By.CSS_SELECTOR, ".rt-tool-call").text
     screenshot(browser, "conversation")
     assert horizontal_overflow(browser) <= 0, f"horizontal scroll on the conversation at {browser.width}px"
+
+    # The loop ends while the console is open: the indicator says so, without a reload.
+    browser.get(console_url)
+    session_finish(session=session, status=SessionStatus.COMPLETED, exit_reason="all tasks done", agent="orchestrator")
+    wait_for(browser, lambda b: b.find_element(By.CSS_SELECTOR, '[data-live="indicator"]').text == "ended")
     assert console_errors(browser) == []
 
 

@@ -208,11 +208,11 @@ def test_a_patch_replaces_a_tool_call_whole_so_it_needs_its_required_fields(api:
     url = f"/api/v1/messages/{message.json()['id']}/"
     item = {name: value for name, value in TOOL_CALL.items() if name != "status"}
     body = assert_error_shape(api.patch(url, {"tool_calls": [item]}, format="json"), 400, "validation_error")
-    # DRF 3.16 lists a nested list's errors per item; later versions key them by index (and the
-    # message names the index).
-    assert body["message"].startswith("tool_calls: ") and body["message"].endswith("status: This field is required.")
-    item_errors = body["details"]["tool_calls"]
-    assert (item_errors[0] if isinstance(item_errors, list) else item_errors["0"]) == {
-        "status": ["This field is required."]}, body
+    # Keyed by item index on every DRF version we support (3.16 listed every item, {} for valid ones).
+    assert body["details"] == {"tool_calls": {"0": {"status": ["This field is required."]}}}, body
+    assert body["message"] == "tool_calls: 0: status: This field is required.", body
+
+    body = assert_error_shape(api.patch(url, {"tool_calls": [TOOL_CALL, item]}, format="json"), 400, "validation_error")
+    assert body["details"] == {"tool_calls": {"1": {"status": ["This field is required."]}}}, body  # failing items only
     assert api.get(url).status_code == 200
     assert api.patch(url, {"tool_calls": [TOOL_CALL]}, format="json").json()["tool_calls"] == [TOOL_CALL]

@@ -22,4 +22,12 @@ def test_it_refuses_what_it_cannot_render(api: APIClient) -> None:
 
 def test_it_honours_the_format_parameter(api: APIClient) -> None:
     assert api.get("/api/v1/chats/?format=json").status_code == 200
-    assert api.get("/api/v1/chats/?format=xml").status_code == 404
+
+
+@pytest.mark.parametrize("value", ["xml", "", "JSON"])
+def test_it_refuses_a_format_no_renderer_serves(api: APIClient, value: str) -> None:
+    response = api.get(f"/api/v1/chats/?format={value}", HTTP_ACCEPT="text/csv")  # the error is JSON all the same
+    assert response.status_code == 400 and response["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert body["code"] == "validation_error"
+    assert body["details"] == {"format": [f"Unknown format {value!r}; allowed: json."]}, body

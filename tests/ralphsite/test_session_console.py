@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from conversations_app.models import Chat
 from ledger_app.models import LedgerEvent, TokenUsage
-from sessions_app.models import Question, Session, SessionStatus, Signal, Task, TaskAttempt
+from sessions_app.models import OrchestratorState, Question, Session, SessionStatus, Signal, Task, TaskAttempt
 from tests.ralphsite.test_console_actions import act, recorded
 from tests.sessions_app.factories import make_session, make_task
 
@@ -106,6 +106,25 @@ def test_each_button_writes_what_the_api_writes(admin_client: Client, api: APICl
     assert (through_admin.status, through_admin.exit_reason) == (through_api.status, through_api.exit_reason)
     assert list(Signal.objects.filter(session=through_admin).values_list("type", "message")) == list(
         Signal.objects.filter(session=through_api).values_list("type", "message"))
+
+
+def test_a_paused_loop_offers_continue_instead_of_pause(admin_client: Client) -> None:
+    session = make_session(key="paused", state=OrchestratorState.PAUSED)
+    html = admin_client.get(console(session)).content.decode()
+    assert 'data-action="continue"' in html and 'data-action="pause"' not in html
+    assert act(admin_client, session, "continue").status_code == 302
+    assert list(Signal.objects.filter(session=session).values_list("type", "message")) == [("info", "")]
+    running = admin_client.get(console(make_session(key="running"))).content.decode()
+    assert 'data-action="pause"' in running and 'data-action="continue"' not in running
+
+
+def test_a_finished_session_reads_ended_not_live(admin_client: Client) -> None:
+    session = make_session(key="done", status=SessionStatus.COMPLETED)
+    html = admin_client.get(console(session)).content.decode()
+    assert 'rc-live rc-ended" data-live="indicator"' in html and ">ended</span>" in html
+    feed = admin_client.get(reverse("admin:ledger_app_ledgerevent_feed"), {"session": session.pk, "after": 0})
+    assert feed.json()["session"]["finished"] is True
+    assert ">live</span>" in admin_client.get(console(make_session(key="on"))).content.decode()
 
 
 def test_resume_writes_what_the_api_writes(admin_client: Client, api: APIClient) -> None:

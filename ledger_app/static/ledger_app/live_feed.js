@@ -66,11 +66,15 @@
         }
     }
 
+    // A finished session's page still follows its ledger, but its loop no longer runs: "ended".
+    let finished = indicator !== null && indicator.classList.contains('rc-ended');
+
     function live(on) {
         if (indicator) {
-            indicator.classList.toggle('rc-on', on);
+            indicator.classList.toggle('rc-on', on && !finished);
+            indicator.classList.toggle('rc-ended', on && finished);
             indicator.classList.toggle('rc-off', !on);
-            indicator.textContent = on ? 'live' : 'offline: retrying';
+            indicator.textContent = !on ? 'offline: retrying' : finished ? 'ended' : 'live';
         }
     }
 
@@ -98,6 +102,7 @@
                 list.lastElementChild.remove();
             }
             redrawHeader(answer.session);
+            finished = answer.session.finished;
             live(true);
             if (answer.more) {
                 window.setTimeout(poll, 0);
