@@ -5,7 +5,7 @@ import binascii
 import json
 import math
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -269,21 +269,27 @@ class ChoiceFieldNamingAllowed(serializers.ChoiceField):
 
 
 _EPOCH_MILLISECONDS_FROM = 10**11  # as seconds, the year 5138: a larger number counts milliseconds
-_EPOCH_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_EPOCH_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")  # as Python writes a float too (1e-05)
+
+
+# 9999-12-31T23:59:59.999Z, the last moment a datetime holds, in epoch milliseconds.
+EPOCH_LAST_MILLISECOND = 253_402_300_799_999
+_EPOCH_START = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def epoch_moment(value: Any) -> datetime | None:
     """The UTC time an epoch number (int, float or a string of digits) names, counted in seconds, or
     in milliseconds from 10**11 on (ralphy stores epoch integers); None when `value` is no number.
-    Raises ValueError when the number is out of range."""
+    Raises ValueError when the number is out of range: before 1970 or past EPOCH_LAST_MILLISECOND."""
     if isinstance(value, str) and _EPOCH_NUMBER.fullmatch(value.strip()):
         value = float(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
-    try:
-        return datetime.fromtimestamp(value / 1000 if abs(value) >= _EPOCH_MILLISECONDS_FROM else value, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        raise ValueError(f"{value!r} is out of range as epoch seconds or milliseconds") from None
+    if not 0 <= value <= EPOCH_LAST_MILLISECOND:  # no loop's record predates 1970; a negative is a bug
+        raise ValueError(f"{value!r} is out of range as epoch seconds or milliseconds (0 to {EPOCH_LAST_MILLISECOND})")
+    # timedelta counts exactly where value / 1000 would round (…799.999 ms as …799.998993).
+    since = timedelta(milliseconds=value) if value >= _EPOCH_MILLISECONDS_FROM else timedelta(seconds=value)
+    return _EPOCH_START + since
 
 
 class EpochOrISODateTimeField(serializers.DateTimeField):

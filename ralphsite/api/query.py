@@ -18,6 +18,8 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from ralphsite.api.serializers import QUERY_STRING
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -128,6 +130,7 @@ class StrictQueryParametersMixin:
                 raise ValidationError({name: [f"Unknown query parameter; allowed: {listed}."] for name in unknown})
         serializer_class = query_declaration(self).serializer_class  # type: ignore[arg-type]
         if serializer_class is not None:  # validated even when absent: the declared defaults apply
-            serializer = serializer_class(data=_declared_only(params, serializer_class().fields))
+            serializer = serializer_class(data=_declared_only(params, serializer_class().fields),
+                                          context={QUERY_STRING: True})
             serializer.is_valid(raise_exception=True)
             self.query = dict(serializer.validated_data)

@@ -25,8 +25,14 @@ from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 
 from ralphsite.addressing import address_key_of
-from ralphsite.api.fields import ReferenceFilterField, ReferenceIdField, ULIDSerializerField
-from ralphsite.api.filters import filters_naming_rows
+from ralphsite.api.fields import (
+    EPOCH_LAST_MILLISECOND,
+    EpochOrISODateTimeField,
+    ReferenceFilterField,
+    ReferenceIdField,
+    ULIDSerializerField,
+)
+from ralphsite.api.filters import EpochOrIsoDateTimeFormField, filters_naming_rows
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import filters_apply, paginates, query_declaration
 from ralphsite.api.routers import PATH_VALUE
@@ -122,6 +128,19 @@ def _keyed_parent(model: type[models.Model], name: str) -> type[models.Model] | 
         return None
     parent = field.related_model if field.many_to_one else None
     return parent if address_key_of(parent) else None
+
+
+_DECIMAL_AS_NUMBER = "A JSON number with as many places is taken too."
+
+
+def epoch_or_iso(schema: dict[str, Any]) -> dict[str, Any]:
+    """A time as the server reads it (`ralphsite.api.fields.epoch_moment`): ISO 8601 text, or epoch
+    seconds, or epoch milliseconds from 10^11 on."""
+    rest = {key: value for key, value in schema.items() if key not in ("type", "format", "nullable")}
+    text = {"type": "string", "format": "date-time", **({"nullable": True} if schema.get("nullable") else {})}
+    epoch = {"type": "number", "minimum": 0, "maximum": EPOCH_LAST_MILLISECOND,
+             "description": "Epoch seconds; from 10^11 on, epoch milliseconds."}
+    return {"anyOf": [text, epoch], **rest}
 
 
 class RalphAutoSchema(AutoSchema):
@@ -227,6 +246,8 @@ class RalphAutoSchema(AutoSchema):
 
     def _map_serializer_field(self, field: Any, direction: str, bypass_extensions: bool = False) -> dict[str, Any]:
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if direction == "request" and isinstance(field, EpochOrISODateTimeField):
+            return epoch_or_iso(schema)
         if schema.get("type") == "string" and _is_ulid(field):
             schema["pattern"] = ULID_PATTERN
         if direction == "request":
@@ -246,6 +267,8 @@ class RalphAutoSchema(AutoSchema):
             places = "+" if field.decimal_places is None else f"{{1,{field.decimal_places}}}"
             sign = "" if field.min_value is not None and field.min_value >= 0 else "-?"
             schema["pattern"] = rf"^{sign}(?:\d{whole}(?:\.\d{places.replace('1,', '0,')})?|\.\d{places})$"
+            # Not in the type: a number's binary digits can exceed the places a string is held to.
+            schema["description"] = " ".join(filter(None, [schema.get("description"), _DECIMAL_AS_NUMBER]))
         elif type(field) is serializers.CharField and not field.allow_blank and field.trim_whitespace \
                 and not {"pattern", "format", "enum"} & set(schema):
             schema["pattern"] = NOT_BLANK
@@ -332,6 +355,9 @@ class RalphAutoSchema(AutoSchema):
             template = filterset.base_filters.get(parameter["name"]) if filterset is not None else None
             schema = parameter["schema"]
             if template is None:
+                continue
+            if template.field_class is EpochOrIsoDateTimeFormField:
+                parameter["schema"] = epoch_or_iso(schema)
                 continue
             if schema.get("type") == "string" and not {"format", "enum", "pattern"} & set(schema):
                 schema["pattern"] = NOT_BLANK

@@ -74,6 +74,30 @@ def _text_refusal(field: serializers.Field, value: Any) -> str | None:
     return None
 
 
+# Set in the context of a serializer that reads a query string, where every value is text.
+QUERY_STRING = "query_string"
+
+
+def _type_refusal(field: serializers.Field, value: Any) -> str | None:
+    """Why a boolean or number field of a JSON body refuses a value of another JSON type, which DRF
+    would coerce (`"true"`, `0` and `"no"` as booleans; `"7"`, `7.0` and `true` as integers): the
+    schema states the type, and an agent that sends another has a bug it should hear about. Decimals
+    and times keep their documented second spellings (a number; epoch seconds or milliseconds)."""
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        return next((refusal for item in value if (refusal := _type_refusal(field.child, item))), None)
+    if value is None:
+        return None
+    if isinstance(field, serializers.BooleanField):
+        accepted = isinstance(value, bool)
+    elif isinstance(field, serializers.IntegerField):
+        accepted = type(value) is int
+    elif isinstance(field, serializers.FloatField):
+        accepted = isinstance(value, (int, float)) and not isinstance(value, bool)
+    else:
+        return None
+    return None if accepted else field.error_messages["invalid"]
+
+
 def _null_spelled_as_text(field: serializers.Field, value: Any) -> bool:
     """Whether DRF would read this text as null: `""` in a relation (`"session": ""`), `""` or spaces
     in a nullable number, `""` or `"null"` in a nullable boolean. A client that means no value sends
@@ -95,7 +119,8 @@ class StrictKeysMixin:
     read-only fields (server-assigned: sequence numbers, totals, timestamps), which would be dropped
     just the same, unless an update sends back the value the row already has (a client may PUT the
     body it read). A text field sent a number (or another non-string), or more than its max_length
-    of text, is a 400 naming it, never coerced or trimmed into shape (`_text_refusal`); so is text
+    of text, is a 400 naming it, never coerced or trimmed into shape (`_text_refusal`); so is a body's
+    boolean or number of another JSON type (`_type_refusal`; a query string's values are text); so is text
     DRF would read as null (`_null_spelled_as_text`: `"session": ""`). Every
     declared text field without a max_length of its own is bounded (`text_bounded`) and every
     declared time accepts epoch numbers (`epoch_times_accepted`), once per class.
@@ -118,7 +143,8 @@ class StrictKeysMixin:
                     errors[name] = [f"Unknown field; allowed: {self._writable_names()}."]
                 elif field.read_only and not self._is_stored_value(field, value):
                     errors[name] = [f"Read-only: the server sets it; writable fields: {self._writable_names()}."]
-                elif refusal := _text_refusal(field, value):
+                elif refusal := _text_refusal(field, value) or (
+                        None if self.root.context.get(QUERY_STRING) else _type_refusal(field, value)):
                     errors[name] = [refusal]
                 elif _null_spelled_as_text(field, value):
                     errors[name] = [f"{value!r} is text, not null: send null for no value."]

@@ -20,6 +20,7 @@ from ralphsite.api.filters import FloatFilter
 from ralphsite.api.query import allowed_query_parameters
 from sessions_app.models import Session
 from tests.api_mixins import ApiRoute, api_routes, assert_error_shape
+from tests.sessions_app.factories import make_session
 
 pytestmark = pytest.mark.django_db
 
@@ -333,3 +334,57 @@ def test_it_refuses_a_number_or_padded_text_in_a_text_field_naming_it(api: APICl
     if padded is not None:
         body = assert_error_shape(api.post(path, {name: padded}, format="json"), 400, "validation_error")
         assert "no more than" in str(body["details"].get(name)), body
+
+
+# -- numbers and booleans take their JSON type only ---------------------------------------------------
+
+# What DRF would coerce into each kind of field: text, a fraction, a boolean as a number, a number as
+# a boolean. Decimals and times are left out: they take a number by contract (epoch times, amounts).
+WRONG_JSON_TYPES: dict[type[serializers.Field], tuple[Any, ...]] = {
+    serializers.BooleanField: (0, "true", "no"),
+    serializers.IntegerField: ("7", 7.5, 7.0, True),
+    serializers.FloatField: ("0.5", False),
+}
+
+
+def _typed_fields(route: ApiRoute) -> list[tuple[str, str, Any]]:
+    """(name, the field's own message for a wrong value, a wrong value) for each boolean or number."""
+    view = _view(route.path, route.method)
+    if not hasattr(view, "get_serializer"):
+        return []
+    return [(name, field.error_messages["invalid"], wrong)
+            for name, field in view.get_serializer().fields.items() if not field.read_only
+            for kind, values in WRONG_JSON_TYPES.items() if isinstance(field, kind) for wrong in values]
+
+
+TYPED_ON_CREATE = [
+    pytest.param(route.path, name, message, wrong, id=f"{route.prefix} {name} {wrong!r}")
+    for route in ROUTES if route.action == "create"
+    for name, message, wrong in _typed_fields(route)
+]
+
+
+def test_it_finds_the_boolean_and_number_fields_of_every_create() -> None:
+    ids = {param.id for param in TYPED_ON_CREATE}
+    assert {"sessions max_iterations '7'", "sessions bug_council_activated 0", "errors recovery_success 'true'",
+            "features sequence 7.0", "tasks wave True"} <= ids, sorted(ids)
+
+
+@pytest.mark.parametrize(("path", "name", "message", "wrong"), TYPED_ON_CREATE)
+def test_it_refuses_a_boolean_or_number_of_another_json_type_naming_it(
+        api: APIClient, path: str, name: str, message: str, wrong: Any) -> None:
+    """DRF would read `"true"`, `0` and `"no"` as booleans and `"7"`, `7.5` (truncated) and `true` as
+    integers: the schema states each field's JSON type, and another is the client's bug to hear about."""
+    body = assert_error_shape(api.post(path, {name: wrong}, format="json"), 400, "validation_error")
+    assert body["details"].get(name) == [message], body
+
+
+def test_action_bodies_take_json_types_and_query_strings_take_text(api: APIClient) -> None:
+    session = make_session(key="typed", status="failed")
+    body = assert_error_shape(api.post(f"/api/v1/sessions/{session.pk}/resume/", {"force": 0}, format="json"),
+                              400, "validation_error")
+    assert body["details"] == {"force": ["Must be a valid boolean."]}, body
+    body = assert_error_shape(api.post(f"/api/v1/sessions/{session.pk}/claim-task/",
+                                       {"agent": "a", "lease_seconds": "60"}, format="json"), 400, "validation_error")
+    assert body["details"] == {"lease_seconds": ["A valid integer is required."]}, body
+    assert api.get("/api/v1/search/?q=x&page=1&page_size=5").status_code == 200  # numbers in a query are text

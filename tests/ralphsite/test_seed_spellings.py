@@ -13,7 +13,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 from rest_framework.test import APIClient
 
-from ralphsite.api.fields import ChoiceFieldNamingAllowed, EpochOrISODateTimeField
+from ralphsite.api.fields import EPOCH_LAST_MILLISECOND, ChoiceFieldNamingAllowed, EpochOrISODateTimeField
 from ralphsite.api.query import allowed_query_parameters
 from ralphsite.api.serializers import StrictKeysMixin
 from ralphsite.choices import choice_canonical
@@ -244,10 +244,23 @@ def test_time_filters_take_epoch_numbers(api: APIClient) -> None:
         assert [row["timestamp"] for row in response.json()["results"]] == ["2026-02-01T13:00:00Z"], since
 
 
-def test_an_epoch_number_out_of_range_is_a_400_naming_the_field(api: APIClient) -> None:
+@pytest.mark.parametrize("number", [10**20, EPOCH_LAST_MILLISECOND + 1, -1, -0.5])
+def test_an_epoch_number_out_of_range_is_a_400_naming_the_field(api: APIClient, number: float) -> None:
     session = make_session()
     body = assert_error_shape(api.post("/api/v1/events/", {"session": session.pk, "type": "run_started",
-                                                            "timestamp": 10**20}, format="json"),
+                                                            "timestamp": number}, format="json"),
                               400, "validation_error")
     assert list(body["details"]) == ["timestamp"]
-    assert_error_shape(api.get("/api/v1/events/", {"since": str(10**20)}), 400, "validation_error")
+    body = assert_error_shape(api.get("/api/v1/events/", {"since": str(number)}), 400, "validation_error")
+    assert list(body["details"]) == ["since"]
+
+
+@pytest.mark.parametrize(("number", "moment"), [(0, "1970-01-01T00:00:00Z"), (1e-05, "1970-01-01T00:00:00.000010Z"),
+                                                (EPOCH_LAST_MILLISECOND, "9999-12-31T23:59:59.999000Z")])
+def test_the_schema_s_epoch_bounds_and_python_s_float_spelling_are_taken(api: APIClient, number: float,
+                                                                          moment: str) -> None:
+    session = make_session()
+    response = api.post("/api/v1/events/", {"session": session.pk, "type": "run_started", "timestamp": number},
+                        format="json")
+    assert response.status_code == 201 and response.json()["timestamp"] == moment, response.content
+    assert api.get("/api/v1/events/", {"since": str(number)}).status_code == 200  # "1e-05" in a query
