@@ -3,6 +3,7 @@
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from ralphsite.ulid import ulid_new, ulid_normalize
@@ -54,6 +55,11 @@ def history_session_field(*, related_name: str) -> models.ForeignKey:
     dead letters, checkpoints, rollbacks): deleting the session leaves the row, its session null."""
     return models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
                              related_name=related_name, db_index=False)
+
+
+def token_count_field() -> models.BigIntegerField:
+    """A count of tokens a client reports (never negative: the ledger's usage book sums them)."""
+    return models.BigIntegerField(default=0, validators=[MinValueValidator(0)])
 
 
 def request_id_field() -> models.CharField:

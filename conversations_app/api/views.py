@@ -1,5 +1,6 @@
 """Thin viewsets: validate → service → serialize."""
 
+import re
 from typing import Any
 
 from django.db import models
@@ -20,7 +21,7 @@ from conversations_app.models import Chat, Message, Run, SyncEntity
 from conversations_app.search.backends import search_validated
 from ralphsite.api.pagination import StrictCursorPagination
 from ralphsite.api.query import query_parameters
-from ralphsite.api.schema import ErrorSerializer
+from ralphsite.api.schema import IF_MATCH_PATTERN, ErrorSerializer
 from ralphsite.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
 from ralphsite.errors import InvalidInput, NotFound
 
@@ -59,16 +60,16 @@ class ConversationViewSet(RalphModelViewSet):
 
 def _if_match(request: Request) -> int | None:
     """The version an `If-Match: "<version>"` header expects (`*` or no header: none)."""
-    raw = request.headers.get("If-Match", "").strip()
-    if not raw or raw == "*":
+    raw = request.headers.get("If-Match")
+    if raw is None:
         return None
-    try:
-        return int(raw.removeprefix("W/").strip('"'))
-    except ValueError:
-        # A header that names no version is malformed input (a 400, as the schema's pattern says), not a
-        # precondition that failed: no version could ever match it.
+    match = re.fullmatch(IF_MATCH_PATTERN, raw.strip())
+    if match is None:
+        # A header that names no version (an empty one too) is malformed input (a 400, as the schema's
+        # pattern says), not a precondition that failed: no version could ever match it.
         raise InvalidInput(f"If-Match {raw!r} is not a chat version (send the ETag, e.g. \"3\").",
-                           details={"If-Match": ["Not a version: send the ETag you read, e.g. \"3\"."]}) from None
+                           details={"If-Match": ["Not a version: send the ETag you read, e.g. \"3\"."]})
+    return int(match["version"]) if match["version"] else None
 
 
 class ChatViewSet(ConversationViewSet):

@@ -83,7 +83,9 @@ ERROR_RESPONSES: dict[str, str] = {
     "503": "The database cannot be reached (`database_unavailable`): retry after the `Retry-After` seconds.",
 }
 
-IF_MATCH = OpenApiParameter("If-Match", {"type": "string", "pattern": r'^(\*|(W/)?"\d+")$'}, OpenApiParameter.HEADER,
+# What an `If-Match` header may hold: `*`, or the ETag of one version (`"3"`, weak `W/"3"`).
+IF_MATCH_PATTERN = r'^(\*|(W/)?"(?P<version>\d+)")$'
+IF_MATCH = OpenApiParameter("If-Match", {"type": "string", "pattern": IF_MATCH_PATTERN}, OpenApiParameter.HEADER,
                             required=False,
                             description='The ETag you read (`"<version>"`): write only over that version.')
 

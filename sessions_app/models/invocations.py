@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.fields import request_id_field
+from ralphsite.fields import request_id_field, token_count_field
 from ralphsite.models import ULIDModel
 from ralphsite.money import MoneyField
 
@@ -68,8 +68,8 @@ class AgentInvocation(ULIDModel):
     error_type = models.CharField(max_length=100, blank=True, default="")
     iteration = models.PositiveIntegerField(null=True, blank=True)
     attempt = models.PositiveIntegerField(default=1)
-    tokens_input = models.BigIntegerField(default=0)
-    tokens_output = models.BigIntegerField(default=0)
+    tokens_input = token_count_field()
+    tokens_output = token_count_field()
     cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
     is_estimated = models.BooleanField(default=False)
     request_id = request_id_field()

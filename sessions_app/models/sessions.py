@@ -4,6 +4,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ralphsite.choices import input_aliases
+from ralphsite.fields import token_count_field
 from ralphsite.models import ULIDModel
 from ralphsite.money import MoneyField, usd_to_cents
 
@@ -132,7 +133,7 @@ class Session(ULIDModel):
     project_path = models.CharField(max_length=1000, blank=True, default="")
     summary = models.TextField(blank=True, default="")
     summary_embedding = models.BinaryField(null=True, blank=True)
-    token_count = models.BigIntegerField(default=0)
+    token_count = token_count_field()
 
     class Meta:
         ordering = ["-created_at"]

@@ -2,7 +2,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from ralphsite.choices import input_aliases
-from ralphsite.fields import request_id_field
+from ralphsite.fields import request_id_field, token_count_field
 from ralphsite.models import ULIDModel
 from ralphsite.money import MoneyField
 from sessions_app.models.planning import Priority
@@ -218,8 +218,8 @@ class TaskAttempt(ULIDModel):
     status = models.CharField(max_length=16, choices=AttemptStatus.choices, blank=True, default="")
     error_type = models.CharField(max_length=100, blank=True, default="")
     error_message = models.TextField(blank=True, default="")
-    tokens_input = models.BigIntegerField(default=0)
-    tokens_output = models.BigIntegerField(default=0)
+    tokens_input = token_count_field()
+    tokens_output = token_count_field()
     cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
     is_estimated = models.BooleanField(default=False)
     request_id = request_id_field()

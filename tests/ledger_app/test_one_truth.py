@@ -177,3 +177,21 @@ def test_it_keeps_money_exact_on_both_backends(api: APIClient, amounts: list[str
         stored = cursor.fetchone()[0]
     # SQLite: whole micro-dollars in an integer; PostgreSQL: numeric(18, 6).
     assert stored == (int(expected * 10**6) if connection.vendor == "sqlite" else expected)
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/api/v1/task-attempts/", {"tokens_input": 10, "tokens_output": -8407}),
+    ("/api/v1/agent-invocations/", {"tokens_input": -1}),
+    ("/api/v1/token-usage/", {"model": "m1", "output_tokens": -1}),
+])
+def test_no_path_books_a_negative_token_count(api: APIClient, path: str, body: dict[str, Any]) -> None:
+    # Found by schemathesis: an attempt took -8407 output tokens, and its call in the one book of
+    # usage then broke the book's own schema (token counts are never negative).
+    session = make_session()
+    owner = {"task": make_task(session, "task-1").pk} if "attempts" in path else {"session": session.pk}
+    response = api.post(path, {**owner, **body}, format="json")
+    assert response.status_code == 400, response.content
+    negative = next(name for name, value in body.items() if isinstance(value, int) and value < 0)
+    assert response.json()["details"] == {negative: ["Ensure this value is greater than or equal to 0."]}
+    assert not TokenUsage.objects.exists()
+    assert api.patch(f"/api/v1/sessions/{session.pk}/", {"token_count": -1}, format="json").status_code == 400
