@@ -38,12 +38,15 @@ from ralphsite.api.query import filters_apply, paginates, query_declaration
 from ralphsite.api.routers import PATH_VALUE
 from ralphsite.api.serializers import StrictKeysMixin
 from ralphsite.fields import ULIDField
+from ralphsite.money import COST_SENT_OR_PRICED
 
 # What `ulid_normalize` accepts: 26 Crockford base32 characters, any case, the first at most 7 (128 bits).
 ULID_PATTERN = "^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$"
 
 # A text that is not blank: a filter's value (`RalphFilterSet` refuses an empty one), a required text field.
-NOT_BLANK = r"\S"
+# Python's whitespace (`str.isspace`, what DRF trims) spelled out: a regex's `\S` differs (U+001F is
+# whitespace to Python and not to ECMAScript, U+FEFF the other way round).
+NOT_BLANK = r"[^\t\n\x0b\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 # DRF's own pattern of a row's path segment, which drf-spectacular recognizes (`_resolve_path_parameters`).
 DRF_PATH_VALUE = "[^/.]+"
@@ -120,6 +123,12 @@ def _names_a_row(field: Any) -> bool:
     if isinstance(field, serializers.ManyRelatedField):
         field = field.child_relation
     return isinstance(field, (serializers.RelatedField, ReferenceIdField, ReferenceFilterField))
+
+
+def _priced_when_omitted(field: Any) -> bool:
+    """Whether a body field is a call's cost that the ledger prices when omitted: tokens sent without
+    it need a model price in force (`no_model_price` otherwise)."""
+    return not field.read_only and field.help_text == COST_SENT_OR_PRICED["help_text"]
 
 
 def _keyed_parent(model: type[models.Model], name: str) -> type[models.Model] | None:
@@ -271,7 +280,7 @@ class RalphAutoSchema(AutoSchema):
             schema["pattern"] = rf"^{sign}(?:\d{whole}(?:\.\d{places.replace('1,', '0,')})?|\.\d{places})$"
             # Not in the type: a number's binary digits can exceed the places a string is held to.
             schema["description"] = " ".join(filter(None, [schema.get("description"), _DECIMAL_AS_NUMBER]))
-        elif type(field) is serializers.CharField and not field.allow_blank and field.trim_whitespace \
+        elif isinstance(field, serializers.CharField) and not field.allow_blank and field.trim_whitespace \
                 and not {"pattern", "format", "enum"} & set(schema):
             schema["pattern"] = NOT_BLANK
 
@@ -394,6 +403,8 @@ class RalphAutoSchema(AutoSchema):
             if isinstance(body, serializers.BaseSerializer):
                 parts += [f"body.{name}" for name, field in body.fields.items()
                           if not field.read_only and _names_a_row(field)]
+                parts += [f"body.{name} (when omitted with tokens: a model price in force)"
+                          for name, field in body.fields.items() if _priced_when_omitted(field)]
         return sorted(set(parts))
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:

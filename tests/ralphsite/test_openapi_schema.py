@@ -14,6 +14,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from ledger_app.models import EVENT_TYPES
 from ralphsite.api import schema_view
+from ralphsite.api.schema import NOT_BLANK
 
 # Phrases of base classes' docstrings and implementation words no agent-facing text uses.
 DEVELOPER_PHRASES = ("Override", "override", "viewset", "ViewSet", "DRF", "values()", "services.", "selectors.",
@@ -144,6 +145,15 @@ def _query_schema(schema: dict[str, Any], path: str, name: str) -> dict[str, Any
                 if parameter["name"] == name)
 
 
+def test_not_blank_means_what_drf_s_trimming_means() -> None:
+    # Found by schemathesis: "\u001f" matched `\S`, and DRF trimmed it to a blank agent name.
+    python_whitespace = [chr(code) for code in range(0x110000) if chr(code).isspace()]
+    assert not any(re.search(NOT_BLANK, character) for character in python_whitespace)
+    assert all(re.search(NOT_BLANK, character) for character in ("a", "\ufeff", "\x00", "\u200b", "한"))
+    assert all(re.search(NOT_BLANK, chr(code)) for code in range(0x110000)
+               if not chr(code).isspace() and not 0xD800 <= code <= 0xDFFF)
+
+
 def test_it_declares_the_bounds_the_server_enforces(schema: dict[str, Any]) -> None:
     """What schemathesis found: an empty bulk body, a blank or out-of-range filter value, a `running`
     finish, a feature step of any shape, a null JSON value were allowed by the schema and refused."""
@@ -151,7 +161,7 @@ def test_it_declares_the_bounds_the_server_enforces(schema: dict[str, Any]) -> N
     assert (messages["schema"]["minItems"], messages["schema"]["maxItems"]) == (1, 1000)
     components = schema["components"]["schemas"]
     assert components["MarkSyncedRequest"]["properties"]["items"]["minItems"] == 1
-    assert _query_schema(schema, "/api/v1/tasks/", "key")["pattern"] == r"\S"
+    assert _query_schema(schema, "/api/v1/tasks/", "key")["pattern"] == NOT_BLANK
     assert _query_schema(schema, "/api/v1/tasks/", "ordering")["minItems"] == 1
     assert _query_schema(schema, "/api/v1/tasks/", "wave")["maximum"] == 2**63 - 1
     assert _query_schema(schema, "/api/v1/observations/", "importance_max") == {"type": "number", "format": "float"}
@@ -160,7 +170,7 @@ def test_it_declares_the_bounds_the_server_enforces(schema: dict[str, Any]) -> N
     assert "running" not in components[finish_status.rsplit("/", 1)[1]]["enum"]
     assert components["FeatureRequest"]["properties"]["steps"]["items"]["required"] == ["step", "passes"]
     assert components["SessionStateSetRequest"]["properties"]["value"] == {"not": {"enum": [None]}}
-    assert components["SyncItemRequest"]["properties"]["remote_id"]["pattern"] == r"\S"  # trimmed, then not blank
+    assert components["SyncItemRequest"]["properties"]["remote_id"]["pattern"] == NOT_BLANK  # trimmed, then not blank
     price = components["ModelPriceRequest"]["properties"]["input_per_mtok"]["pattern"]
     assert [bool(re.match(price, value)) for value in ("1.5", ".5", "-1", "-", ".", "")] == [
         True, True, False, False, False, False]

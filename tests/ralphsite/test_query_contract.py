@@ -216,22 +216,30 @@ def test_it_orders_by_every_allowed_field_and_refuses_others(api: APIClient, rou
 
 # -- read-only fields in write bodies -----------------------------------------------------------
 
-def _fields(route: ApiRoute, wanted: Callable[[serializers.Field], bool]) -> list[str]:
-    """The names of the body fields of a route's serializer that `wanted` picks."""
+def _body_fields(route: ApiRoute) -> dict[str, serializers.Field]:
+    """The body fields of a route's serializer (none for a route with no model serializer)."""
     view = _view(route.path, route.method)
     if not hasattr(view, "get_serializer"):  # not a model's create (POST search/ takes the search params)
-        return []
-    return sorted(name for name, field in view.get_serializer().fields.items() if wanted(field))
+        return {}
+    return dict(view.get_serializer().fields)
+
+
+def _fields(route: ApiRoute, wanted: Callable[[serializers.Field], bool]) -> list[str]:
+    """The names of the body fields of a route's serializer that `wanted` picks."""
+    return sorted(name for name, field in _body_fields(route).items() if wanted(field))
 
 
 def _read_only_fields(route: ApiRoute) -> list[str]:
     return _fields(route, lambda field: field.read_only)
 
 
-def _on_create(fields_of: Callable[[ApiRoute], list[str]]) -> list[Any]:
-    """One case per create route and field `fields_of` names."""
-    return [pytest.param(route.path, name, id=f"{route.prefix} {name}")
-            for route in ROUTES if route.action == "create" for name in fields_of(route)]
+def _on_create(cases_of: Callable[[ApiRoute], list[Any]], *, shown: Callable[[tuple], str] = lambda case: case[0]
+               ) -> list[Any]:
+    """One case per create route and case `cases_of` gives: a field's name, or a tuple starting with
+    it; each test gets the route's path and then the case, and is named by the route and `shown(case)`."""
+    return [pytest.param(route.path, *case, id=f"{route.prefix} {shown(case)}")
+            for route in ROUTES if route.action == "create"
+            for case in (item if isinstance(item, tuple) else (item,) for item in cases_of(route))]
 
 
 READ_ONLY_ON_CREATE = _on_create(_read_only_fields)
@@ -298,11 +306,8 @@ def test_it_refuses_an_empty_string_for_null_naming_the_field(api: APIClient, pa
 def _text_fields(route: ApiRoute) -> list[tuple[str, Any, Any]]:
     """The writable text fields of a create body (lists of text too), each with a number in place of
     its text and with its longest text padded by one space past its max_length (None for a ULID)."""
-    view = _view(route.path, route.method)
-    if not hasattr(view, "get_serializer"):
-        return []
     found = []
-    for name, field in view.get_serializer().fields.items():
+    for name, field in _body_fields(route).items():
         text, wrap = field, (lambda value: value)
         if isinstance(field, serializers.ListField):
             text, wrap = field.child, (lambda value: ["a", value])
@@ -311,11 +316,7 @@ def _text_fields(route: ApiRoute) -> list[tuple[str, Any, Any]]:
     return found
 
 
-TEXT_ON_CREATE = [
-    pytest.param(route.path, name, number, padded, id=f"{route.prefix} {name}")
-    for route in ROUTES if route.action == "create"
-    for name, number, padded in _text_fields(route)
-]
+TEXT_ON_CREATE = _on_create(_text_fields)
 
 
 def test_it_finds_the_text_fields_of_every_create() -> None:
@@ -349,19 +350,12 @@ WRONG_JSON_TYPES: dict[type[serializers.Field], tuple[Any, ...]] = {
 
 def _typed_fields(route: ApiRoute) -> list[tuple[str, str, Any]]:
     """(name, the field's own message for a wrong value, a wrong value) for each boolean or number."""
-    view = _view(route.path, route.method)
-    if not hasattr(view, "get_serializer"):
-        return []
     return [(name, field.error_messages["invalid"], wrong)
-            for name, field in view.get_serializer().fields.items() if not field.read_only
+            for name, field in _body_fields(route).items() if not field.read_only
             for kind, values in WRONG_JSON_TYPES.items() if isinstance(field, kind) for wrong in values]
 
 
-TYPED_ON_CREATE = [
-    pytest.param(route.path, name, message, wrong, id=f"{route.prefix} {name} {wrong!r}")
-    for route in ROUTES if route.action == "create"
-    for name, message, wrong in _typed_fields(route)
-]
+TYPED_ON_CREATE = _on_create(_typed_fields, shown=lambda case: f"{case[0]} {case[2]!r}")
 
 
 def test_it_finds_the_boolean_and_number_fields_of_every_create() -> None:
