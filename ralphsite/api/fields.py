@@ -281,12 +281,13 @@ def epoch_moment(value: Any) -> datetime | None:
     """The UTC time an epoch number (int, float or a string of digits) names, counted in seconds, or
     in milliseconds from 10**11 on (ralphy stores epoch integers); None when `value` is no number.
     Raises ValueError when the number is out of range: before 1970 or past EPOCH_LAST_MILLISECOND."""
+    sent = value
     if isinstance(value, str) and _EPOCH_NUMBER.fullmatch(value.strip()):
         value = float(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
     if not 0 <= value <= EPOCH_LAST_MILLISECOND:  # no loop's record predates 1970; a negative is a bug
-        raise ValueError(f"{value!r} is out of range as epoch seconds or milliseconds (0 to {EPOCH_LAST_MILLISECOND})")
+        raise ValueError(f"{sent!r} is out of range as epoch seconds or milliseconds (0 to {EPOCH_LAST_MILLISECOND})")
     # timedelta counts exactly where value / 1000 would round (…799.999 ms as …799.998993).
     since = timedelta(milliseconds=value) if value >= _EPOCH_MILLISECONDS_FROM else timedelta(seconds=value)
     return _EPOCH_START + since

@@ -88,14 +88,15 @@ def _type_refusal(field: serializers.Field, value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(field, serializers.BooleanField):
-        accepted = isinstance(value, bool)
+        accepted, kind = isinstance(value, bool), serializers.BooleanField
     elif isinstance(field, serializers.IntegerField):
-        accepted = type(value) is int
+        accepted, kind = type(value) is int, serializers.IntegerField
     elif isinstance(field, serializers.FloatField):
-        accepted = isinstance(value, (int, float)) and not isinstance(value, bool)
+        accepted, kind = isinstance(value, (int, float)) and not isinstance(value, bool), serializers.FloatField
     else:
         return None
-    return None if accepted else field.error_messages["invalid"]
+    # The base kind's message: DRF 3.17 gave big integers their own ("A valid biginteger is required.").
+    return None if accepted else kind.default_error_messages["invalid"]
 
 
 def _null_spelled_as_text(field: serializers.Field, value: Any) -> bool:

@@ -349,8 +349,9 @@ WRONG_JSON_TYPES: dict[type[serializers.Field], tuple[Any, ...]] = {
 
 
 def _typed_fields(route: ApiRoute) -> list[tuple[str, str, Any]]:
-    """(name, the field's own message for a wrong value, a wrong value) for each boolean or number."""
-    return [(name, field.error_messages["invalid"], wrong)
+    """(name, the message for a wrong value, a wrong value) for each boolean or number: the kind's
+    message on every DRF version (3.17 gave big integers their own wording)."""
+    return [(name, kind.default_error_messages["invalid"], wrong)
             for name, field in _body_fields(route).items() if not field.read_only
             for kind, values in WRONG_JSON_TYPES.items() if isinstance(field, kind) for wrong in values]
 

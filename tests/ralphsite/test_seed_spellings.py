@@ -252,7 +252,7 @@ def test_an_epoch_number_out_of_range_is_a_400_naming_the_field(api: APIClient, 
                               400, "validation_error")
     assert list(body["details"]) == ["timestamp"]
     body = assert_error_shape(api.get("/api/v1/events/", {"since": str(number)}), 400, "validation_error")
-    assert list(body["details"]) == ["since"]
+    assert body["details"]["since"][0].startswith(f"{str(number)!r} is out of range"), body  # as sent
 
 
 @pytest.mark.parametrize(("number", "moment"), [(0, "1970-01-01T00:00:00Z"), (1e-05, "1970-01-01T00:00:00.000010Z"),
