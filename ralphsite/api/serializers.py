@@ -137,6 +137,7 @@ class StrictKeysMixin:
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
             fields = self.fields
+            typed = not self.root.context.get(QUERY_STRING)  # JSON types hold in a body, not in a query
             errors: dict[str, list[str]] = {}
             for name, value in data.items():
                 field = fields.get(name)
@@ -144,8 +145,7 @@ class StrictKeysMixin:
                     errors[name] = [f"Unknown field; allowed: {self._writable_names()}."]
                 elif field.read_only and not self._is_stored_value(field, value):
                     errors[name] = [f"Read-only: the server sets it; writable fields: {self._writable_names()}."]
-                elif refusal := _text_refusal(field, value) or (
-                        None if self.root.context.get(QUERY_STRING) else _type_refusal(field, value)):
+                elif refusal := _text_refusal(field, value) or (_type_refusal(field, value) if typed else None):
                     errors[name] = [refusal]
                 elif _null_spelled_as_text(field, value):
                     errors[name] = [f"{value!r} is text, not null: send null for no value."]

@@ -96,12 +96,12 @@ def _running(session: Session) -> bool:
     return session.status == SessionStatus.RUNNING
 
 
-def _pausable(session: Session) -> bool:
-    return _running(session) and session.state != OrchestratorState.PAUSED
-
-
 def _paused(session: Session) -> bool:
     return _running(session) and session.state == OrchestratorState.PAUSED
+
+
+def _pausable(session: Session) -> bool:
+    return _running(session) and not _paused(session)
 
 
 def _resumable(session: Session) -> bool:
