@@ -10,7 +10,7 @@ CONSTRAINTS ?=
 PIP_INSTALL := $(BIN)/python -m pip install --quiet $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS))
 export RALPH_HOST RALPH_PORT
 
-.PHONY: run test lint bench demo install-run install-dev
+.PHONY: run test lint migrations-check bench demo install-run install-dev
 
 # The stamp files re-install only when pyproject.toml (or the constraints) change, so a second run starts at once.
 $(BIN)/python:
@@ -36,13 +36,19 @@ run: install-run
 
 # A simulated Ralph loop driven over the API of the server `make run` started (its printed token).
 demo: install-run
-	$(BIN)/python -m ralphsite.demo --url http://$(RALPH_HOST):$(RALPH_PORT) --token "$(DEMO_TOKEN)"
+	$(BIN)/python -m ralphsite.agents.demo --url http://$(RALPH_HOST):$(RALPH_PORT) --token "$(DEMO_TOKEN)"
 
+# ruff, then the import contract (pyproject.toml's [tool.importlinter]: which layer may import which).
 lint: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
-test: install-dev lint
+migrations-check: install-dev
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# CI runs the checks once and the suite in several legs with TEST_CHECKS= (see .ci/run).
+TEST_CHECKS ?= lint migrations-check
+test: install-dev $(TEST_CHECKS)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: install-dev

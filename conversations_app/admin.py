@@ -14,8 +14,8 @@ from django.utils.html import format_html
 
 from conversations_app import selectors, services
 from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run, SyncMapping
-from ralphsite.errors import Conflict
-from ralphsite.service_admin import (
+from ralphsite.core.errors import Conflict
+from ralphsite.core.service_admin import (
     RalphModelAdmin,
     ServiceModelAdmin,
     SessionFilter,
@@ -24,7 +24,7 @@ from ralphsite.service_admin import (
     column_status,
     column_text,
 )
-from ralphsite.writes import writes_for
+from ralphsite.core.writes import writes_for
 from sessions_app.admin.console import ConsolePanel, register_console_panel
 from sessions_app.models import Session
 

@@ -12,7 +12,7 @@ class ConversationsAppConfig(AppConfig):
 
     def ready(self) -> None:
         from conversations_app.search.indexing import search_index_pending
-        from ralphsite.server.upkeep import UpkeepJob, upkeep_job_register
+        from ralphsite.core.upkeep_jobs import UpkeepJob, upkeep_job_register
 
         # New messages and observations are queued for the search index; the server indexes the
         # queue between requests (a search indexes what is still queued before it queries).

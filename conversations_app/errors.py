@@ -1,6 +1,6 @@
 """Seed 002's error codes, as the `code` of the errors services raise."""
 
-from ralphsite.errors import InvalidInput, NotFound
+from ralphsite.core.errors import InvalidInput, NotFound
 
 CHAT_NOT_FOUND = "ACODE-CONV-DATA-001"
 RUN_NOT_FOUND = "ACODE-CONV-DATA-002"

@@ -6,8 +6,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncMapping, SyncStatus
-from ralphsite.access import current_scope
-from ralphsite.db.precompiled import PrecompiledLookup, precompiled_lookup
+from ralphsite.core.access import current_scope
+from ralphsite.core.db.precompiled import PrecompiledLookup, precompiled_lookup
 
 
 def chat_list() -> QuerySet[Chat]:

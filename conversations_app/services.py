@@ -22,11 +22,11 @@ from conversations_app.models import (
     SyncStatus,
 )
 from conversations_app.selectors import SYNC_MODELS
-from ralphsite.access import current_scope
-from ralphsite.activity import sessions_touch
-from ralphsite.db.precompiled import instances_insert
-from ralphsite.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
-from ralphsite.services import instance_create, instance_update
+from ralphsite.core.access import current_scope
+from ralphsite.core.activity import sessions_touch
+from ralphsite.core.db.precompiled import instances_insert
+from ralphsite.core.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
+from ralphsite.core.services import instance_create, instance_update
 
 MAX_BULK_MESSAGES = 1000
 TERMINAL_RUN_STATUSES = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)

@@ -1,10 +1,10 @@
-"""Each model's create, update and delete services, read by the API and the admin (`ralphsite.writes`)."""
+"""Each model's create, update and delete services, read by the API and the admin (`ralphsite.core.writes`)."""
 
 from typing import Any
 
 from conversations_app import services
 from conversations_app.models import Chat, Message, Observation, Run
-from ralphsite.writes import Writes
+from ralphsite.core.writes import Writes
 
 
 def _message_create(*, data: dict[str, Any], reopen: bool = False) -> Message:

@@ -30,9 +30,9 @@ from ledger_app.models import (
     TokenUsage,
     UsageDay,
 )
-from ralphsite.errors import Conflict
-from ralphsite.fields import BIGINT_MAX
-from ralphsite.service_admin import (
+from ralphsite.core.errors import Conflict
+from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.service_admin import (
     DateRangeFilter,
     OperatorAction,
     RalphModelAdmin,
@@ -45,7 +45,7 @@ from ralphsite.service_admin import (
     column_text,
     session_label,
 )
-from ralphsite.ulid import ulid_normalize
+from ralphsite.core.ulid import ulid_normalize
 from sessions_app.admin.base import HISTORY_URLS
 from sessions_app.admin.console import ConsolePanel, register_console_panel, session_header
 from sessions_app.models import Session, Task

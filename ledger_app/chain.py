@@ -44,8 +44,8 @@ from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ledger_app.models import LedgerChainHead, LedgerEvent
-from ralphsite.db.precompiled import instances_insert
-from ralphsite.errors import InvalidInput
+from ralphsite.core.db.precompiled import instances_insert
+from ralphsite.core.errors import InvalidInput
 from sessions_app.models import Session
 
 GENESIS_HASH = "0" * 64

@@ -20,7 +20,7 @@ from ledger_app.models import (
     TokenUsage,
     UsageDay,
 )
-from ralphsite.access import current_scope
+from ralphsite.core.access import current_scope
 
 
 def event_list() -> QuerySet[LedgerEvent]:

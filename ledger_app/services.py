@@ -28,10 +28,10 @@ from ledger_app.models import (
     TokenUsage,
     UsageSource,
 )
-from ralphsite.access import current_scope
-from ralphsite.activity import sessions_touch
-from ralphsite.errors import Conflict, InvalidInput, NotFound
-from ralphsite.services import column_holds, instance_create
+from ralphsite.core.access import current_scope
+from ralphsite.core.activity import sessions_touch
+from ralphsite.core.errors import Conflict, InvalidInput, NotFound
+from ralphsite.core.services import column_holds, instance_create
 from sessions_app.models import Session, SessionStatus
 from sessions_app.services.base import lock_rows
 from sessions_app.services.usage import session_usage_add

@@ -1,10 +1,10 @@
-"""Each model's create, update and delete services, read by the API and the admin (`ralphsite.writes`)."""
+"""Each model's create, update and delete services, read by the API and the admin (`ralphsite.core.writes`)."""
 
 from typing import Any
 
 from ledger_app import services
 from ledger_app.models import Checkpoint, CheckpointRestore, Issue
-from ralphsite.writes import Writes
+from ralphsite.core.writes import Writes
 
 
 def _issue_create(*, data: dict[str, Any]) -> Issue:

@@ -4,10 +4,10 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from rest_framework.authtoken.models import TokenProxy
 
-from ralphsite.dashboard import with_dashboard
-from ralphsite.models import ApiToken
-from ralphsite.service_admin import ServiceModelAdmin, column_ago
-from ralphsite.tokens import api_token_create
+from ralphsite.console.dashboard import with_dashboard
+from ralphsite.core.models import ApiToken
+from ralphsite.core.service_admin import ServiceModelAdmin, column_ago
+from ralphsite.tokens.services import api_token_create
 
 admin.site.site_header = "Ralph Site"
 admin.site.site_title = "Ralph Site"

@@ -8,8 +8,8 @@ class RalphSiteConfig(AppConfig):
 
     def ready(self) -> None:
         if settings.RALPH_BACKUP_EVERY:
-            from ralphsite.backup import backup_when_due
-            from ralphsite.server.upkeep import UpkeepJob, upkeep_job_register
+            from ralphsite.core.upkeep_jobs import UpkeepJob, upkeep_job_register
+            from ralphsite.moving.backup import backup_when_due
 
             # Checked every minute; the folder's newest backup says whether one is due (backup_when_due).
             upkeep_job_register(UpkeepJob(name="backup", run=backup_when_due, every_seconds=60, exclusive=True))

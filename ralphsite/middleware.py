@@ -8,8 +8,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.middleware import common
 from django.utils.http import escape_leading_slashes
 
-from ralphsite.access import scope_unbound_during
-from ralphsite.api.errors import payload_too_large_response
+from ralphsite.core.access import scope_unbound_during
+from ralphsite.core.api.errors import payload_too_large_response
 from ralphsite.views import answers_json
 
 # Where agents call: the REST API and the MCP endpoint (`/mcp`, `/mcp/`).

@@ -2,11 +2,11 @@
 
 from datetime import timedelta
 
-from ralphsite.db.config import database_config
-from ralphsite.db.fast_paths import PIECES as FAST_PATH_PIECES
-from ralphsite.env import env_bool, env_choices, env_duration, env_int, env_list, env_rate, env_str
-from ralphsite.paths import BASE_DIR, data_dir, data_dir_create
-from ralphsite.secrets import secret_key_load_or_create
+from ralphsite.core.db.config import database_config
+from ralphsite.core.db.fast_paths import PIECES as FAST_PATH_PIECES
+from ralphsite.core.env import env_bool, env_choices, env_duration, env_int, env_list, env_rate, env_str
+from ralphsite.core.paths import BASE_DIR, data_dir, data_dir_create
+from ralphsite.core.secrets import secret_key_load_or_create
 
 DATA_DIR = data_dir()
 data_dir_create(DATA_DIR)
@@ -90,10 +90,10 @@ RALPH_DB_RETRY_AFTER = env_int("RALPH_DB_RETRY_AFTER", 5, minimum=1)
 RALPH_BACKUP_EVERY = env_duration("RALPH_BACKUP_EVERY", "off")
 RALPH_BACKUP_DIR = env_str("RALPH_BACKUP_DIR", str(DATA_DIR / "backups"))
 RALPH_BACKUP_KEEP_DAYS = env_int("RALPH_BACKUP_KEEP_DAYS", 7, minimum=0)
-# The fast paths that re-implement ORM and DRF internals (ralphsite.db.fast_paths); off runs the plain
+# The fast paths that re-implement ORM and DRF internals (ralphsite.core.db.fast_paths); off runs the plain
 # Django/DRF code they must agree with.
 RALPH_FAST_PATHS = env_bool("RALPH_FAST_PATHS", True)
-# Single pieces turned off, for the benchmark's on/off comparison (ralphsite.db.fast_paths.PIECES).
+# Single pieces turned off, for the benchmark's on/off comparison (ralphsite.core.db.fast_paths.PIECES).
 RALPH_FAST_PATHS_OFF = env_choices("RALPH_FAST_PATHS_OFF", FAST_PATH_PIECES)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -122,22 +122,22 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("RALPH_MAX_BODY_BYTES", 32 * 1024 * 1024, 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: its WWW-Authenticate header makes anonymous requests a 401, not a 403.
-        "ralphsite.api.authentication.FastTokenAuthentication",
+        "ralphsite.core.api.authentication.FastTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["ralphsite.api.permissions.ScopedTokenPermission"],
-    "DEFAULT_PAGINATION_CLASS": "ralphsite.api.pagination.StandardPagination",
+    "DEFAULT_PERMISSION_CLASSES": ["ralphsite.core.api.permissions.ScopedTokenPermission"],
+    "DEFAULT_PAGINATION_CLASS": "ralphsite.core.api.pagination.StandardPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": [
-        "ralphsite.api.filters.RalphFilterBackend",
-        "ralphsite.api.ordering.StrictOrderingFilter",
+        "ralphsite.core.api.filters.RalphFilterBackend",
+        "ralphsite.core.api.ordering.StrictOrderingFilter",
     ],
-    "DEFAULT_RENDERER_CLASSES": ["ralphsite.api.renderers.RalphJSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["ralphsite.api.parsers.RalphJSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ralphsite.api.negotiation.RalphContentNegotiation",
-    "DEFAULT_SCHEMA_CLASS": "ralphsite.api.schema.RalphAutoSchema",
-    "EXCEPTION_HANDLER": "ralphsite.api.errors.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": ["ralphsite.api.throttling.TokenRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["ralphsite.core.api.renderers.RalphJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["ralphsite.core.api.parsers.RalphJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "ralphsite.core.api.negotiation.RalphContentNegotiation",
+    "DEFAULT_SCHEMA_CLASS": "ralphsite.core.api.schema.RalphAutoSchema",
+    "EXCEPTION_HANDLER": "ralphsite.core.api.errors.api_exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["ralphsite.core.api.throttling.TokenRateThrottle"],
     "DATETIME_FORMAT": "iso-8601",
     "COERCE_DECIMAL_TO_STRING": True,
     "UNAUTHENTICATED_USER": None,
@@ -154,11 +154,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # Enum aliases accepted on input are listed as `x-aliases` (ralphsite/choices.py); update bodies
-    # have no `id` (ralphsite/api/schema.py).
+    # Enum aliases accepted on input are listed as `x-aliases` (ralphsite/core/choices.py); update bodies
+    # have no `id` (ralphsite/core/api/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
-                             "ralphsite.api.schema_aliases.postprocess_schema_aliases",
-                             "ralphsite.api.schema.update_bodies_without_id"],
+                             "ralphsite.core.api.schema_aliases.postprocess_schema_aliases",
+                             "ralphsite.core.api.schema.update_bodies_without_id"],
     # Operations are tagged by resource (`chats`, `tasks`, …), the segment after this prefix.
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "ENUM_NAME_OVERRIDES": {
@@ -193,7 +193,7 @@ X_FRAME_OPTIONS = "DENY"
 # -- abuse and failure (README: Security) --------------------------------------------------------
 
 # Requests per API token (or admin user) and window, counted in the database: every process and
-# host shares the count (ralphsite/api/throttling.py). Over it: 429 `throttled` with Retry-After.
+# host shares the count (ralphsite/core/api/throttling.py). Over it: 429 `throttled` with Retry-After.
 RALPH_API_THROTTLE_RATE = env_rate("RALPH_API_THROTTLE_RATE", "6000/min")
 
 # Admin login: after RALPH_LOGIN_FAILURE_LIMIT failures from one address for one username, that

@@ -8,8 +8,8 @@ from django.views.decorators.http import require_GET
 from django.views.defaults import bad_request as django_bad_request
 from django.views.defaults import page_not_found, server_error
 
-from ralphsite.api.errors import payload_too_large_response, plain_error_response
-from ralphsite.db.availability import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE
+from ralphsite.core.api.errors import payload_too_large_response, plain_error_response
+from ralphsite.core.db.availability import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE
 
 
 def database_unavailable_response() -> JsonResponse:

@@ -7,7 +7,7 @@ class SessionsAppConfig(AppConfig):
     verbose_name = "Orchestration"
 
     def ready(self) -> None:
-        from ralphsite.server.upkeep import UpkeepJob, upkeep_job_register
+        from ralphsite.core.upkeep_jobs import UpkeepJob, upkeep_job_register
         from sessions_app.services.tasks import task_leases_expire
 
         # Expired leases go back to the ready pool without a caller; one host sweeps at a time.

@@ -18,7 +18,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from ralphsite.errors import Conflict
+from ralphsite.core.errors import Conflict
 from sessions_app.graph import kahn_layers
 from sessions_app.models import (
     DEPENDENCY_BLOCKING_STATUSES,

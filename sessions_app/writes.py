@@ -1,6 +1,6 @@
-"""Each model's create, update and delete services, read by the API and the admin (`ralphsite.writes`)."""
+"""Each model's create, update and delete services, read by the API and the admin (`ralphsite.core.writes`)."""
 
-from ralphsite.writes import Writes
+from ralphsite.core.writes import Writes
 from sessions_app.models import (
     AgentInvocation,
     Bug,

@@ -24,8 +24,8 @@ from rest_framework.test import APIClient
 
 from ledger_app.api.views import IntegerIdMixin
 from ledger_app.stats import STATS
-from ralphsite.activity import owner_session_ids, session_path
-from ralphsite.api.urls import router
+from ralphsite.api_urls import router
+from ralphsite.core.activity import owner_session_ids, session_path
 from sessions_app.models import Session
 
 pytestmark = pytest.mark.django_db
@@ -157,7 +157,7 @@ class APIResourceTests:
 
     def test_its_writes_move_the_activity_of_their_session(self, api: APIClient) -> None:
         """Every write of a row that belongs to a session moves the session's last_activity_at
-        (ralphsite.activity): create, update and delete through the API."""
+        (ralphsite.core.activity): create, update and delete through the API."""
         if session_path(self.model) is None:
             return  # rows of no session: nothing to move
         long_ago = timezone.now() - timedelta(days=1)

@@ -7,7 +7,7 @@ from typing import TypeVar
 from django.db import connection
 from rest_framework.test import APIClient
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 
 T = TypeVar("T")
 

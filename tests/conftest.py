@@ -3,8 +3,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from ralphsite.models import ApiToken, TokenScope
-from ralphsite.tokens import MintedToken, api_token_create
+from ralphsite.core.models import ApiToken, TokenScope
+from ralphsite.tokens.services import MintedToken, api_token_create
 
 pytest_plugins = ["tests.live_gunicorn"]
 

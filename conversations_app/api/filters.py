@@ -15,7 +15,7 @@ from conversations_app.models import (
     SyncMapping,
     SyncStatus,
 )
-from ralphsite.api.filters import (
+from ralphsite.core.api.filters import (
     BooleanFilter,
     FloatFilter,
     IntegerFilter,

@@ -22,7 +22,7 @@ from conversations_app.models import (
 )
 from conversations_app.search.terms import MAX_QUERY_CHARS, QueryTooLong, SearchQuery, parse_query
 from conversations_app.services import MAX_BULK_MESSAGES
-from ralphsite.api.fields import (
+from ralphsite.core.api.fields import (
     Base64BinaryField,
     ChoiceFieldNamingAllowed,
     FiniteFloatField,
@@ -31,8 +31,8 @@ from ralphsite.api.fields import (
     StorableJSONField,
     ULIDSerializerField,
 )
-from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
-from ralphsite.fields import BIGINT_MAX
+from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
+from ralphsite.core.fields import BIGINT_MAX
 
 MAX_EMBEDDING_BYTES = 1024 * 1024
 MAX_TOOL_CALLS = 1000

@@ -1,5 +1,5 @@
 from conversations_app.api import views
-from ralphsite.api.routers import RalphRouter
+from ralphsite.core.api.routers import RalphRouter
 
 router = RalphRouter()
 router.register("chats", views.ChatViewSet, basename="chat")

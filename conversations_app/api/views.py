@@ -19,11 +19,11 @@ from conversations_app.api import serializers as s
 from conversations_app.errors import RUN_NOT_FOUND, not_found
 from conversations_app.models import Chat, Message, Run, SyncEntity
 from conversations_app.search.backends import search_validated
-from ralphsite.api.pagination import StrictCursorPagination
-from ralphsite.api.query import query_parameters
-from ralphsite.api.schema import IF_MATCH_PATTERN, ErrorSerializer
-from ralphsite.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
-from ralphsite.errors import InvalidInput, NotFound
+from ralphsite.core.api.pagination import StrictCursorPagination
+from ralphsite.core.api.query import query_parameters
+from ralphsite.core.api.schema import IF_MATCH_PATTERN, ErrorSerializer
+from ralphsite.core.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
+from ralphsite.core.errors import InvalidInput, NotFound
 
 
 class ConversationViewSet(RalphModelViewSet):

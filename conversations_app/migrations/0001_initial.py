@@ -2,8 +2,8 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import ralphsite.fields
-import ralphsite.ulid
+import ralphsite.core.fields
+import ralphsite.core.ulid
 from django.db import migrations, models
 
 
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('sync_status', models.CharField(choices=[('pending', 'Pending'), ('synced', 'Synced'), ('conflict', 'Conflict'), ('failed', 'Failed')], default='pending', max_length=16)),
                 ('remote_id', models.CharField(blank=True, default='', help_text='Identity assigned by the remote store on sync.', max_length=100)),
                 ('title', models.CharField(max_length=500)),
@@ -50,7 +50,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('pattern_type', models.CharField(choices=[('error_fix', 'Error Fix'), ('best_practice', 'Best Practice'), ('tool_usage', 'Tool Usage')], max_length=16)),
                 ('description', models.TextField()),
                 ('fingerprint', models.CharField(editable=False, max_length=64)),
@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('type', models.CharField(choices=[('tool_use', 'Tool Use'), ('bash', 'Bash'), ('error', 'Error'), ('success', 'Success'), ('note', 'Note')], max_length=16)),
                 ('tool_name', models.CharField(blank=True, default='', max_length=200)),
                 ('content', models.TextField()),
@@ -89,7 +89,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('sync_status', models.CharField(choices=[('pending', 'Pending'), ('synced', 'Synced'), ('conflict', 'Conflict'), ('failed', 'Failed')], default='pending', max_length=16)),
                 ('remote_id', models.CharField(blank=True, default='', help_text='Identity assigned by the remote store on sync.', max_length=100)),
                 ('status', models.CharField(choices=[('running', 'Running'), ('completed', 'Completed'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='running', max_length=16)),
@@ -109,7 +109,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('sync_status', models.CharField(choices=[('pending', 'Pending'), ('synced', 'Synced'), ('conflict', 'Conflict'), ('failed', 'Failed')], default='pending', max_length=16)),
                 ('remote_id', models.CharField(blank=True, default='', help_text='Identity assigned by the remote store on sync.', max_length=100)),
                 ('role', models.CharField(choices=[('user', 'User'), ('assistant', 'Assistant'), ('system', 'System'), ('tool', 'Tool')], max_length=16)),
@@ -127,7 +127,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('entity', models.CharField(choices=[('chat', 'Chat'), ('run', 'Run'), ('message', 'Message')], max_length=16)),
-                ('local_id', ralphsite.fields.ULIDField()),
+                ('local_id', ralphsite.core.fields.ULIDField()),
                 ('remote_id', models.CharField(max_length=100)),
                 ('synced_at', models.DateTimeField(auto_now=True)),
             ],

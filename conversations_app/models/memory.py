@@ -3,8 +3,8 @@
 from django.db import models
 from django.db.models import Q
 
-from ralphsite.access import SCOPE_SHARED
-from ralphsite.models import ULIDModel
+from ralphsite.core.access import SCOPE_SHARED
+from ralphsite.core.models import ULIDModel
 
 
 class ObservationType(models.TextChoices):

@@ -1,7 +1,7 @@
 from django.db import models
 
-from ralphsite.access import SCOPE_GLOBAL_ONLY
-from ralphsite.fields import ULIDField
+from ralphsite.core.access import SCOPE_GLOBAL_ONLY
+from ralphsite.core.fields import ULIDField
 
 
 class SyncEntity(models.TextChoices):

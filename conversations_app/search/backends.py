@@ -27,7 +27,7 @@ from conversations_app.search.terms import (
     like_pattern,
     snippet_html,
 )
-from ralphsite.access import current_scope
+from ralphsite.core.access import current_scope
 
 SNIPPET_WORDS = 16
 SNIPPET_CHARS = 160

@@ -21,8 +21,8 @@ from ledger_app.models import (
     RollbackType,
     TokenUsage,
 )
-from ralphsite.api.filters import IntegerFilter, MultipleChoiceFilter, RalphFilterSet
-from ralphsite.ulid import ulid_normalize
+from ralphsite.core.api.filters import IntegerFilter, MultipleChoiceFilter, RalphFilterSet
+from ralphsite.core.ulid import ulid_normalize
 
 
 class ULIDFormField(forms.CharField):

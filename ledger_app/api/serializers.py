@@ -19,10 +19,10 @@ from ledger_app.models import (
     TokenUsage,
     event_type_is_valid,
 )
-from ralphsite.api.fields import ActingAgentField, ReferenceFilterField, ReferenceIdField, ULIDSerializerField
-from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
-from ralphsite.fields import INTEGER_MAX
-from ralphsite.money import COST_SENT_OR_PRICED
+from ralphsite.core.api.fields import ActingAgentField, ReferenceFilterField, ReferenceIdField, ULIDSerializerField
+from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
+from ralphsite.core.fields import INTEGER_MAX
+from ralphsite.core.money import COST_SENT_OR_PRICED
 
 _NON_NEGATIVE = {"min_value": 0}
 

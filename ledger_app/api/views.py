@@ -13,11 +13,11 @@ from ledger_app import selectors, services
 from ledger_app.api import filters
 from ledger_app.api import serializers as s
 from ledger_app.stats import STATS, StatFilters
-from ralphsite.api.pagination import IdCursorPagination
-from ralphsite.api.query import query_parameters
-from ralphsite.api.viewsets import RalphModelViewSet, RalphViewSet
-from ralphsite.errors import Conflict, InvalidInput, NotFound
-from ralphsite.fields import BIGINT_MAX
+from ralphsite.core.api.pagination import IdCursorPagination
+from ralphsite.core.api.query import query_parameters
+from ralphsite.core.api.viewsets import RalphModelViewSet, RalphViewSet
+from ralphsite.core.errors import Conflict, InvalidInput, NotFound
+from ralphsite.core.fields import BIGINT_MAX
 
 # Append-only resources: no PUT, PATCH or DELETE (405).
 APPEND_ONLY_METHODS = ["get", "post", "head", "options"]

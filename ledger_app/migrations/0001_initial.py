@@ -2,8 +2,8 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import ralphsite.fields
-import ralphsite.ulid
+import ralphsite.core.fields
+import ralphsite.core.ulid
 from django.db import migrations, models
 
 
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('ran_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('older_than_days', models.PositiveIntegerField()),
                 ('cutoff', models.DateTimeField(help_text='Ended sessions whose ended_at is before this were removed.')),
@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('tag_name', models.CharField(max_length=200, unique=True)),
                 ('commit_hash', models.CharField(max_length=64)),
                 ('milestone', models.CharField(max_length=100)),
@@ -56,7 +56,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=200, unique=True)),
                 ('task_key', models.CharField(blank=True, default='', max_length=100)),
                 ('sprint_key', models.CharField(blank=True, default='', max_length=100)),
@@ -77,7 +77,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('restored_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('agent', models.CharField(blank=True, default='', max_length=200)),
                 ('note', models.TextField(blank=True, default='')),
@@ -136,7 +136,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('gate', models.CharField(choices=[('tests', 'Tests'), ('lint', 'Lint'), ('typecheck', 'Typecheck'), ('security', 'Security'), ('coverage', 'Coverage')], max_length=16)),
                 ('iteration', models.PositiveIntegerField()),
                 ('passed', models.BooleanField()),
@@ -157,7 +157,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('task_key', models.CharField(max_length=100)),
                 ('kind', models.CharField(max_length=64)),
                 ('signature', models.CharField(max_length=500)),
@@ -206,7 +206,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('model', models.CharField(max_length=100)),
                 ('valid_from', models.DateTimeField()),
                 ('input_per_mtok', models.DecimalField(decimal_places=6, default=0, help_text='USD per million tokens.', max_digits=18)),
@@ -225,7 +225,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('rollback_type', models.CharField(choices=[('auto', 'Auto'), ('manual', 'Manual'), ('smart', 'Smart')], max_length=16)),
                 ('target_commit', models.CharField(max_length=64)),
                 ('target_tag', models.CharField(blank=True, default='', max_length=200)),

@@ -1,14 +1,14 @@
 """One book of usage (issue #15 §3): token usage gets request_id, source and source_id, and the usage
 that ledger events, attempts and invocations carried is recorded in it (backwards: removed again), so
 session totals stay the sum of its rows. SQLite's USD columns move to whole micro-dollars
-(`ralphsite.money.MoneyField`), the events' past their append-only triggers, dropped and created again."""
+(`ralphsite.core.money.MoneyField`), the events' past their append-only triggers, dropped and created again."""
 
 from typing import Any
 
 from django.db import migrations, models
 
 from ledger_app.append_only import create_triggers, drop_triggers
-from ralphsite.db.money_storage import money_to_micros
+from ralphsite.core.db.money_storage import money_to_micros
 
 MONEY_COLUMNS = {"ledger_app_tokenusage": ("cost_usd",),
                  "ledger_app_modelprice": ("input_per_mtok", "output_per_mtok", "cached_read_per_mtok",

@@ -1,9 +1,9 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.access import SCOPE_GLOBAL_ONLY
-from ralphsite.fields import history_session_field
-from ralphsite.models import ULIDModel
+from ralphsite.core.access import SCOPE_GLOBAL_ONLY
+from ralphsite.core.fields import history_session_field
+from ralphsite.core.models import ULIDModel
 
 
 class Checkpoint(ULIDModel):
@@ -19,7 +19,7 @@ class Checkpoint(ULIDModel):
     """
 
     scope_path = "session"
-    address_key = "key"  # named by key wherever an id is taken (ralphsite.addressing)
+    address_key = "key"  # named by key wherever an id is taken (ralphsite.core.addressing)
 
     key = models.CharField(max_length=200, unique=True)
     session = history_session_field(related_name="checkpoints")

@@ -8,7 +8,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
-from ralphsite.money import MoneyField
+from ralphsite.core.money import MoneyField
 
 # ralphy ledger types (seed 001).
 RALPHY_EVENT_TYPES = (

@@ -1,8 +1,8 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.fields import history_session_field
-from ralphsite.models import ULIDModel
+from ralphsite.core.fields import history_session_field
+from ralphsite.core.models import ULIDModel
 
 
 class Gate(models.TextChoices):

@@ -1,8 +1,8 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.access import SCOPE_GLOBAL_ONLY
-from ralphsite.models import ULIDModel
+from ralphsite.core.access import SCOPE_GLOBAL_ONLY
+from ralphsite.core.models import ULIDModel
 
 
 class RetentionRun(ULIDModel):

@@ -3,10 +3,10 @@ from django.db.models import Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ralphsite.access import SCOPE_SHARED
-from ralphsite.fields import history_session_field, request_id_field
-from ralphsite.models import ULIDModel
-from ralphsite.money import MoneyField
+from ralphsite.core.access import SCOPE_SHARED
+from ralphsite.core.fields import history_session_field, request_id_field
+from ralphsite.core.models import ULIDModel
+from ralphsite.core.money import MoneyField
 
 # TokenUsage token field → ModelPrice price field (USD per million tokens).
 PRICED_TOKEN_FIELDS: dict[str, str] = {

@@ -10,7 +10,7 @@ returned as decimal strings with 4 places. Where a seed view reports cents, `cen
 `ROUND(SUM(cost_usd) * 100)`: the rows are summed first, then rounded once to whole cents, half
 away from zero, as an integer. Money is summed in whole micro-dollars so that both backends round
 exactly the same way. A single stored USD amount becomes cents
-with `ralphsite.money.usd_to_cents`, also half away from zero.
+with `ralphsite.core.money.usd_to_cents`, also half away from zero.
 """
 
 from collections.abc import Callable
@@ -37,8 +37,8 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Round
 
-from ralphsite.access import current_scope
-from ralphsite.money import MicroUSD
+from ralphsite.core.access import current_scope
+from ralphsite.core.money import MicroUSD
 
 Row = dict[str, Any]
 
@@ -115,7 +115,7 @@ def rate(condition: Q) -> Round:
 
 def micro_usd_sum(field: str = "cost_usd") -> Sum:
     """SUM of the rows' USD in whole micro-dollars: integers on both backends, so both round a sum
-    the same way (`ralphsite.money.MicroUSD`)."""
+    the same way (`ralphsite.core.money.MicroUSD`)."""
     return Sum(MicroUSD(field))
 
 

@@ -15,7 +15,7 @@ from ledger_app.stats.framework import (
     stat,
 )
 from ledger_app.stats.usage import first_and_last_call, units, usage_by
-from ralphsite.money import usd_to_cents
+from ralphsite.core.money import usd_to_cents
 from sessions_app.models import Session, SessionStatus
 
 # Seed 003's `sessions` columns, in its order (SELECT * FROM sessions), and the field of ours each

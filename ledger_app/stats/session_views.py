@@ -33,7 +33,7 @@ from ledger_app.stats.framework import (
     stat,
 )
 from ledger_app.stats.usage import FIGURES, units, usage_by
-from ralphsite.money import usd_to_cents
+from ralphsite.core.money import usd_to_cents
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,

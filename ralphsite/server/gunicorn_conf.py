@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from ralphsite.env import env_int, env_str
-from ralphsite.paths import data_dir
+from ralphsite.core.env import env_int, env_str
+from ralphsite.core.paths import data_dir
 from ralphsite.server.upkeep import worker_activity
 from ralphsite.server.worker_gc import worker_gc
 
@@ -37,8 +37,7 @@ def post_worker_init(worker: Any) -> None:
 
 def _ready_announce() -> None:
     """`make run`'s last line once the server serves: where, then first-run credentials if just made."""
-    from ralphsite.credentials import credentials_take_unshown
-    from ralphsite.management.commands._output import ready_text
+    from ralphsite.tokens.credentials import credentials_take_unshown, ready_text
 
     print(ready_text(credentials_take_unshown()), flush=True)
 

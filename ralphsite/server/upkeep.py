@@ -2,7 +2,7 @@
 
 Each server process (each gunicorn worker, see `gunicorn_conf.post_worker_init`) starts one
 `UpkeepThread`. It ticks every `interval` seconds and runs the jobs apps register with
-`upkeep_job_register` (the search index's queue, lease expiry, backups, …):
+`ralphsite.core.upkeep_jobs.upkeep_job_register` (the search index's queue, lease expiry, backups, …):
 
 * A job runs at most every `every_seconds`. An `idle_only` job writes, so a request starting a
   transaction meanwhile would wait for it: it runs only when the worker is idle (no request in
@@ -10,7 +10,7 @@ Each server process (each gunicorn worker, see `gunicorn_conf.post_worker_init`)
   under constant load, once it is `MAX_JOB_DELAY_SECONDS` overdue. A job must be correct whenever
   it runs, or if it never does (whoever needs its result first does the work itself).
 * An `exclusive` job runs in one process of the whole deployment at a time, however many workers
-  and hosts there are (`ralphsite.db.locks.deployment_lock_try`): a process that finds the job's
+  and hosts there are (`ralphsite.core.db.locks.deployment_lock_try`): a process that finds the job's
   lock taken skips its turn.
 
 On SQLite the thread also checkpoints the write-ahead log. By default SQLite checkpoints inside
@@ -19,7 +19,7 @@ database and waits for two fsyncs; on the benchmark machine about one insert in 
 10 ms instead of 2 to 3 (the p99 of every write: 7.5 → 4.1 ms once moved here). While the thread
 runs, new connections of the process turn automatic checkpoints off and the thread runs a PASSIVE
 checkpoint every tick instead. PASSIVE never waits on readers or writers, and Python's sqlite3
-releases the GIL while SQLite works. `journal_size_limit` (`ralphsite.db.config.SQLITE_INIT_COMMAND`)
+releases the GIL while SQLite works. `journal_size_limit` (`ralphsite.core.db.config.SQLITE_INIT_COMMAND`)
 truncates the log after a checkpoint. Without the thread (tests, `manage.py`) connections keep
 SQLite's automatic checkpoints.
 """
@@ -27,40 +27,20 @@ SQLite's automatic checkpoints.
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
 
-from ralphsite.db.locks import deployment_lock_try
+from ralphsite.core.db.locks import deployment_lock_try
+from ralphsite.core.upkeep_jobs import UpkeepJob, upkeep_jobs
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_INTERVAL_SECONDS = 0.5
 IDLE_SECONDS = 0.05
 MAX_JOB_DELAY_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class UpkeepJob:
-    """A callable run on the upkeep thread's own database connection."""
-
-    name: str
-    run: Callable[[], Any]
-    every_seconds: float = 0.0  # 0: at every tick
-    idle_only: bool = True
-    exclusive: bool = False
-
-
-_jobs: dict[str, UpkeepJob] = {}
-
-
-def upkeep_job_register(job: UpkeepJob) -> None:
-    """Add (or replace, by name) a job that every server process's upkeep thread runs."""
-    _jobs[job.name] = job
 
 
 class WorkerActivity:
@@ -110,7 +90,7 @@ class UpkeepThread(threading.Thread):
 
     def tick(self, now: float) -> None:
         idle = worker_activity.idle(now)
-        for job in list(_jobs.values()):
+        for job in upkeep_jobs():
             last = self._last_run.get(job.name)
             due_since = 0.0 if last is None else last + job.every_seconds
             if now < due_since:

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from django import template
 
-from ralphsite.service_admin import ago_text
+from ralphsite.core.service_admin import ago_text
 
 register = template.Library()
 

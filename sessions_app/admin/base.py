@@ -9,7 +9,7 @@ from django.contrib.admin.utils import unquote
 from django.db import models
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
-from ralphsite.service_admin import ServiceModelAdmin
+from ralphsite.core.service_admin import ServiceModelAdmin
 
 
 class SessionScopedAdmin(ServiceModelAdmin):

@@ -16,8 +16,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
-from ralphsite.errors import InvalidInput
-from ralphsite.service_admin import OperatorAction, operator_name
+from ralphsite.core.errors import InvalidInput
+from ralphsite.core.service_admin import OperatorAction, operator_name
 from sessions_app import selectors
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import FINISHED_SESSION_STATUSES, OrchestratorState, Session, SessionStatus, SignalType

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet
 from django.http import HttpRequest
 
-from ralphsite.service_admin import ServiceModelAdmin
+from ralphsite.core.service_admin import ServiceModelAdmin
 from sessions_app.admin.base import SessionScopedAdmin
 from sessions_app.models import (
     AcceptanceCriterion,

@@ -12,8 +12,8 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ralphsite.errors import DomainError, InvalidInput
-from ralphsite.service_admin import (
+from ralphsite.core.errors import DomainError, InvalidInput
+from ralphsite.core.service_admin import (
     OperatorAction,
     ServiceModelAdmin,
     SessionFilter,

@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from ralphsite.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
+from ralphsite.core.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
 from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin
 from sessions_app.admin.console import SESSION_ACTIONS, console_panels, session_header

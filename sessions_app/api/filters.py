@@ -1,6 +1,6 @@
 import django_filters
 
-from ralphsite.api.filters import IntegerFilter, MultipleChoiceFilter, NonBlankKeyFilter, RalphFilterSet
+from ralphsite.core.api.filters import IntegerFilter, MultipleChoiceFilter, NonBlankKeyFilter, RalphFilterSet
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,

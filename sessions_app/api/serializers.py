@@ -4,16 +4,16 @@ from django.db import models
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ralphsite.api.fields import (
+from ralphsite.core.api.fields import (
     ActingAgentField,
     Base64BinaryField,
     ChoiceFieldNamingAllowed,
     ScopedPrimaryKeyRelatedField,
     StorableJSONField,
 )
-from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
-from ralphsite.fields import BIGINT_MAX, INTEGER_MAX
-from ralphsite.money import COST_SENT_OR_PRICED
+from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
+from ralphsite.core.fields import BIGINT_MAX, INTEGER_MAX
+from ralphsite.core.money import COST_SENT_OR_PRICED
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
     FINISHED_SESSION_STATUSES,

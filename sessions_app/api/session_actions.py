@@ -8,9 +8,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ralphsite.access import current_scope
-from ralphsite.api.query import query_parameters
-from ralphsite.api.schema import ErrorSerializer
+from ralphsite.core.access import current_scope
+from ralphsite.core.api.query import query_parameters
+from ralphsite.core.api.schema import ErrorSerializer
 from sessions_app import selectors
 from sessions_app.api import serializers as api
 from sessions_app.api.serializers import SessionSerializer

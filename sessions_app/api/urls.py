@@ -1,4 +1,4 @@
-from ralphsite.api.routers import PATH_VALUE, RalphRouter
+from ralphsite.core.api.routers import PATH_VALUE, RalphRouter
 from sessions_app.api import views
 
 router = RalphRouter()

@@ -9,11 +9,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ralphsite.access import current_scope
-from ralphsite.addressing import by_reference
-from ralphsite.api.query import query_parameters
-from ralphsite.api.serializers import RalphModelSerializer
-from ralphsite.api.viewsets import RalphModelViewSet
+from ralphsite.core.access import current_scope
+from ralphsite.core.addressing import by_reference
+from ralphsite.core.api.query import query_parameters
+from ralphsite.core.api.serializers import RalphModelSerializer
+from ralphsite.core.api.viewsets import RalphModelViewSet
 from sessions_app import selectors
 from sessions_app.api import filters, serializers
 from sessions_app.api import serializers as api

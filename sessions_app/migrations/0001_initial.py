@@ -2,8 +2,8 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import ralphsite.fields
-import ralphsite.ulid
+import ralphsite.core.fields
+import ralphsite.core.ulid
 from django.db import migrations, models
 
 
@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(blank=True, default='', help_text='Human-readable session id (Ralph SessionId), unique when set.', max_length=100)),
                 ('user_request', models.TextField(blank=True, default='')),
                 ('state', models.CharField(choices=[('initializing', 'Initializing'), ('planning', 'Planning'), ('batching', 'Batching'), ('executing_batch', 'Executing Batch'), ('reviewing_batch', 'Reviewing Batch'), ('session_review', 'Session Review'), ('complete', 'Complete'), ('replanning', 'Replanning'), ('awaiting_feedback', 'Awaiting Feedback'), ('paused', 'Paused'), ('stopped', 'Stopped')], default='initializing', max_length=32)),
@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('task', models.TextField()),
                 ('criteria', models.JSONField(blank=True, default=list)),
                 ('status', models.CharField(choices=[('running', 'Running'), ('success', 'Success'), ('failed', 'Failed'), ('stopped', 'Stopped')], default='running', max_length=16)),
@@ -90,7 +90,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('number', models.PositiveIntegerField()),
                 ('planning_complete', models.BooleanField(default=False)),
                 ('planning_completed_at', models.DateTimeField(blank=True, null=True)),

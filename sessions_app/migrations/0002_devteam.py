@@ -3,8 +3,8 @@
 import django.core.validators
 import django.db.models.deletion
 import django.utils.timezone
-import ralphsite.fields
-import ralphsite.ulid
+import ralphsite.core.fields
+import ralphsite.core.ulid
 import sessions_app.models.quality
 from django.db import migrations, models
 
@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=100)),
                 ('plan_key', models.CharField(blank=True, default='', max_length=100)),
                 ('task_key', models.CharField(blank=True, default='', max_length=100)),
@@ -48,7 +48,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('description', models.TextField()),
                 ('severity', models.CharField(blank=True, choices=[('critical', 'Critical'), ('high', 'High'), ('medium', 'Medium'), ('low', 'Low')], default='', max_length=16)),
                 ('complexity', models.CharField(blank=True, choices=[('simple', 'Simple'), ('moderate', 'Moderate'), ('complex', 'Complex')], default='', max_length=16)),
@@ -71,7 +71,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('model', models.CharField(max_length=100)),
                 ('context_limit', models.BigIntegerField(validators=[django.core.validators.MinValueValidator(1)])),
                 ('current_usage', models.BigIntegerField(default=0, validators=[django.core.validators.MinValueValidator(0)])),
@@ -90,7 +90,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('snapshot_type', models.CharField(choices=[('auto', 'Auto'), ('checkpoint', 'Checkpoint'), ('overflow_prevention', 'Overflow Prevention')], max_length=24)),
                 ('tokens_before', models.BigIntegerField(blank=True, null=True)),
                 ('tokens_after', models.BigIntegerField(blank=True, null=True)),
@@ -109,7 +109,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('from_model', models.CharField(max_length=100)),
                 ('to_model', models.CharField(max_length=100)),
                 ('agent', models.CharField(blank=True, default='', max_length=200)),
@@ -128,7 +128,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=100)),
                 ('plan_key', models.CharField(blank=True, default='', max_length=100)),
                 ('sprint_key', models.CharField(blank=True, default='', max_length=100)),
@@ -154,7 +154,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('interview_type', models.CharField(choices=[('feature', 'Feature'), ('bug', 'Bug'), ('issue', 'Issue'), ('task', 'Task')], max_length=16)),
                 ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('completed_at', models.DateTimeField(blank=True, null=True)),
@@ -171,7 +171,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('question_key', models.CharField(help_text='expected_behavior, repro_steps, …', max_length=100)),
                 ('question_text', models.TextField()),
                 ('question_type', models.CharField(choices=[('text', 'Text'), ('choice', 'Choice'), ('confirm', 'Confirm')], default='text', max_length=16)),
@@ -189,7 +189,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('summary_text', models.TextField()),
                 ('from_iteration', models.PositiveIntegerField(blank=True, null=True)),
                 ('to_iteration', models.PositiveIntegerField(blank=True, null=True)),
@@ -212,7 +212,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('phase_type', models.CharField(choices=[('initializer', 'Initializer'), ('coding', 'Coding'), ('resume', 'Resume')], max_length=16)),
                 ('is_first_run', models.BooleanField(default=False)),
                 ('init_script_created', models.BooleanField(default=False)),
@@ -233,7 +233,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=200)),
                 ('value', models.JSONField()),
             ],

@@ -2,8 +2,8 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import ralphsite.fields
-import ralphsite.ulid
+import ralphsite.core.fields
+import ralphsite.core.ulid
 from django.db import migrations, models
 
 
@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('batch_timestamp', models.CharField(max_length=32)),
                 ('summary', models.TextField(blank=True, default='')),
                 ('iteration', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='feedback_batches', to='sessions_app.iteration')),
@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('file_name', models.CharField(max_length=500)),
                 ('content', models.BinaryField(default=bytes)),
                 ('content_type', models.CharField(default='application/octet-stream', max_length=200)),
@@ -56,7 +56,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('issue_key', models.CharField(max_length=100)),
                 ('severity', models.CharField(choices=[('critical', 'Critical'), ('quality', 'Quality'), ('new_requirement', 'New Requirement')], max_length=16)),
                 ('description', models.TextField()),
@@ -75,7 +75,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('iteration_number', models.PositiveIntegerField()),
                 ('content', models.TextField()),
                 ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='plan_snapshots', to='sessions_app.session')),
@@ -89,7 +89,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=100)),
                 ('category', models.CharField(choices=[('technical', 'Technical'), ('requirements', 'Requirements'), ('constraints', 'Constraints'), ('assumptions', 'Assumptions'), ('risks', 'Risks'), ('feedback_driven', 'Feedback Driven')], max_length=16)),
                 ('iteration_number', models.PositiveIntegerField(default=1)),
@@ -116,7 +116,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('previous_plan_snapshot_ref', models.CharField(blank=True, default='', max_length=200)),
                 ('summary', models.TextField(blank=True, default='')),
                 ('removed_items', models.TextField(blank=True, default='')),
@@ -134,7 +134,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('completed_at', models.DateTimeField(blank=True, null=True)),
                 ('status', models.CharField(choices=[('in_progress', 'In Progress'), ('completed', 'Completed'), ('failed', 'Failed')], default='in_progress', max_length=16)),
@@ -152,7 +152,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('finding_type', models.CharField(choices=[('pattern', 'Pattern'), ('technology', 'Technology'), ('blocker', 'Blocker'), ('recommendation', 'Recommendation')], max_length=16)),
                 ('title', models.CharField(max_length=500)),
                 ('description', models.TextField(blank=True, default='')),
@@ -172,7 +172,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=100)),
                 ('name', models.CharField(max_length=500)),
                 ('description', models.TextField(blank=True, default='')),
@@ -199,7 +199,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('type', models.CharField(choices=[('steer', 'Steer'), ('pause', 'Pause'), ('stop', 'Stop'), ('info', 'Info')], max_length=16)),
                 ('message', models.TextField(blank=True, default='')),
                 ('is_processed', models.BooleanField(default=False)),
@@ -217,7 +217,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('key', models.CharField(max_length=100)),
                 ('title', models.CharField(max_length=500)),
                 ('objective', models.TextField(blank=True, default='')),
@@ -261,7 +261,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('task_key', models.CharField(blank=True, default='', max_length=100)),
                 ('role', models.CharField(blank=True, choices=[('planner', 'Planner'), ('questioner', 'Questioner'), ('executor', 'Executor'), ('reviewer', 'Reviewer')], default='', max_length=16)),
                 ('agent', models.CharField(blank=True, default='', max_length=200)),
@@ -295,7 +295,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('attempt_number', models.PositiveIntegerField()),
                 ('iteration_number', models.PositiveIntegerField(default=1)),
                 ('implementation_report', models.TextField(blank=True, default='')),
@@ -337,7 +337,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),
-                ('id', ralphsite.fields.ULIDPrimaryKeyField(default=ralphsite.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
+                ('id', ralphsite.core.fields.ULIDPrimaryKeyField(default=ralphsite.core.ulid.ulid_new, editable=False, primary_key=True, serialize=False)),
                 ('path', models.CharField(max_length=1000)),
                 ('is_pattern', models.BooleanField(default=False)),
                 ('file_type', models.CharField(blank=True, choices=[('source', 'Source'), ('test', 'Test'), ('config', 'Config'), ('docs', 'Docs')], default='', max_length=16)),

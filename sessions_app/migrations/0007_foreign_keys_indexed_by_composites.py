@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from ralphsite.db.migration_operations import AlterFieldIndex
+from ralphsite.core.db.migration_operations import AlterFieldIndex
 
 
 class Migration(migrations.Migration):

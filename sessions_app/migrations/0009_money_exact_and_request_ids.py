@@ -1,9 +1,9 @@
 """Request ids on attempts and invocations (issue #15 §3); SQLite's USD columns move to whole
-micro-dollars (`ralphsite.money.MoneyField`; PostgreSQL keeps numeric, nothing to do there)."""
+micro-dollars (`ralphsite.core.money.MoneyField`; PostgreSQL keeps numeric, nothing to do there)."""
 
 from django.db import migrations, models
 
-from ralphsite.db.money_storage import money_to_micros
+from ralphsite.core.db.money_storage import money_to_micros
 
 MONEY_COLUMNS = {"sessions_app_session": ("total_cost_usd",), "sessions_app_taskattempt": ("cost_usd",),
                  "sessions_app_agentinvocation": ("cost_usd",)}

@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from ralphsite.models import ULIDModel
+from ralphsite.core.models import ULIDModel
 
 
 class ContextStatus(models.TextChoices):

@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from ralphsite.models import ULIDModel
+from ralphsite.core.models import ULIDModel
 
 
 class SessionStateEntry(ULIDModel):

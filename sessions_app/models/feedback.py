@@ -3,7 +3,7 @@ import re
 from django.core.validators import RegexValidator
 from django.db import models
 
-from ralphsite.models import ULIDModel
+from ralphsite.core.models import ULIDModel
 
 # Attachments live in the database; 10 MiB keeps one row well inside a request and a page.
 ATTACHMENT_MAX_BYTES = 10 * 1024 * 1024

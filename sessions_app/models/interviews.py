@@ -3,7 +3,7 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.models import ULIDModel
+from ralphsite.core.models import ULIDModel
 
 
 class InterviewType(models.TextChoices):

@@ -1,9 +1,9 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.fields import request_id_field, token_count_field
-from ralphsite.models import ULIDModel
-from ralphsite.money import MoneyField
+from ralphsite.core.fields import request_id_field, token_count_field
+from ralphsite.core.models import ULIDModel
+from ralphsite.core.money import MoneyField
 
 
 class AgentRole(models.TextChoices):

@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.models import ULIDModel
+from ralphsite.core.models import ULIDModel
 
 
 class LoopRunStatus(models.TextChoices):

@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.models import ULIDModel
+from ralphsite.core.models import ULIDModel
 
 
 class PlanSnapshot(ULIDModel):
@@ -133,7 +133,7 @@ class Plan(ULIDModel):
     """
 
     scope_path = "session"
-    address_key = "key"  # named by key wherever an id is taken (ralphsite.addressing)
+    address_key = "key"  # named by key wherever an id is taken (ralphsite.core.addressing)
 
     key = models.CharField(max_length=100)
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,

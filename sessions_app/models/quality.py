@@ -6,8 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from ralphsite.access import SCOPE_GLOBAL_ONLY
-from ralphsite.models import ULIDModel
+from ralphsite.core.access import SCOPE_GLOBAL_ONLY
+from ralphsite.core.models import ULIDModel
 from sessions_app.models.planning import Priority
 
 

@@ -3,10 +3,10 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from ralphsite.choices import input_aliases
-from ralphsite.fields import token_count_field
-from ralphsite.models import ULIDModel
-from ralphsite.money import MoneyField, usd_to_cents
+from ralphsite.core.choices import input_aliases
+from ralphsite.core.fields import token_count_field
+from ralphsite.core.models import ULIDModel
+from ralphsite.core.money import MoneyField, usd_to_cents
 
 
 class OrchestratorState(models.TextChoices):
@@ -89,7 +89,7 @@ class Session(ULIDModel):
     """
 
     scope_path = ""
-    address_key = "key"  # agents may name a session by its key wherever an id is taken (ralphsite.addressing)
+    address_key = "key"  # agents may name a session by its key wherever an id is taken (ralphsite.core.addressing)
 
     key = models.CharField(max_length=100, blank=True, default="",
                            help_text="Human-readable session id (Ralph SessionId), unique when set.")

@@ -1,10 +1,10 @@
 from django.db import models
 from django.db.models import F, Q
 
-from ralphsite.choices import input_aliases
-from ralphsite.fields import request_id_field, token_count_field
-from ralphsite.models import ULIDModel
-from ralphsite.money import MoneyField
+from ralphsite.core.choices import input_aliases
+from ralphsite.core.fields import request_id_field, token_count_field
+from ralphsite.core.models import ULIDModel
+from ralphsite.core.money import MoneyField
 from sessions_app.models.planning import Priority
 
 

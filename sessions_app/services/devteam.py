@@ -7,10 +7,10 @@ from django.db import transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
-from ralphsite.activity import sessions_touch
-from ralphsite.errors import Conflict, InvalidInput, NotFound
-from ralphsite.fields import BIGINT_MAX
-from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.core.activity import sessions_touch
+from ralphsite.core.errors import Conflict, InvalidInput, NotFound
+from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.services import instance_create, instance_delete, instance_update
 from sessions_app.models import (
     AcceptanceCriterion,
     Bug,

@@ -5,7 +5,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from ralphsite.services import instance_create, instance_update
+from ralphsite.core.services import instance_create, instance_update
 from sessions_app.models import (
     FeedbackAttachment,
     FeedbackBatch,

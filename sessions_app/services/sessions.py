@@ -7,9 +7,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ralphsite.activity import sessions_touch
-from ralphsite.errors import Conflict, InvalidInput, detail_time
-from ralphsite.services import instance_create, instance_update
+from ralphsite.core.activity import sessions_touch
+from ralphsite.core.errors import Conflict, InvalidInput, detail_time
+from ralphsite.core.services import instance_create, instance_update
 from sessions_app import selectors
 from sessions_app.models import (
     FINISHED_SESSION_STATUSES,

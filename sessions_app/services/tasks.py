@@ -7,9 +7,9 @@ from django.db import transaction
 from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
-from ralphsite.access import current_scope
-from ralphsite.errors import Conflict, InvalidInput, NotFound
-from ralphsite.services import instance_create, instance_update, instances_delete
+from ralphsite.core.access import current_scope
+from ralphsite.core.errors import Conflict, InvalidInput, NotFound
+from ralphsite.core.services import instance_create, instance_update, instances_delete
 from sessions_app import selectors
 from sessions_app.graph import kahn_layers
 from sessions_app.models import (

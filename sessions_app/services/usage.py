@@ -8,11 +8,11 @@ from django.db import transaction
 from django.db.models import F, Value
 from django.utils import timezone
 
-from ralphsite.activity import sessions_touch
-from ralphsite.errors import InvalidInput, NotFound
-from ralphsite.fields import BIGINT_MAX
-from ralphsite.money import USD_MAX
-from ralphsite.services import instance_create, instance_delete, instance_update
+from ralphsite.core.activity import sessions_touch
+from ralphsite.core.errors import InvalidInput, NotFound
+from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.money import USD_MAX
+from ralphsite.core.services import instance_create, instance_delete, instance_update
 from sessions_app.models import FINISHED_INVOCATION_STATUSES, AgentInvocation, Session, Task, TaskAttempt
 from sessions_app.services.base import lock_rows
 from sessions_app.signals import usage_recorded, usage_reported
@@ -24,7 +24,7 @@ SESSION_TOTAL_FIELDS = ("total_tokens_input", "total_tokens_output", "total_cost
 def _usage_totals_add(*, session_id: str, tokens_input: int, tokens_output: int, cost_usd: Decimal) -> int:
     """The totals UPDATE (F() expressions, so concurrent writers never lose an increment); the number of
     rows it changed (0: no session, or an overflow). Money is exact on both backends: SQLite adds whole
-    micro-dollars (integers), PostgreSQL numeric (`ralphsite.money.MoneyField`)."""
+    micro-dollars (integers), PostgreSQL numeric (`ralphsite.core.money.MoneyField`)."""
     tokens = tokens_input + tokens_output
     return Session.objects.filter(
         pk=session_id, total_tokens_input__lte=BIGINT_MAX - max(tokens_input, 0),

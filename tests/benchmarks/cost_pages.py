@@ -48,8 +48,8 @@ def _measure(samples: int) -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from ralphsite.models import TokenScope
-    from ralphsite.tokens import api_token_create
+    from ralphsite.core.models import TokenScope
+    from ralphsite.tokens.services import api_token_create
     from sessions_app.models import Session
 
     session = Session.objects.order_by("started_at", "pk").first().pk

@@ -3,7 +3,7 @@
     .venv/bin/python -m tests.benchmarks.devteam_import [--events 1000000] [--keep DIR]
     DATABASE_URL=postgres://…/name .venv/bin/python -m tests.benchmarks.devteam_import   # an empty database
 
-The file is made from seed 003's DDL (ralphsite/seed_io/schemas/devteam.sql): one session and N `events`
+The file is made from seed 003's DDL (ralphsite/moving/seed_io/schemas/devteam.sql): one session and N `events`
 rows, each with agent, model, iteration, phase, a JSON `data` and `metadata`, a message, tokens and cents.
 Without DATABASE_URL the import goes into a new SQLite data dir (RALPH_DATA_DIR in a temporary folder).
 `manage.py migrate` runs first, then `manage.py import_seed devteam FILE`, then the same again (nothing
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = REPO / "ralphsite" / "seed_io" / "schemas" / "devteam.sql"
+SCHEMA = REPO / "ralphsite" / "moving" / "seed_io" / "schemas" / "devteam.sql"
 TYPES = ["agent_started", "agent_completed", "phase_changed", "gate_passed", "gate_failed", "task_started",
          "task_completed", "model_escalated", "error_occurred"]
 

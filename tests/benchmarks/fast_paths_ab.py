@@ -1,4 +1,4 @@
-"""`make bench BENCH_ARGS=--fast-paths`: each fast path (`ralphsite.db.fast_paths`) on and off in one run.
+"""`make bench BENCH_ARGS=--fast-paths`: each fast path (`ralphsite.core.db.fast_paths`) on and off in one run.
 
 One server with every fast path on ("on") and, one after another, a server with one piece off
 (`RALPH_FAST_PATHS_OFF=<piece>`), then one with all of them off (`RALPH_FAST_PATHS=0`), each on the
@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ralphsite.db.fast_paths import PIECES
+from ralphsite.core.db.fast_paths import PIECES
 from tests.benchmarks.client import BenchClient
-from tests.benchmarks.operations import OPERATIONS, Operation, State
+from tests.benchmarks.operations import BULK_APPEND_PATH, OPERATIONS, Operation, State, bulk_events_body, setup_session
 from tests.benchmarks.report import results_json_write
 from tests.benchmarks.server import BenchServer
 from tests.benchmarks.stats import summarize
@@ -28,12 +28,15 @@ ROUND = 10  # requests per side before the other side's turn
 # The operations each piece is on the path of (every API call pays the token lookup).
 PIECE_OPERATIONS: dict[str, tuple[str, ...]] = {
     "lookups": ("get_chat", "insert_message"),
-    "inserts": ("insert_chat", "insert_message", "append_event"),
+    "inserts": ("insert_chat", "insert_message", "append_event", "bulk_append"),
     "serializers": ("get_chat", "list_100_messages", "insert_chat"),
     "token": ("get_chat",),
 }
 ALL_OFF = "all"
-_OPERATIONS = {op.key: op for op in OPERATIONS}
+# A list of 1,000 events in one request: what the precompiled inserts were kept for. Sampled a tenth as often.
+BULK_APPEND = Operation("bulk_append", "bulk append (1,000 events)", "POST", BULK_APPEND_PATH,
+                        body=bulk_events_body, setup=setup_session)
+_OPERATIONS = {op.key: op for op in (*OPERATIONS, BULK_APPEND)}
 
 
 def _log(message: str) -> None:
@@ -50,6 +53,7 @@ def measure_ab(clients: dict[str, BenchClient], op: Operation, state: State, *, 
     numbers = itertools.count()  # every request its own number: inserts never repeat a body
     timings: dict[str, list[int]] = {side: [] for side in clients}
     errors = dict.fromkeys(clients, 0)
+    error_examples: dict[str, str] = {}
 
     def send(side: str) -> Any:
         i = next(numbers)
@@ -67,9 +71,13 @@ def measure_ab(clients: dict[str, BenchClient], op: Operation, state: State, *, 
         for _ in range(min(ROUND, samples - len(timings[side]))):
             resp = send(side)
             timings[side].append(resp.elapsed_ns)
-            errors[side] += resp.status not in op.expect
+            if resp.status not in op.expect:
+                errors[side] += 1
+                error_examples.setdefault(side, f"{resp.status}: {resp.excerpt(200)}")
     result: dict[str, Any] = {side: summarize(values, errors=errors[side]).as_dict()
                               for side, values in timings.items()}
+    if error_examples:
+        result["error_examples"] = error_examples
     for percentile in ("p50_ms", "p99_ms"):
         result[f"{percentile[:3]}_off_on"] = round(result["off"][percentile] / result["on"][percentile], 3)
     return result
@@ -108,8 +116,10 @@ def fast_paths_ab(args: argparse.Namespace) -> dict[str, Any]:
                         measured = {}
                         for key in keys:
                             _log(f"bench: {piece} off vs on: {key}")
+                            share = 10 if key == BULK_APPEND.key else 1
                             measured[key] = measure_ab({"on": on_client, "off": off_client}, _OPERATIONS[key],
-                                                       state, samples=args.samples, warmup=args.warmup)
+                                                       state, samples=max(args.samples // share, ROUND),
+                                                       warmup=max(args.warmup // share, 1))
                         results["pieces"][piece] = {"operations": measured, "load_before": load_before,
                                                     "load_after": _load()}
                     finally:

@@ -1,6 +1,6 @@
 """The storage floor: the benchmark's rows written and read with Python's sqlite3 module directly.
 
-Same file system, same pragmas as the app's SQLite connections (ralphsite/db/config.py), tables
+Same file system, same pragmas as the app's SQLite connections (ralphsite/core/db/config.py), tables
 shaped like the app's (ULID text keys, JSON as text, an integer-id ledger). Each API operation is
 compared with the floor operation that does the same storage work:
 
@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ralphsite.db.config import SQLITE_INIT_COMMAND
-from ralphsite.ulid import ulid_new
+from ralphsite.core.db.config import SQLITE_INIT_COMMAND
+from ralphsite.core.ulid import ulid_new
 from tests.benchmarks.stats import Summary, summarize
 
 _SCHEMA = """

@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from ralphsite.paths import data_dir
+from ralphsite.core.paths import data_dir
 from tests.benchmarks.client import BenchClient
 from tests.benchmarks.floors import storage_floor_measure
 from tests.benchmarks.measure import (
@@ -114,8 +114,8 @@ def _token_create() -> str:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from ralphsite.models import TokenScope
-    from ralphsite.tokens import api_token_create
+    from ralphsite.core.models import TokenScope
+    from ralphsite.tokens.services import api_token_create
 
     user = get_user_model().objects.create_user(username=BENCH_USERNAME, password=None, is_staff=True)
     token = api_token_create(user=user, scope=TokenScope.GLOBAL).secret

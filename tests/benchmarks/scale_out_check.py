@@ -20,8 +20,8 @@ BENCH_USERNAME = "bench-scale"
 def token_create() -> str:
     from django.contrib.auth import get_user_model
 
-    from ralphsite.models import TokenScope
-    from ralphsite.tokens import api_token_create
+    from ralphsite.core.models import TokenScope
+    from ralphsite.tokens.services import api_token_create
 
     user, _ = get_user_model().objects.get_or_create(username=BENCH_USERNAME, defaults={"is_staff": True})
     return api_token_create(user=user, scope=TokenScope.GLOBAL, label="scale-out benchmark").secret

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ralphsite.progress import Progress
-from ralphsite.ulid import ulid_new
+from ralphsite.core.progress import Progress
+from ralphsite.core.ulid import ulid_new
 
 UNIQUE_BASE = 10_000_000  # distinct values start far above anything the API assigned
 

@@ -175,7 +175,7 @@ class BenchServer:
 
     def admin_token(self) -> str:
         """The API token of the admin user, created the way `make run` does (`admin_bootstrap`)."""
-        code = ("import django; django.setup(); from ralphsite.credentials import admin_bootstrap; "
+        code = ("import django; django.setup(); from ralphsite.tokens.credentials import admin_bootstrap; "
                 "print(admin_bootstrap().token)")
         done = subprocess.run([sys.executable, "-c", code], cwd=REPO_DIR, env=self.env(), check=True,
                               capture_output=True, text=True)

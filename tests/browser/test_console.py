@@ -26,7 +26,7 @@ from django.utils import timezone
 from conversations_app import services
 from ledger_app.models import DeadLetter, LedgerEvent
 from ledger_app.services import token_usage_record
-from ralphsite.tokens import api_token_create
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import (
     AgentInvocation,
     FeedbackItem,

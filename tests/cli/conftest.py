@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 
 RALPH = Path(sys.executable).parent / "ralph"
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_command_imports_no_django_and_prints_help() -> None:
-    probe = ("import sys, ralphsite.cli.main, ralphsite.cli.client, ralphsite.cli.shell; "
+    probe = ("import sys, ralphsite.agents.cli.main, ralphsite.agents.cli.client, ralphsite.agents.cli.shell; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
              "('django', 'rest_framework', 'sessions_app', 'ledger_app', 'conversations_app')))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 
 from conversations_app.models import Chat, Message, Run
 from conversations_app.search.schema import trigger_names
-from ralphsite.ulid import ulid_normalize
+from ralphsite.core.ulid import ulid_normalize
 from tests.api_mixins import assert_error_shape
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 
 from conversations_app import services
 from conversations_app.models import Chat, GlobalPattern, Message, Run
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 from tests.concurrency import api_in_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,7 +5,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from conversations_app.models import Message, Run
-from ralphsite.db.fast_paths import fast_paths_on
+from ralphsite.core.db.fast_paths import fast_paths_on
 from tests.api_mixins import assert_error_shape
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 from tests.e2e.client import Agent
 
 

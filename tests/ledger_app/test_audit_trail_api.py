@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent
-from ralphsite.errors import Conflict
+from ralphsite.core.errors import Conflict
 from sessions_app.models import Question, Session, Signal, Task
 from sessions_app.signals import orchestration_event
 from tests.api_mixins import assert_error_shape

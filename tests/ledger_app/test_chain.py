@@ -17,7 +17,7 @@ from ledger_app.append_only import HEAD_TABLE, TABLE, ledger_purge_transaction, 
 from ledger_app.chain import CHAIN_FIELDS, GENESIS_HASH, UNHASHED_FIELDS, chain_head
 from ledger_app.chain_verify import chain_verify
 from ledger_app.models import LEDGER_PURGED, LedgerChainHead, LedgerEvent, RetentionRange
-from ralphsite.errors import InvalidInput
+from ralphsite.core.errors import InvalidInput
 from sessions_app.models import SessionStatus
 from sessions_app.services.sessions import session_finish
 from tests.ledger_app.factories import make_event, make_session

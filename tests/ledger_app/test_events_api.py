@@ -8,7 +8,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from ledger_app.models import EVENT_TYPES, LedgerEvent, TokenUsage
-from ralphsite.db.fast_paths import fast_paths_on
+from ralphsite.core.db.fast_paths import fast_paths_on
 from sessions_app.models import Session
 from tests.api_mixins import APIResourceTests, assert_error_shape
 from tests.ledger_app.factories import make_event, make_session, utc

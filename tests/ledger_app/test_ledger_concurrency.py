@@ -9,7 +9,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app.models import DeadLetter, DeadLetterStatus, Issue, LedgerEvent
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 from sessions_app.models import Session
 from tests.concurrency import api_in_threads
 from tests.ledger_app.factories import make_session

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app.models import ModelPrice, TokenUsage
-from ralphsite.dashboard import usage_charts
+from ralphsite.console.dashboard import usage_charts
 from sessions_app.models import Session
 from tests.ledger_app.factories import get_stat
 from tests.sessions_app.factories import make_session, make_task

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from rest_framework.test import APIClient
 
-from ralphsite.money import usd_to_cents
+from ralphsite.core.money import usd_to_cents
 from tests.ledger_app.factories import DevTeam, get_stat
 
 pytestmark = pytest.mark.django_db

@@ -23,8 +23,8 @@ from ledger_app.append_only import installed_triggers
 from ledger_app.migrations.frozen import usage_days_v2
 from ledger_app.models import TokenUsage, UsageDay
 from ledger_app.usage_days import SUMMED, TRIGGER_NAMES, USAGE_TABLE, usage_days_rebuild
-from ralphsite.models import TokenScope
-from ralphsite.tokens import api_token_create
+from ralphsite.core.models import TokenScope
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import SessionStatus
 from sessions_app.services.sessions import session_delete
 from tests.concurrency import in_threads

@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 
 
 class McpAgent:

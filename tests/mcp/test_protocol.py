@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from ralphsite.mcp.protocol import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS
-from ralphsite.tokens import MintedToken
+from ralphsite.agents.mcp.protocol import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS
+from ralphsite.tokens.services import MintedToken
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,8 +9,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from conversations_app.models import Observation
-from ralphsite.models import TokenPermission, TokenScope
-from ralphsite.tokens import api_token_create
+from ralphsite.core.models import TokenPermission, TokenScope
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session, Task
 from tests.sessions_app.factories import make_session, make_task
 

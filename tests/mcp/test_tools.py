@@ -9,7 +9,7 @@ import pytest
 
 from conversations_app.models import GlobalPattern, Observation
 from ledger_app.models import Checkpoint, Issue, LedgerEvent, TokenUsage
-from ralphsite.mcp.tools import TOOLS
+from ralphsite.agents.mcp.tools import TOOLS
 from sessions_app.models import Iteration, Question, Session, SessionStateEntry, Signal, Task, TaskAttempt
 from sessions_app.services.questions import feedback_batch_create
 

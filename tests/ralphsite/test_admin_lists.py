@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from conversations_app.models import Chat, Message, Run
 from ledger_app.models import LedgerEvent, TokenUsage
-from ralphsite.service_admin import COUNT_CAP, RalphModelAdmin, SessionFilter
+from ralphsite.core.service_admin import COUNT_CAP, RalphModelAdmin, SessionFilter
 from sessions_app.models import AgentInvocation, Question, Session, Signal, Task
 from tests.sessions_app.factories import make_session, make_task
 
@@ -117,7 +117,7 @@ def column_headers(client: Client, model: type[Model]) -> list[tuple[str, str]]:
 
 
 def test_a_capped_count_says_more_than(admin_client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ralphsite.service_admin.COUNT_CAP", 3)
+    monkeypatch.setattr("ralphsite.core.service_admin.COUNT_CAP", 3)
     session = make_session()
     LedgerEvent.objects.bulk_create(LedgerEvent(session=session, type="x-probe") for _ in range(5))
     html = admin_client.get(changelist(LedgerEvent)).content.decode()

@@ -5,8 +5,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent
-from ralphsite.models import ApiToken, TokenScope
-from ralphsite.tokens import api_token_create
+from ralphsite.core.models import ApiToken, TokenScope
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import AgentInvocation, Session
 from tests.api_mixins import assert_error_shape
 from tests.sessions_app.factories import make_session, make_task

@@ -8,9 +8,10 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token as DrfToken
 from rest_framework.test import APIClient, APIRequestFactory
 
-from ralphsite.api.authentication import LAST_USED_RESOLUTION, FastTokenAuthentication
-from ralphsite.models import ApiToken, TokenScope
-from ralphsite.tokens import MintedToken, api_token_create, token_secret_hash
+from ralphsite.core.access import token_secret_hash
+from ralphsite.core.api.authentication import LAST_USED_RESOLUTION, FastTokenAuthentication
+from ralphsite.core.models import ApiToken, TokenScope
+from ralphsite.tokens.services import MintedToken, api_token_create
 from tests.api_mixins import assert_error_shape
 
 pytestmark = pytest.mark.django_db

@@ -14,11 +14,11 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent
-from ralphsite import backup as backup_module
-from ralphsite.backup import backup_when_due, backups_prune
-from ralphsite.env import env_duration
-from ralphsite.server import upkeep
-from ralphsite.tokens import MintedToken
+from ralphsite.core import upkeep_jobs
+from ralphsite.core.env import env_duration
+from ralphsite.moving import backup as backup_module
+from ralphsite.moving.backup import backup_when_due, backups_prune
+from ralphsite.tokens.services import MintedToken
 from sessions_app.models import Session
 from tests.concurrency import api_in_threads
 from tests.ledger_app.factories import make_event, make_session
@@ -176,9 +176,9 @@ def test_the_upkeep_job_backs_up_when_the_newest_backup_is_old_enough(
     assert backup_when_due() is None  # the folder's newest backup is minutes old
     assert [path.name for path in tmp_path.glob("ralph-*")] == [first.name]  # the 2020 one was pruned
 
-    monkeypatch.setattr(upkeep, "_jobs", {})
+    monkeypatch.setattr(upkeep_jobs, "_jobs", {})
     apps.get_app_config("ralphsite").ready()
-    job = upkeep._jobs["backup"]
+    job = upkeep_jobs._jobs["backup"]
     assert job.exclusive and job.run is backup_module.backup_when_due
 
 

@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 from django.http import HttpRequest
 from rest_framework.test import APIClient
 
-from ralphsite.models import ApiToken, TokenScope
+from ralphsite.core.models import ApiToken, TokenScope
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The admin index dashboard (ralphsite/dashboard.py, templates/admin/dashboard.html)."""
+"""The admin index dashboard (ralphsite/console/dashboard.py, templates/admin/dashboard.html)."""
 
 from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ledger_app.models import DeadLetter, DeadLetterStatus, Issue, TokenUsage
-from ralphsite import dashboard
+from ralphsite.console import dashboard
 from sessions_app.models import Question, QuestionStatus, Session, SessionStatus, Signal, Task, TaskStatus
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@ import os
 import pytest
 from django.db import connection
 
-from ralphsite.db.config import database_config
-from ralphsite.env import env_bool, env_int, env_list
+from ralphsite.core.db.config import database_config
+from ralphsite.core.env import env_bool, env_int, env_list
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +34,7 @@ def test_it_uses_psycopg3_on_postgresql() -> None:
 
 def test_it_configures_sqlite_from_a_url(tmp_path) -> None:
     config = database_config(url=f"sqlite:///{tmp_path / 'x.db'}", data_dir=tmp_path, pool_size=4)
-    assert config["ENGINE"] == "ralphsite.db.sqlite_backend"
+    assert config["ENGINE"] == "ralphsite.core.db.sqlite_backend"
     assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]
     assert config["TEST"]["NAME"].endswith(f"test_ralph_{os.getpid()}.db")
@@ -78,7 +78,7 @@ def test_env_helpers_fail_loudly_on_bad_values(monkeypatch) -> None:
 
 
 def test_secret_key_is_created_once_with_private_permissions(tmp_path) -> None:
-    from ralphsite.secrets import secret_key_load_or_create
+    from ralphsite.core.secrets import secret_key_load_or_create
 
     path = tmp_path / "secret_key"
     first = secret_key_load_or_create(path)

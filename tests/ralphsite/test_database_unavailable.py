@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from ralphsite.paths import BASE_DIR
-from ralphsite.tokens import MintedToken
+from ralphsite.core.paths import BASE_DIR
+from ralphsite.tokens.services import MintedToken
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

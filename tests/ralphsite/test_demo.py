@@ -5,12 +5,12 @@ claim-task's "nothing to claim" became a 409 and claims became fenced, because n
 import subprocess
 import sys
 
-from ralphsite.demo import Api
+from ralphsite.agents.demo import Api
 from tests.live_gunicorn import LiveGunicorn
 
 
 def test_it_runs_the_demo_loop_to_completion(gunicorn_server: LiveGunicorn) -> None:
-    done = subprocess.run([sys.executable, "-m", "ralphsite.demo", "--url", gunicorn_server.url,
+    done = subprocess.run([sys.executable, "-m", "ralphsite.agents.demo", "--url", gunicorn_server.url,
                            "--token", gunicorn_server.token, "--pace", "0"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

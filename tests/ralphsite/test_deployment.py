@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.http import HttpRequest
 from django.test import Client
 
-from ralphsite.credentials import CREDENTIALS_FILE
-from ralphsite.paths import BASE_DIR
+from ralphsite.core.paths import BASE_DIR
+from ralphsite.tokens.credentials import CREDENTIALS_FILE
 
 pytestmark = pytest.mark.django_db
 

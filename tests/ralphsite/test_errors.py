@@ -2,7 +2,7 @@ import pytest
 from django.db import DataError, IntegrityError, transaction
 from rest_framework.test import APIClient
 
-from ralphsite.api.errors import api_exception_handler
+from ralphsite.core.api.errors import api_exception_handler
 from sessions_app.models import Session
 from tests.api_mixins import assert_error_shape
 

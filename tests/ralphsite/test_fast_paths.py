@@ -1,11 +1,11 @@
-"""The fast-path switch (`ralphsite.db.fast_paths`): read strictly, one decision per piece."""
+"""The fast-path switch (`ralphsite.core.db.fast_paths`): read strictly, one decision per piece."""
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
-from ralphsite.db.fast_paths import PIECES, fast_path, fast_path_bases, fast_paths_on
-from ralphsite.env import env_choices
+from ralphsite.core.db.fast_paths import PIECES, fast_path, fast_path_bases, fast_paths_on
+from ralphsite.core.env import env_choices
 
 
 def test_it_reads_the_pieces_turned_off_strictly(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ from django_filters.filters import Filter
 
 from conversations_app.api.urls import router as conversations_router
 from ledger_app.api.urls import router as ledger_router
-from ralphsite.api.filters import NonBlankKeyFilter
+from ralphsite.core.api.filters import NonBlankKeyFilter
 from sessions_app.api.urls import router as sessions_router
 
 PROJECT_APPS = ("sessions_app", "conversations_app", "ledger_app")

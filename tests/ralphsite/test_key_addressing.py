@@ -10,12 +10,12 @@ from rest_framework import serializers
 from rest_framework.test import APIClient
 
 from ledger_app.models import Checkpoint
-from ralphsite.addressing import address_key_of
-from ralphsite.api.fields import ReferenceFilterField, ReferenceIdField, ScopedPrimaryKeyRelatedField
-from ralphsite.api.query import query_declaration
-from ralphsite.api.routers import PATH_VALUE
-from ralphsite.models import TokenScope
-from ralphsite.tokens import api_token_create
+from ralphsite.core.addressing import address_key_of
+from ralphsite.core.api.fields import ReferenceFilterField, ReferenceIdField, ScopedPrimaryKeyRelatedField
+from ralphsite.core.api.query import query_declaration
+from ralphsite.core.api.routers import PATH_VALUE
+from ralphsite.core.models import TokenScope
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Plan, Session, Task
 from tests.api_mixins import ULID, ApiRoute, api_routes, assert_error_shape
 from tests.ralphsite.test_seed_spellings import _input_serializers, _writable_fields

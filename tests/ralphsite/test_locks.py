@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from ralphsite.db.locks import deployment_lock, deployment_lock_try
+from ralphsite.core.db.locks import deployment_lock, deployment_lock_try
 from tests.concurrency import on_own_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)

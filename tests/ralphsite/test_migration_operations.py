@@ -7,7 +7,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from ledger_app.append_only import TABLE, TRIGGER_NAMES, installed_triggers
 from ledger_app.models import LedgerEvent
-from ralphsite.db.migration_operations import AlterFieldIndex
+from ralphsite.core.db.migration_operations import AlterFieldIndex
 from sessions_app.models import Session
 
 pytestmark = pytest.mark.django_db(transaction=True)

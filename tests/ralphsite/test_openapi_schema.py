@@ -13,8 +13,8 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from ledger_app.models import EVENT_TYPES
-from ralphsite.api import schema_view
-from ralphsite.api.schema import NOT_BLANK
+from ralphsite.core.api import schema_view
+from ralphsite.core.api.schema import NOT_BLANK
 
 # Phrases of base classes' docstrings and implementation words no agent-facing text uses.
 DEVELOPER_PHRASES = ("Override", "override", "viewset", "ViewSet", "DRF", "values()", "services.", "selectors.",

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from conversations_app.models import Chat, SyncStatus
 from ledger_app.models import LedgerEvent
-from ralphsite.management.base import parse_age
+from ralphsite.core.management import parse_age
 from ralphsite.server import gunicorn_conf
 from sessions_app.models import Session, SessionStatus
 from tests.benchmarks.server import free_port

@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group
 from django.db.models import Count, Value, signals
 
 from ledger_app.models import ErrorLog
-from ralphsite.db.precompiled import NotPrecompilable, PrecompiledLookup, instances_insert
+from ralphsite.core.db.precompiled import NotPrecompilable, PrecompiledLookup, instances_insert
 from sessions_app.models import Iteration, Session
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from rest_framework.test import APIClient
 from rest_framework.views import APIView
 
 from ledger_app.api.filters import ULIDFilter
-from ralphsite.api.filters import FloatFilter
-from ralphsite.api.query import allowed_query_parameters
+from ralphsite.core.api.filters import FloatFilter
+from ralphsite.core.api.query import allowed_query_parameters
 from sessions_app.models import Session
 from tests.api_mixins import ApiRoute, api_routes, assert_error_shape
 from tests.sessions_app.factories import make_session

@@ -11,7 +11,7 @@ from rest_framework.exceptions import ErrorDetail
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.serializer_helpers import ReturnDict, ReturnList
 
-from ralphsite.api.renderers import RalphJSONRenderer
+from ralphsite.core.api.renderers import RalphJSONRenderer
 from sessions_app.models import SessionStatus
 
 _SAMPLE = {

@@ -13,9 +13,9 @@ from conversations_app.api.serializers import ChatSerializer, MessageSerializer,
 from conversations_app.models import Chat, Message, Run
 from ledger_app.api.serializers import LedgerEventSerializer
 from ledger_app.models import LedgerEvent
-from ralphsite.api.representation import _context_free, represent_row
-from ralphsite.api.serializers import RalphModelSerializer
-from ralphsite.db.fast_paths import fast_paths_on
+from ralphsite.core.api.representation import _context_free, represent_row
+from ralphsite.core.api.serializers import RalphModelSerializer
+from ralphsite.core.db.fast_paths import fast_paths_on
 from sessions_app.api.serializers import SessionSerializer, TaskSerializer
 from sessions_app.models import Session, Task
 

@@ -11,9 +11,15 @@ from django.test import override_settings
 from rest_framework import serializers
 from rest_framework.test import APIClient
 
-from ralphsite.api.fields import JSON_MAX_BYTES, JSON_MAX_DEPTH, TEXT_MAX_CHARS, StorableJSONField, ULIDSerializerField
-from ralphsite.api.serializers import RalphInputSerializer, RalphModelSerializer
-from ralphsite.api.urls import router
+from ralphsite.api_urls import router
+from ralphsite.core.api.fields import (
+    JSON_MAX_BYTES,
+    JSON_MAX_DEPTH,
+    TEXT_MAX_CHARS,
+    StorableJSONField,
+    ULIDSerializerField,
+)
+from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_session
 

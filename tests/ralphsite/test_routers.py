@@ -6,7 +6,7 @@ import pytest
 from django.urls import Resolver404, resolve, reverse
 from rest_framework.test import APIClient
 
-from ralphsite.api.urls import router
+from ralphsite.api_urls import router
 
 pytestmark = pytest.mark.django_db
 ULID = "01ARZ3NDEKTSV4RRFFQ69G5FAV"

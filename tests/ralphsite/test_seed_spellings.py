@@ -13,10 +13,10 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 from rest_framework.test import APIClient
 
-from ralphsite.api.fields import EPOCH_LAST_MILLISECOND, ChoiceFieldNamingAllowed, EpochOrISODateTimeField
-from ralphsite.api.query import allowed_query_parameters
-from ralphsite.api.serializers import StrictKeysMixin
-from ralphsite.choices import choice_canonical
+from ralphsite.core.api.fields import EPOCH_LAST_MILLISECOND, ChoiceFieldNamingAllowed, EpochOrISODateTimeField
+from ralphsite.core.api.query import allowed_query_parameters
+from ralphsite.core.api.serializers import StrictKeysMixin
+from ralphsite.core.choices import choice_canonical
 from sessions_app.models import CircuitBreakerState, OrchestratorState, Session, TaskStatus
 from tests.api_mixins import ULID, api_routes, assert_error_shape
 from tests.ralphsite.test_query_contract import _view
@@ -79,7 +79,7 @@ def _input_serializers() -> list[type[serializers.Serializer]]:
     while pending:
         cls = pending.pop()
         pending.extend(cls.__subclasses__())
-        if cls.__module__ != "ralphsite.api.serializers" \
+        if cls.__module__ != "ralphsite.core.api.serializers" \
                 and cls.__module__.split(".")[0] in {config.name for config in apps.get_app_configs()}:
             found.append(cls)
     return found

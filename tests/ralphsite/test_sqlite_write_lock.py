@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from django.db import OperationalError, connection, transaction
 
-from ralphsite.db.sqlite_backend.base import WRITE_LOCK_SUFFIX
+from ralphsite.core.db.sqlite_backend.base import WRITE_LOCK_SUFFIX
 from sessions_app.models import Session
 
 pytestmark = [

@@ -4,9 +4,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from ralphsite.api import throttling
-from ralphsite.models import ThrottleWindow, TokenScope
-from ralphsite.tokens import api_token_create
+from ralphsite.core.api import throttling
+from ralphsite.core.models import ThrottleWindow, TokenScope
+from ralphsite.tokens.services import api_token_create
 from tests.api_mixins import assert_error_shape
 
 pytestmark = pytest.mark.django_db

@@ -10,9 +10,9 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from ralphsite.errors import InvalidInput
-from ralphsite.models import ApiToken, TokenPermission, TokenScope
-from ralphsite.tokens import api_token_create
+from ralphsite.core.errors import InvalidInput
+from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session
 from tests.api_mixins import assert_error_shape
 

@@ -23,9 +23,9 @@ from rest_framework.test import APIClient
 from ledger_app.models import LedgerEvent
 from ledger_app.services import event_append_one
 from ledger_app.stats import STATS
-from ralphsite.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED, scope_path_of
-from ralphsite.models import ApiToken, TokenPermission, TokenScope
-from ralphsite.tokens import api_token_create
+from ralphsite.core.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED, scope_path_of
+from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session
 from tests.api_mixins import ULID, ApiRoute, api_routes, assert_error_shape
 

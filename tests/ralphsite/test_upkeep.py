@@ -9,9 +9,11 @@ import pytest
 from django.db import connection
 
 from conversations_app.models import Chat
-from ralphsite.db.locks import deployment_lock_try
+from ralphsite.core import upkeep_jobs
+from ralphsite.core.db.locks import deployment_lock_try
+from ralphsite.core.upkeep_jobs import UpkeepJob
 from ralphsite.server import upkeep
-from ralphsite.server.upkeep import UpkeepJob, WorkerActivity, upkeep_start, upkeep_stop
+from ralphsite.server.upkeep import WorkerActivity, upkeep_start, upkeep_stop
 from tests.concurrency import on_own_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -95,10 +97,10 @@ def test_it_runs_idle_only_jobs_only_while_the_worker_is_idle(stop_upkeep: None,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[float] = []
     activity = WorkerActivity()
-    monkeypatch.setattr(upkeep, "_jobs", {})
+    monkeypatch.setattr(upkeep_jobs, "_jobs", {})
     monkeypatch.setattr(upkeep, "worker_activity", activity)
     monkeypatch.setattr(upkeep, "MAX_JOB_DELAY_SECONDS", 60)
-    upkeep.upkeep_job_register(UpkeepJob(name="record", run=lambda: calls.append(time.monotonic())))
+    upkeep_jobs.upkeep_job_register(UpkeepJob(name="record", run=lambda: calls.append(time.monotonic())))
     activity.request_started()
     upkeep_start(interval=0.01)
     _wait_until(lambda: len(calls) == 1)  # a job that never ran is overdue: the first tick runs it, mid-request too
@@ -119,9 +121,9 @@ def test_it_runs_a_job_at_most_every_few_seconds_and_survives_its_failures(
         if len(calls) == 1:
             raise OSError("disk hiccup")
 
-    monkeypatch.setattr(upkeep, "_jobs", {})
-    upkeep.upkeep_job_register(UpkeepJob(name="flaky", run=flaky, idle_only=False))
-    upkeep.upkeep_job_register(UpkeepJob(name="rare", run=lambda: calls.append("rare"), every_seconds=3600,
+    monkeypatch.setattr(upkeep_jobs, "_jobs", {})
+    upkeep_jobs.upkeep_job_register(UpkeepJob(name="flaky", run=flaky, idle_only=False))
+    upkeep_jobs.upkeep_job_register(UpkeepJob(name="rare", run=lambda: calls.append("rare"), every_seconds=3600,
                                          idle_only=False))
     thread = upkeep_start(interval=0.01)
     _wait_until(lambda: thread.job_runs.get("flaky", 0) >= 2)  # counted once run() has returned
@@ -134,8 +136,8 @@ def test_it_runs_a_job_at_most_every_few_seconds_and_survives_its_failures(
 def test_an_exclusive_job_skips_its_turn_while_another_process_runs_it(stop_upkeep: None,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(upkeep, "_jobs", {})
-    upkeep.upkeep_job_register(UpkeepJob(name="sweep", run=lambda: calls.append("sweep"), idle_only=False,
+    monkeypatch.setattr(upkeep_jobs, "_jobs", {})
+    upkeep_jobs.upkeep_job_register(UpkeepJob(name="sweep", run=lambda: calls.append("sweep"), idle_only=False,
                                          exclusive=True))
     held, release = threading.Event(), threading.Event()
 

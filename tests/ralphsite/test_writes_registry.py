@@ -1,14 +1,14 @@
-"""The writes registry (`ralphsite.writes`): every model's API and admin write through the same services."""
+"""The writes registry (`ralphsite.core.writes`): every model's API and admin write through the same services."""
 
 import inspect
 
 import pytest
 from django.contrib import admin
 
-from ralphsite.api.urls import router
-from ralphsite.api.viewsets import RalphModelViewSet
-from ralphsite.service_admin import ServiceModelAdmin
-from ralphsite.writes import Writes, _row_keyword, registry, writes_for
+from ralphsite.api_urls import router
+from ralphsite.core.api.viewsets import RalphModelViewSet
+from ralphsite.core.service_admin import ServiceModelAdmin
+from ralphsite.core.writes import Writes, _row_keyword, registry, writes_for
 
 
 def _viewsets() -> dict[type, type[RalphModelViewSet]]:

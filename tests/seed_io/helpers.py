@@ -1,4 +1,4 @@
-"""Seed tools' databases built from their own DDL (ralphsite/seed_io/schemas/, verbatim from the seeds)."""
+"""Seed tools' databases built from their own DDL (ralphsite/moving/seed_io/schemas/, verbatim from the seeds)."""
 
 import sqlite3
 from collections.abc import Iterable
@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management import call_command
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "ralphsite" / "seed_io" / "schemas"
+SCHEMAS = Path(__file__).resolve().parents[2] / "ralphsite" / "moving" / "seed_io" / "schemas"
 
 
 def seed_database(path: Path, kind: str, rows: dict[str, Iterable[dict[str, Any]]]) -> Path:

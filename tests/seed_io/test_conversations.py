@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from conversations_app.models import Chat, ChatTag, Message, Run
 from conversations_app.services import run_create
-from ralphsite.models import SeedRow
+from ralphsite.core.models import SeedRow
 from tests.seed_io.helpers import import_seed, seed_database, summary_row
 
 pytestmark = pytest.mark.django_db

@@ -22,8 +22,8 @@ from ledger_app.models import (
     Rollback,
     TokenUsage,
 )
-from ralphsite.models import SeedRow
-from ralphsite.seed_io.base import moment
+from ralphsite.core.models import SeedRow
+from ralphsite.moving.seed_io.base import moment
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,

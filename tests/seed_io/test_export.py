@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from ralphsite.seed_io.base import moment
+from ralphsite.moving.seed_io.base import moment
 from tests.seed_io.helpers import file_tables, import_seed
 from tests.seed_io.test_conversations import _conversations_db
 from tests.seed_io.test_devteam import _devteam_db

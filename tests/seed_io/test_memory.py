@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from conversations_app.models import GlobalPattern, Observation
 from conversations_app.services import pattern_record
-from ralphsite.models import SeedRow
+from ralphsite.core.models import SeedRow
 from sessions_app.models import LoopRun, Session
 from tests.seed_io.helpers import import_seed, seed_database, summary_row
 

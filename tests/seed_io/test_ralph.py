@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError
 from rest_framework.test import APIClient
 
-from ralphsite.models import SeedRow
+from ralphsite.core.models import SeedRow
 from sessions_app.models import (
     AgentInvocation,
     FeedbackAttachment,

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from ledger_app.models import Checkpoint, Issue, LedgerEvent
-from ralphsite.models import SeedRow
+from ralphsite.core.models import SeedRow
 from sessions_app.models import Session, Task
 from tests.seed_io.helpers import import_seed, seed_database, summary_row
 

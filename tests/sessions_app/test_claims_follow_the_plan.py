@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 from sessions_app.models import Session, Task, TaskAttempt
 from tests.api_mixins import assert_error_shape
 from tests.concurrency import api_in_threads

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app.models import Checkpoint, DeadLetter, ErrorLog, LedgerEvent, Rollback, TokenUsage
-from ralphsite.dashboard import usage_charts
+from ralphsite.console.dashboard import usage_charts
 from sessions_app.models import Iteration, Session, Task, TaskDependency
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import get_stat, make_event

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 from sessions_app.models import AcceptanceCriterion, InterviewQuestion, LoopRun, SessionStateEntry
 from tests.concurrency import api_in_threads
 from tests.sessions_app.devteam_factories import devteam_interview, devteam_session

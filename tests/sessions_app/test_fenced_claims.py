@@ -9,9 +9,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent
-from ralphsite.models import ApiToken, TokenScope
+from ralphsite.core import upkeep_jobs
+from ralphsite.core.models import ApiToken, TokenScope
 from ralphsite.server import upkeep
-from ralphsite.tokens import MintedToken, api_token_create
+from ralphsite.tokens.services import MintedToken, api_token_create
 from sessions_app.models import Session, Task, TaskAttempt
 from sessions_app.services.tasks import task_leases_expire
 from tests.api_mixins import assert_error_shape
@@ -168,7 +169,7 @@ def test_claim_task_returns_expired_leases_of_its_session_itself_with_the_same_e
 
 
 def test_the_sweep_is_an_exclusive_upkeep_job() -> None:
-    job = upkeep._jobs["task_leases_expire"]
+    job = upkeep_jobs._jobs["task_leases_expire"]
     assert job.run is task_leases_expire and job.exclusive and job.every_seconds > 0
 
 

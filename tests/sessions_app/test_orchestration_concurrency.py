@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 from rest_framework.test import APIClient
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 from sessions_app.models import Signal, Task, TaskAttempt
 from tests.concurrency import api_in_threads
 from tests.sessions_app.factories import make_session, make_task

@@ -5,9 +5,9 @@ from decimal import Decimal
 import pytest
 from django.db import transaction
 
-from ralphsite.errors import InvalidInput, NotFound
-from ralphsite.fields import BIGINT_MAX
-from ralphsite.money import USD_MAX
+from ralphsite.core.errors import InvalidInput, NotFound
+from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.money import USD_MAX
 from sessions_app.models import Session
 from sessions_app.services.usage import session_usage_add
 

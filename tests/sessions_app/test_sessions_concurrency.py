@@ -3,7 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from ralphsite.tokens import MintedToken
+from ralphsite.tokens.services import MintedToken
 from sessions_app.models import Session
 from tests.concurrency import api_in_threads
 

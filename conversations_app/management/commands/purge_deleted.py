@@ -6,7 +6,7 @@ from django.core.management.base import CommandParser
 from django.utils import timezone
 
 from conversations_app import services
-from ralphsite.management.base import RalphCommand, parse_age, retention_arguments
+from ralphsite.core.management import RalphCommand, parse_age, retention_arguments
 
 
 class Command(RalphCommand):

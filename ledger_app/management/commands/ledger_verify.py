@@ -3,8 +3,8 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from ledger_app.chain_verify import ChainReport, chain_verify
-from ralphsite.management.base import RalphCommand
-from ralphsite.progress import Progress
+from ralphsite.core.management import RalphCommand
+from ralphsite.core.progress import Progress
 
 
 class Command(RalphCommand):

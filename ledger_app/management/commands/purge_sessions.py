@@ -3,7 +3,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from ledger_app.services import sessions_purge
-from ralphsite.management.base import RalphCommand, parse_age, retention_arguments
+from ralphsite.core.management import RalphCommand, parse_age, retention_arguments
 
 
 class Command(RalphCommand):

@@ -3,9 +3,9 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from ralphsite.backup import BackupError, backup_create, backup_default_dir, backup_verify, backups_prune
-from ralphsite.management.base import RalphCommand
-from ralphsite.progress import Progress
+from ralphsite.core.management import RalphCommand
+from ralphsite.core.progress import Progress
+from ralphsite.moving.backup import BackupError, backup_create, backup_default_dir, backup_verify, backups_prune
 
 
 class Command(RalphCommand):

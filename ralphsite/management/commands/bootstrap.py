@@ -3,10 +3,16 @@ from typing import Any
 from django.core.management.base import CommandParser
 from django.db import connection
 
-from ralphsite.credentials import admin_bootstrap, credentials_file_write, credentials_show_later
-from ralphsite.db.locks import deployment_lock
-from ralphsite.management.base import RalphCommand
-from ralphsite.management.commands._output import credentials_text, manage_command, site_base_url
+from ralphsite.core.db.locks import deployment_lock
+from ralphsite.core.management import RalphCommand
+from ralphsite.tokens.credentials import (
+    admin_bootstrap,
+    credentials_file_write,
+    credentials_show_later,
+    credentials_text,
+    manage_command,
+    site_base_url,
+)
 
 
 class Command(RalphCommand):

@@ -3,8 +3,8 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from ralphsite.management.base import RalphCommand
-from ralphsite.seed_io import KINDS, exporter
+from ralphsite.core.management import RalphCommand
+from ralphsite.moving.seed_io import KINDS, exporter
 
 
 class Command(RalphCommand):

@@ -4,10 +4,10 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from ralphsite.management.base import RalphCommand
-from ralphsite.progress import Progress
-from ralphsite.seed_io import KINDS, importer_class
-from ralphsite.seed_io.base import SeedImportError, TableResult
+from ralphsite.core.management import RalphCommand
+from ralphsite.core.progress import Progress
+from ralphsite.moving.seed_io import KINDS, importer_class
+from ralphsite.moving.seed_io.base import SeedImportError, TableResult
 
 
 class Command(RalphCommand):

@@ -6,7 +6,7 @@ from django.core.management.commands.migrate import Command as DjangoMigrateComm
 from django.db import connections
 from django.db.migrations import Migration
 
-from ralphsite.db.locks import deployment_lock
+from ralphsite.core.db.locks import deployment_lock
 
 
 class Command(DjangoMigrateCommand):

@@ -3,9 +3,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError, CommandParser
 
-from ralphsite.credentials import ADMIN_USERNAME, admin_credentials_reset
-from ralphsite.management.base import RalphCommand
-from ralphsite.management.commands._output import credentials_text
+from ralphsite.core.management import RalphCommand
+from ralphsite.tokens.credentials import ADMIN_USERNAME, admin_credentials_reset, credentials_text
 
 
 class Command(RalphCommand):

@@ -6,10 +6,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from ralphsite.access import UNRESTRICTED
-from ralphsite.errors import DomainError
-from ralphsite.models import TokenPermission, TokenScope
-from ralphsite.tokens import api_token_create, session_id_resolve
+from ralphsite.core.access import UNRESTRICTED
+from ralphsite.core.errors import DomainError
+from ralphsite.core.models import TokenPermission, TokenScope
+from ralphsite.tokens.services import api_token_create, session_id_resolve
 
 _DURATION = re.compile(r"^(\d+)([smhdw]?)$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

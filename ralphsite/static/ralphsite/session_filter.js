@@ -1,5 +1,5 @@
 'use strict';
-// SessionFilter (ralphsite/service_admin.py): choosing a session in the autocomplete reloads the
+// SessionFilter (ralphsite/core/service_admin.py): choosing a session in the autocomplete reloads the
 // list with ?session=<id> (the other filters kept, back to page 1); clearing it removes the filter.
 {
     const $ = django.jQuery;

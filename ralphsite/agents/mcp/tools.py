@@ -1,0 +1,443 @@
+"""The tools: seed 000's session tools, the loop's other verbs, and memory (seed 004).
+
+Each tool validates its arguments with the serializer of its REST twin (named in its comment) and
+calls the same service, so both answer with the same rows, ledger events and error codes. Results
+are the REST representation cut down to what a model needs: keys and statuses rather than ids.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from django_filters.utils import translate_validation
+from rest_framework import serializers
+
+from conversations_app import services as memory
+from conversations_app.api import serializers as memory_api
+from conversations_app.models import GlobalPattern, Observation, ObservationType, PatternType
+from conversations_app.search.backends import search_validated
+from ledger_app import services as ledger
+from ledger_app.api import serializers as ledger_api
+from ledger_app.models import Checkpoint, Issue, LedgerEvent, TokenUsage
+from ralphsite.agents.mcp.registry import (
+    TOOLS,
+    ToolCall,
+    any_json,
+    choice,
+    integer,
+    json_object,
+    number,
+    strings,
+    text,
+    tool,
+)
+from ralphsite.core.api.serializers import RalphInputSerializer
+from ralphsite.core.fields import INTEGER_MAX
+from ralphsite.core.services import instance_create
+from sessions_app import selectors
+from sessions_app.api import filters
+from sessions_app.api import serializers as api
+from sessions_app.models import (
+    AttemptStatus,
+    Level,
+    Question,
+    QuestionCategory,
+    QuestionStatus,
+    ReviewVerdict,
+    Session,
+    SessionStateEntry,
+    Signal,
+    SignalType,
+    Task,
+    TaskAttempt,
+    TaskStatus,
+    TaskType,
+    WorkType,
+)
+from sessions_app.services.questions import question_answer, signal_create, signal_poll
+from sessions_app.services.sessions import plan_update, session_state_set
+from sessions_app.services.tasks import (
+    NothingToClaim,
+    task_claim_next,
+    task_create,
+    task_heartbeat,
+    task_release,
+    task_report_submit,
+    task_review_submit,
+    task_status_set,
+)
+
+__all__ = ["TOOLS"]  # the table, filled by the @tool declarations below
+
+# -- results ---------------------------------------------------------------------------------------
+
+
+def pick(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """`fields` of a representation, in that order, without the empty ones (a model reads less)."""
+    return {name: data[name] for name in fields if name in data and data[name] not in (None, "", [], {})}
+
+
+_TASK = ("key", "title", "objective", "description", "task_type", "work_type", "status", "status_annotation",
+         "priority", "wave", "sequence", "depends_on", "files", "success_criteria", "notes", "assigned_agent",
+         "claimed_by", "claim", "lease_expires_at", "iteration_count")
+_ATTEMPT = ("attempt_number", "status", "agent", "model", "review_verdict", "reviewed_at")
+
+
+def task_result(task: Task) -> dict[str, Any]:
+    """GetTask's answer: the task with its dependency keys, file paths and latest attempt."""
+    data = api.TaskSerializer(selectors.task_details_load(task=task)).data
+    result = pick({**data, "files": [spec["path"] for spec in data["files"]]}, _TASK)
+    if data["latest_attempt"]:
+        result["latest_attempt"] = pick(data["latest_attempt"], _ATTEMPT)
+    return result
+
+
+def api_time(value: datetime | None) -> str | None:
+    """A time as the API writes it (ISO 8601, UTC as Z)."""
+    return serializers.DateTimeField().to_representation(value) if value is not None else None
+
+
+def task_brief(task: Task) -> dict[str, Any]:
+    """A task after a change of status or claim: what the change was about."""
+    brief = {"key": task.key, "status": task.status, "claimed_by": task.claimed_by,
+             "lease_expires_at": api_time(task.lease_expires_at)}
+    return pick(brief, tuple(brief))
+
+
+def question_result(question: Question) -> dict[str, Any]:
+    return pick(api.QuestionSerializer(question).data, (
+        "key", "category", "priority", "status", "text", "impact", "iteration_number", "answer", "answer_source",
+        "answer_confidence", "answer_implication"))
+
+
+AGENT = text("Who is acting (the agent's name), for the audit trail.")
+# Claims need the agent; not `required` in the schema, because a token bound to an agent supplies it.
+HOLDER = text("The agent holding the claim (needed unless the token is bound to an agent).")
+TASK = text("The task's key, e.g. task-1 (or its id).", required=True)
+CLAIM = integer("The `claim` value claim_task answered: needed on a claimed task unless the token is bound to the "
+                "holder's agent; a claim that is no longer current is refused (stale_claim).", minimum=0)
+# One provider call reported through several paths (an event, a report, token usage) is counted once.
+REQUEST_ID = text("The provider's request id: the same call reported again, by any tool, is counted once.",
+                  max_length=200)
+
+# -- seed 000: the session tools ------------------------------------------------------------------
+
+
+@tool("get_plan", "Read the session's current plan (markdown), the iteration it was written in, and the "
+      "iterations whose earlier plan was kept as a snapshot. An empty content means no plan exists yet.",
+      writes=None)
+def get_plan(call: ToolCall) -> Any:  # GET sessions/{id}/plan/
+    plan = selectors.session_plan(session=call.session())
+    return {"content": plan["content"], **pick(plan, ("iteration", "snapshots"))}
+
+
+@tool("update_plan", "Replace the session's plan with new content; a plan written in an earlier iteration is "
+      "kept as that iteration's snapshot.",
+      writes=Session, action="update",
+      content=text("The whole new plan (markdown).", required=True), agent=AGENT)
+def update_plan(call: ToolCall) -> Any:  # PUT sessions/{id}/plan/
+    body = call.validated(api.PlanInputSerializer)
+    session = plan_update(session=call.session(), content=body["content"], agent=body["agent"])
+    return {"updated": True, **pick(selectors.session_plan(session=session), ("iteration", "snapshots"))}
+
+
+@tool("get_task", "Read one task: title, objective, type, status, files, success criteria, the keys it depends "
+      "on, notes, who holds it, and its latest attempt.", writes=None, task=TASK)
+def get_task(call: ToolCall) -> Any:  # GET tasks/{id}/
+    return task_result(call.task())
+
+
+@tool("create_task", "Create a task definition with its dependencies, target files and success criteria.",
+      writes=Task,
+      key=text("The task's key, unique in the session, e.g. task-3.", required=True, max_length=100),
+      title=text("A short title.", required=True, max_length=500),
+      objective=text("What the task must achieve."),
+      description=text("Longer detail."),
+      task_type=choice("sequential (runs alone) or parallelizable (may run beside others of its wave).", TaskType),
+      work_type=choice("The kind of work.", WorkType),
+      depends_on=strings("Keys of the tasks (in this session) that must complete first."),
+      files=strings("Target file paths or glob patterns."),
+      success_criteria=strings("How to know the task is done, one criterion per item."),
+      notes=text("Anything else the executor should know."),
+      priority=choice("Scheduling priority.", Level),
+      sequence=integer("Order within its wave (lower first).", minimum=None),
+      wave=integer("The wave, if already known.", minimum=1))
+def create_task(call: ToolCall) -> Any:  # POST tasks/
+    task = task_create(data=call.validated(api.TaskSerializer, session=call.session().pk))
+    return task_result(task)
+
+
+@tool("update_task_status", "Set a task's status, with a one-line annotation saying why. Ending statuses "
+      "(completed, failed, cancelled, skipped) end its claim.",
+      writes=Task,
+      task=TASK, status=choice("The new status.", TaskStatus, required=True),
+      annotation=text("Why, in a line.", max_length=500), agent=AGENT, claim=CLAIM)
+def update_task_status(call: ToolCall) -> Any:  # POST tasks/{id}/status/
+    return task_brief(task_status_set(task=call.task(), **call.validated(api.TaskStatusInputSerializer)))
+
+
+@tool("get_progress", "Progress of the session's tasks: counts by status and by wave, and each task's key, "
+      "title, status and wave.", writes=None)
+def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
+    progress = selectors.session_progress(session=call.session())
+    return {"total": progress["total"],
+            "by_status": {status: count for status, count in progress["by_status"].items() if count},
+            "tasks": [pick(task, ("key", "title", "status", "wave", "assigned_agent")) for task in progress["tasks"]]}
+
+
+@tool("submit_report", "Submit an implementation report (PART 1) for a task; it becomes the task's next attempt.",
+      writes=TaskAttempt,
+      task=TASK, implementation_report=text("The report (markdown).", required=True),
+      attempt_number=integer("The attempt number; omit to take the next one.", minimum=1),
+      status=choice("The attempt's outcome.", AttemptStatus),
+      agent=AGENT, model=text("The model that did the work."),
+      tokens_input=integer("Input tokens the attempt used."), tokens_output=integer("Output tokens it used."),
+      cost_usd=number("What it cost, in USD."), request_id=REQUEST_ID,
+      error_message=text("What went wrong, for a failed attempt."), claim=CLAIM)
+def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
+    task, body = call.task(), call.validated(api.TaskReportInputSerializer)
+    attempt = task_report_submit(task=task, claim=body.pop("claim"), data=body)
+    return {"task": task.key, "attempt_number": attempt.attempt_number}
+
+
+@tool("submit_review", "Submit a review (PART 2) with its verdict, on the task's latest report.",
+      writes=TaskAttempt,
+      task=TASK, review_report=text("The review (markdown).", required=True),
+      verdict=choice("qualified or failed.", ReviewVerdict, required=True), agent=AGENT)
+def submit_review(call: ToolCall) -> Any:  # POST tasks/{id}/review/
+    task = call.task()
+    attempt = task_review_submit(task=task, **call.validated(api.TaskReviewInputSerializer))
+    return {"task": task.key, "attempt_number": attempt.attempt_number, "verdict": attempt.review_verdict}
+
+
+@tool("get_questions", "List the session's questions (optionally of one category or status), with answers.",
+      writes=None,
+      category=choice("Only this category.", QuestionCategory),
+      status=choice("Only questions with this status.", QuestionStatus))
+def get_questions(call: ToolCall) -> Any:  # GET questions/?session=…&category=…&status=…
+    questions = filters.QuestionFilterSet(data={name: [value] for name, value in call.body().items()},
+                                          queryset=Question.objects.filter(session=call.session()))
+    if not questions.is_valid():
+        raise translate_validation(questions.errors)
+    return [question_result(question) for question in questions.qs.order_by("key")]
+
+
+@tool("create_question", "Ask a question (planning, research or feedback) for the session.",
+      writes=Question,
+      key=text("The question's key, unique in the session, e.g. Q-TECH-001.", required=True, max_length=100),
+      category=choice("The category.", QuestionCategory, required=True),
+      text=text("The question.", required=True),
+      priority=choice("How much it matters.", Level), impact=text("What depends on the answer."),
+      question_type=text("A free-form type."), source_issue_key=text("The feedback issue it comes from."))
+def create_question(call: ToolCall) -> Any:  # POST questions/
+    question = instance_create(model=Question, data=call.validated(api.QuestionSerializer, session=call.session().pk))
+    return question_result(question)
+
+
+@tool("answer_question", "Answer a question: the answer, where it comes from, how confident, and what it implies.",
+      writes=Question,
+      question=text("The question's key, e.g. Q-TECH-001 (or its id).", required=True),
+      answer=text("The answer.", required=True), answer_source=text("Where the answer comes from.", max_length=500),
+      answer_confidence=choice("How confident the answer is.", Level),
+      answer_implication=text("What the answer means for the plan."), agent=AGENT)
+def answer_question(call: ToolCall) -> Any:  # POST questions/{id}/answer/
+    body = call.validated(api.QuestionAnswerInputSerializer)
+    agent = body.pop("agent")
+    return question_result(question_answer(question=call.question(), data=body, agent=agent))
+
+
+class FeedbackQuerySerializer(RalphInputSerializer):
+    """The `?iteration=` of GET sessions/{id}/feedback/, with the bounds the API applies to it."""
+
+    iteration = serializers.IntegerField(min_value=1, max_value=INTEGER_MAX, required=False)
+
+
+@tool("get_feedback", "Read the session's feedback batches (of one iteration when given): each issue with its "
+      "severity, description, evidence, suggested fix and whether it is resolved.", writes=None,
+      iteration=integer("Only this iteration number's feedback.", minimum=1))
+def get_feedback(call: ToolCall) -> Any:  # GET sessions/{id}/feedback/?iteration=…
+    number = call.validated(FeedbackQuerySerializer).get("iteration")
+    return [{"iteration": batch.iteration.number, "batch": batch.batch_timestamp,
+             **pick({"summary": batch.summary}, ("summary",)),
+             "items": [pick(api.FeedbackItemInBatchSerializer(item).data, (
+                 "issue_key", "severity", "description", "evidence", "suggested_fix", "is_resolved"))
+                 for item in batch.items.all()],
+             "attachments": [attachment.file_name for attachment in batch.attachments.all()]}
+            for batch in selectors.session_feedback(session=call.session(), iteration_number=number)]
+
+
+@tool("create_signal", "Send a steering signal to the orchestrator (steer, pause, stop or info).",
+      writes=Signal,
+      type=choice("The kind of signal.", SignalType, required=True), message=text("What to tell it."))
+def create_signal(call: ToolCall) -> Any:  # POST signals/
+    signal = signal_create(data=call.validated(api.SignalSerializer, session=call.session().pk))
+    return {"id": signal.id, "type": signal.type}
+
+
+@tool("poll_signal", "Take the oldest unprocessed signal (it is marked processed); null when there is none.",
+      writes=Signal,
+      agent=AGENT)
+def poll_signal(call: ToolCall) -> Any:  # POST sessions/{id}/poll-signal/
+    signal = signal_poll(session=call.session(), **call.validated(api.AgentInputSerializer))
+    if signal is None:
+        return {"signal": None}
+    return {"signal": {"id": signal.id, "type": signal.type, "message": signal.message,
+                       "sent_at": api_time(signal.sent_at)}}
+
+
+# -- the loop's other verbs -----------------------------------------------------------------------
+
+LEASE = integer("How long the claim lasts without a heartbeat, in seconds (default 600).", minimum=1,
+                maximum=7 * 24 * 3600)
+
+
+@tool("claim_task", "Claim the next task the plan lets start: it is set in progress and leased to you. Answers "
+      "the task, or task null with the reason nothing can be claimed: all_done, waiting (work in progress will "
+      "unblock more), blocked (a failed dependency), at_capacity or session_finished.",
+      writes=Task,
+      agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
+def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
+    try:
+        task = task_claim_next(session=call.session(), **call.validated(api.LeaseInputSerializer))
+    except NothingToClaim as nothing:
+        # An answer, not a failure: the reason tells the agent whether to wait, stop or report a blockage.
+        return {"task": None, "reason": nothing.details.get("reason"), "message": nothing.message,
+                **pick(nothing.details, tuple(name for name in nothing.details if name not in ("reason", "session")))}
+    return {"task": task_result(task)}
+
+
+@tool("heartbeat_task", "Extend the lease of a task you hold, so nobody else claims it.",
+      writes=Task,
+      task=TASK, agent=HOLDER, lease_seconds=LEASE, claim=CLAIM)
+def heartbeat_task(call: ToolCall) -> Any:  # POST tasks/{id}/heartbeat/
+    return task_brief(task_heartbeat(task=call.task(), **call.validated(api.HeartbeatInputSerializer)))
+
+
+@tool("release_task", "Give back a task you hold: it is not started again and anyone may claim it.",
+      writes=Task,
+      task=TASK, agent=HOLDER, reason=text("Why."), claim=CLAIM)
+def release_task(call: ToolCall) -> Any:  # POST tasks/{id}/release/
+    return task_brief(task_release(task=call.task(), **call.validated(api.ReleaseInputSerializer)))
+
+
+@tool("get_waves", "The session's tasks in waves: wave 1 has no dependencies, each later wave depends only on "
+      "earlier ones.", writes=None)
+def get_waves(call: ToolCall) -> Any:  # GET sessions/{id}/waves/
+    return selectors.session_waves(session=call.session())
+
+
+@tool("get_state", "Read the session's key/value state: one key, or every key when none is named. A key that "
+      "is not set is absent from the answer.", writes=None, key=text("The key to read."))
+def get_state(call: ToolCall) -> Any:  # GET session-state/?session=…&key=…
+    entries = selectors.session_state_list().filter(session=call.session())
+    if "key" in call.arguments:
+        entries = entries.filter(key=call.arguments["key"])
+    return {"state": dict(entries.order_by("key").values_list("key", "value"))}
+
+
+@tool("set_state", "Set one key of the session's state to any JSON value (replacing what it held).",
+      writes=SessionStateEntry,
+      key=text("The key, e.g. current_phase.", required=True), value=any_json("The value: any JSON.", required=True))
+def set_state(call: ToolCall) -> Any:  # POST session-state/set/
+    entry, created = session_state_set(**call.validated(api.SessionStateSetSerializer,
+                                                                 session=call.session().pk))
+    return {"key": entry.key, "value": entry.value, "created": created}
+
+
+@tool("append_event", "Append an event to the session's ledger (append-only). A retry with the same "
+      "idempotency_key records it once.",
+      writes=LedgerEvent,
+      type=text("An event type (task_started, backend_call_finished, phase_entered, …) or x-<custom>.",
+                required=True),
+      message=text("What happened."), task_key=text("The task it concerns."), agent=AGENT,
+      model=text("The model involved."), phase=text("The loop's phase."),
+      category=text("A category."), iteration=integer("The iteration."),
+      duration_ms=integer("How long it took, in ms."), tokens_in=integer("Input tokens."),
+      tokens_out=integer("Output tokens."), cost_usd=number("Cost in USD."), request_id=REQUEST_ID,
+      data=json_object("Structured data."), meta=json_object("Metadata."),
+      idempotency_key=text("A key making retries safe.", max_length=200))
+def append_event(call: ToolCall) -> Any:  # POST events/
+    event, created = ledger.event_append_one(item=call.validated(ledger_api.LedgerEventSerializer,
+                                                                  session=call.session().pk))
+    return {"id": event.id, "type": event.type, "created": created}
+
+
+@tool("record_issue", "Record an occurrence of an issue; a signature seen before in the session counts up.",
+      writes=Issue,
+      task_key=text("The task it happened in, e.g. task-1.", required=True),
+      kind=text("The kind, e.g. test_failure, lint, build.", required=True),
+      signature=text("What identifies the issue across occurrences, e.g. a test id.", required=True),
+      message=text("The message.", required=True), file=text("The file."),
+      line=integer("The line."))
+def record_issue(call: ToolCall) -> Any:  # POST issues/record/
+    body = call.validated(ledger_api.IssueRecordSerializer, session=call.session().pk)
+    issue, created = ledger.issue_record(session_id=body.pop("session"), **body)
+    return {"signature": issue.signature, "kind": issue.kind, "count": issue.count, "created": created}
+
+
+@tool("create_checkpoint", "Record a checkpoint (a git ref to come back to).",
+      writes=Checkpoint,
+      key=text("The checkpoint's key, unique.", required=True, max_length=200),
+      git_ref=text("The git ref, e.g. a branch or tag.", required=True), git_commit=text("The commit sha."),
+      task_key=text("The task it follows."), summary=text("What is done at this point."),
+      description=text("Longer detail."))
+def create_checkpoint(call: ToolCall) -> Any:  # POST checkpoints/
+    checkpoint = ledger.checkpoint_create(data=call.validated(ledger_api.CheckpointSerializer,
+                                                              session=call.session().pk))
+    return pick(ledger_api.CheckpointSerializer(checkpoint).data, ("key", "git_ref", "git_commit", "task_key"))
+
+
+@tool("add_token_usage", "Record one model call's tokens and cost; the session's totals grow by it. Omit "
+      "cost_usd to have it priced from the model's price.",
+      writes=TokenUsage,
+      model=text("The model.", required=True), input_tokens=integer("Input tokens.", required=True),
+      output_tokens=integer("Output tokens.", required=True), cost_usd=number("Cost in USD."),
+      cached_read_tokens=integer("Cache-read tokens."), cached_write_tokens=integer("Cache-write tokens."),
+      reasoning_tokens=integer("Reasoning tokens."), task_key=text("The task."), agent=AGENT,
+      operation=text("What the call was for."), request_id=REQUEST_ID)
+def add_token_usage(call: ToolCall) -> Any:  # POST token-usage/
+    [row] = ledger.token_usage_record(items=[call.validated(ledger_api.TokenUsageSerializer,
+                                                            session=call.session().pk)])
+    return pick(ledger_api.TokenUsageSerializer(row).data, ("model", "input_tokens", "output_tokens", "cost_usd",
+                                                            "is_estimated"))
+
+
+# -- memory (seed 004) ----------------------------------------------------------------------------
+
+@tool("search_memory", "Full-text search of past messages and observations (English with stemming; Chinese, "
+      "Japanese and Korean too). Answers the best matches first, each with a snippet: <mark> around the matches.",
+      writes=None,
+      session_bound=False,
+      q=text("What to look for.", required=True),
+      kind=choice("message or observation; both when omitted.", ("message", "observation")),
+      session=text("Only this session (its id or key)."),
+      type=choice("Only observations of this type.", ObservationType),
+      page_size=integer("How many hits (default 20, at most 100).", minimum=1, maximum=100))
+def search_memory(call: ToolCall) -> Any:  # GET search/?q=…
+    within = {"session": call.session().pk} if "session" in call.arguments else {}
+    total, hits = search_validated(call.validated(memory_api.SearchParamsSerializer, **within))
+    return {"count": total, "hits": [pick(memory_api.SearchHitSerializer(hit).data, (
+        "kind", "id", "session", "subtype", "created_at", "snippet")) for hit in hits]}
+
+
+@tool("record_observation", "Remember something about this session's work: a tool use, a command, an error, a "
+      "success or a note. Observations are found again by search_memory.",
+      writes=Observation,
+      type=choice("What kind of observation.", ObservationType, required=True),
+      content=text("What to remember.", required=True), tool_name=text("The tool it concerns."),
+      importance=number("How much it matters, 0 to 1 (default 0.5)."))
+def record_observation(call: ToolCall) -> Any:  # POST observations/
+    observation = memory.observation_create(data=call.validated(memory_api.ObservationSerializer,
+                                                                session=call.session().pk))
+    return {"id": observation.id, "type": observation.type}
+
+
+@tool("record_pattern", "Record a pattern worth reusing across projects (an error and its fix, a best practice, "
+      "a tool usage); recording it again counts up its frequency.", session_bound=False,
+      writes=GlobalPattern,
+      pattern_type=choice("What kind of pattern.", PatternType, required=True),
+      description=text("The pattern, self-contained.", required=True),
+      project=text("The project where it was seen."))
+def record_pattern(call: ToolCall) -> Any:  # POST patterns/record/
+    pattern, created = memory.pattern_record(**call.validated(memory_api.PatternRecordSerializer))
+    return {"pattern_type": pattern.pattern_type, "frequency": pattern.frequency, "created": created,
+            "source_projects": pattern.source_projects}

@@ -1,0 +1,419 @@
+"""The admin's shared base: lists people can scan on tables of any size, and writes through the services.
+
+* `RalphModelAdmin` is the base of every ModelAdmin of the project (a test walks the registry): its
+  lists never count a big table (`CappedCountPaginator`) and show no facet counts; the `column_*`
+  helpers build the columns people scan first (status as a coloured badge, truncated text, time
+  ago, the session as a link to its console).
+* `ServiceModelAdmin` adds the write path: saves and deletes go through the services, as API writes
+  do, and a model's domain verbs are buttons (`OperatorAction`) calling the same services.
+* `SessionFilter` picks one session by autocomplete (on a million sessions the list is never loaded).
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from functools import cached_property
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.utils import unquote
+from django.contrib.admin.widgets import AutocompleteSelect
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import models, transaction
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.timesince import timesince
+from django.views.decorators.http import require_POST
+
+from ralphsite.core.access import session_model
+from ralphsite.core.errors import DomainError
+from ralphsite.core.models import ApiToken
+from ralphsite.core.writes import ModelWrites, writes_for
+
+# A list counts at most this many rows; past it the page says "more than 10,000".
+COUNT_CAP = 10_000
+
+
+class CappedCountPaginator(Paginator):
+    """Counts at most COUNT_CAP + 1 rows (`SELECT COUNT(*) FROM (… LIMIT 10001)`): a bounded read
+    whatever the table's size, where Django's changelist counts the whole filtered table on every
+    page (a million ledger events: a full index scan per page view). Past the cap the count is the
+    cap plus one, so the pages up to the cap stay reachable and `count_is_capped` tells the template."""
+
+    @cached_property
+    def count(self) -> int:
+        if isinstance(self.object_list, QuerySet):
+            return self.object_list.order_by()[:COUNT_CAP + 1].count()
+        return len(self.object_list)
+
+    @property
+    def count_is_capped(self) -> bool:
+        return self.count > COUNT_CAP
+
+    @property
+    def count_label(self) -> str:
+        return f"more than {COUNT_CAP:,}" if self.count_is_capped else f"{self.count:,}"
+
+
+class RalphModelAdmin(admin.ModelAdmin):
+    """Lists for people, on tables of any size (every ModelAdmin of the project derives from this)."""
+
+    paginator = CappedCountPaginator
+    show_full_result_count = False  # a second, unfiltered COUNT(*) per page
+    show_facets = admin.ShowFacets.NEVER  # a count per filter choice would read the whole table
+    list_per_page = 50
+
+    def __init__(self, model: type[models.Model], admin_site: admin.AdminSite) -> None:
+        super().__init__(model, admin_site)
+        # Django's date drill-down reads every row's date (SELECT DISTINCT year …) on each page view:
+        # the same dates are offered as a filter of fixed ranges instead (see get_list_filter).
+        self.date_filter_field, self.date_hierarchy = self.date_hierarchy, None
+
+    @property
+    def media(self) -> forms.Media:
+        media = super().media
+        if any(isinstance(spec, type) and issubclass(spec, SessionFilter) for spec in self.get_list_filter(None)):
+            media += session_filter_media()
+        return media
+
+    def get_list_display(self, request: HttpRequest) -> list[Any]:
+        """People scan names, states and times: a bare `id` column goes last, a bare `session`
+        column becomes the session's key linking to its console."""
+        columns = [column_session() if column == "session" else column
+                   for column in super().get_list_display(request)]
+        return [column for column in columns if column != "id"] + (["id"] if "id" in columns else [])
+
+    def get_list_display_links(self, request: HttpRequest, list_display: list[Any]) -> list[Any] | None:
+        """The first column links to the row, unless it is already a link (the session's)."""
+        if self.list_display_links or not list_display:
+            return super().get_list_display_links(request, list_display)
+        plain = [column for column in list_display if getattr(column, "__name__", "") != "session_link"]
+        return plain[:1] or list_display[:1]
+
+    def get_list_filter(self, request: HttpRequest | None) -> list[Any]:
+        """Rows of one session are a filter away on every list of a model with a `session` key."""
+        filters = list(super().get_list_filter(request))
+        has_session = any(field.name == "session" and field.related_model is session_model()
+                          for field in self.model._meta.concrete_fields)
+        if has_session and not any(isinstance(spec, type) and issubclass(spec, SessionFilter) for spec in filters):
+            filters.insert(0, SessionFilter)
+        dated = {spec[0] for spec in filters if isinstance(spec, tuple)}
+        if self.date_filter_field and self.date_filter_field not in dated:
+            filters.append((self.date_filter_field, admin.DateFieldListFilter))
+        return filters
+
+
+@dataclass(frozen=True)
+class OperatorAction:
+    """A button on a record's page that calls one service, as the API's action of the same verb does.
+
+    `run(request, obj, inputs)` calls the service and returns the message shown after it (a
+    DomainError is shown as an error instead); `shown(obj)` says whether the button applies to the
+    record as it is; `inputs` are the fields sent with it: (name, label) for text, (name, label,
+    choices) for a choice among (value, label) pairs."""
+
+    name: str
+    label: str
+    run: Callable[[HttpRequest, Any, dict[str, str]], str]
+    shown: Callable[[Any], bool] = lambda obj: True
+    style: str = ""  # "danger" or "primary": how loud the button is
+    inputs: tuple[tuple[Any, ...], ...] = ()
+    help: str = ""
+
+
+def operator_name(request: HttpRequest) -> str:
+    """Who acts, as ledger events name agents: the person's user name, marked as a person."""
+    return f"admin:{request.user.get_username()}"
+
+
+class ServiceModelAdmin(RalphModelAdmin):
+    """Admin writes go through the model's services from the writes registry (`ralphsite.core.writes`), as
+    API writes do; models with rules offer their domain verbs as `operator_actions` (buttons on the
+    record's page, POSTed to `<id>/act/<name>/`)."""
+
+    operator_actions: tuple[OperatorAction, ...] = ()
+
+    def get_urls(self) -> list:
+        opts = self.model._meta
+        act = self.admin_site.admin_view(require_POST(self.operator_action_view))
+        return [path("<path:object_id>/act/<str:name>/", act, name=f"{opts.app_label}_{opts.model_name}_act"),
+                *super().get_urls()]
+
+    def operator_actions_for(self, request: HttpRequest, obj: models.Model | None) -> list[dict[str, Any]]:
+        if obj is None or not self.has_change_permission(request, obj):
+            return []
+        opts = self.model._meta
+        return [{"name": action.name, "label": action.label, "style": action.style, "help": action.help,
+                 "inputs": [{"name": field, "label": label, "choices": choices[0] if choices else None}
+                            for field, label, *choices in action.inputs],
+                 "url": reverse(f"admin:{opts.app_label}_{opts.model_name}_act", args=[obj.pk, action.name])}
+                for action in self.operator_actions if action.shown(obj)]
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        obj = self.get_object(request, unquote(object_id)) if request.method == "GET" else None
+        context = {"operator_actions": self.operator_actions_for(request, obj), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, context)
+
+    def operator_action_view(self, request: HttpRequest, object_id: str, name: str) -> HttpResponse:
+        obj = self.get_object(request, unquote(object_id))
+        action = next((action for action in self.operator_actions if action.name == name), None)
+        if obj is None or action is None:
+            raise Http404(f"No {self.model._meta.verbose_name} {object_id} or no action {name!r}.")
+        if not self.has_change_permission(request, obj):
+            raise PermissionDenied
+        inputs = {field: request.POST.get(field, "").strip() for field, *_label in action.inputs}
+        try:
+            self.message_user(request, action.run(request, obj, inputs), messages.SUCCESS)
+        except DomainError as error:
+            self.message_user(request, f"{action.label}: {error.message}", messages.ERROR)
+        back = request.POST.get("next", "")
+        if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                               require_https=request.is_secure()):
+            opts = self.model._meta
+            back = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+        return HttpResponseRedirect(back)
+
+    # A service refusing a save or a delete (a 409 or 400 in the API) is the same refusal here: the
+    # transaction Django opened for the page is rolled back, and the person reads the reason.
+
+    def changeform_view(self, request: HttpRequest, object_id: str | None = None, form_url: str = "",
+                        extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except DomainError as error:
+            self.message_user(request, f"Not saved: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def delete_view(self, request: HttpRequest, object_id: str,
+                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except DomainError as error:
+            self.message_user(request, f"Not deleted: {error.message}", messages.ERROR)
+            opts = self.model._meta
+            return HttpResponseRedirect(reverse(f"admin:{opts.app_label}_{opts.model_name}_change",
+                                                args=[unquote(object_id)]))
+
+    def response_action(self, request: HttpRequest, queryset: QuerySet, **kwargs: Any) -> HttpResponse | None:
+        # **kwargs: Django 6.1 passes `action_location` (actions on the change form too); 5.2 passes none.
+        try:
+            with transaction.atomic():  # a bulk action is all or nothing, as one API call is
+                return super().response_action(request, queryset, **kwargs)
+        except DomainError as error:
+            self.message_user(request, f"Nothing done: {error.message}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    @property
+    def writes(self) -> ModelWrites:
+        return writes_for(self.model)
+
+    def _model_data(self, form: forms.ModelForm, names: Iterable[str]) -> dict[str, Any]:
+        concrete = {f.name for f in self.model._meta.concrete_fields}
+        return {name: form.cleaned_data[name] for name in names if name in concrete}
+
+    def save_model(self, request: HttpRequest, obj: models.Model, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            self.writes.update(self.model._default_manager.get(pk=obj.pk), self._model_data(form, form.changed_data))
+        else:
+            obj.pk = self.writes.create(self._model_data(form, form.cleaned_data)).pk
+
+    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
+        self.writes.delete(obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for obj in queryset:
+            self.writes.delete(obj)
+
+
+# -- columns people scan ------------------------------------------------------------------------
+
+def status_badge(value: str, label: str | None = None) -> str:
+    """A coloured pill; the colour comes from the value (ralphsite/static/ralphsite/admin.css)."""
+    if not value:
+        return "—"
+    return format_html('<span class="rl-badge rl-v-{}">{}</span>', value, label or value.replace("_", " "))
+
+
+def ago_text(moment: datetime) -> str:
+    """Under a minute "just now" (timesince says "0 minutes"), else its largest unit: "3 hours ago"."""
+    now = timezone.now()
+    if now - moment < timedelta(minutes=1):
+        return "just now"
+    return f"{timesince(moment, now).split(',')[0]} ago"
+
+
+def time_ago(moment: Any) -> str:
+    if moment is None:
+        return "—"
+    return format_html('<time datetime="{}" title="{}">{}</time>', moment.isoformat(),
+                       moment.strftime("%Y-%m-%d %H:%M:%S UTC"), ago_text(moment))
+
+
+def truncated(text: str, length: int) -> str:
+    text = " ".join((text or "").split())
+    if not text:
+        return "—"
+    if len(text) <= length:
+        return text
+    return format_html('<span title="{}">{}…</span>', text[:1000], text[:length - 1])
+
+
+def _named(function: Callable[[Any], str], name: str) -> Callable[[Any], str]:
+    function.__name__ = name  # the column's CSS class and the test's handle: column-<name>
+    return function
+
+
+def column_status(field: str = "status", *, description: str | None = None) -> Callable[[Any], str]:
+    @admin.display(description=description or field.replace("_", " "), ordering=field)
+    def show(obj: Any) -> str:
+        value = getattr(obj, field)
+        display = getattr(obj, f"get_{field}_display", None)
+        return status_badge(value, display() if display else None)
+    return _named(show, f"{field}_badge")
+
+
+def column_flag(field: str, *, yes: str, no: str, description: str) -> Callable[[Any], str]:
+    """A boolean as a badge that says what it means ("processed" / "pending")."""
+    @admin.display(description=description, ordering=field)
+    def show(obj: Any) -> str:
+        return status_badge(yes if getattr(obj, field) else no)
+    return _named(show, f"{field}_badge")
+
+
+def column_text(field: str, *, length: int = 80, description: str | None = None) -> Callable[[Any], str]:
+    @admin.display(description=description or field.replace("_", " "))
+    def show(obj: Any) -> str:
+        return truncated(getattr(obj, field), length)
+    return _named(show, f"{field}_short")
+
+
+def column_ago(field: str, *, description: str | None = None) -> Callable[[Any], str]:
+    @admin.display(description=description or field.removesuffix("_at").replace("_", " "), ordering=field)
+    def show(obj: Any) -> str:
+        return time_ago(getattr(obj, field))
+    return _named(show, f"{field}_ago")
+
+
+def session_label(session_id: str | None, key: str = "") -> str:
+    return key or (f"…{session_id[-8:]}" if session_id else "—")
+
+
+def column_session(path: str = "session") -> Callable[[Any], str]:
+    """The session's key (or the end of its id) linking to its console; `path` follows relations
+    (`run__chat__session`), every one of them select_related by the admin."""
+    @admin.display(description="session")
+    def show(obj: Any) -> str:
+        session = obj
+        for name in path.split("__"):
+            session = getattr(session, name, None)
+            if session is None:
+                return "—"
+        return format_html('<a href="{}" title="{}">{}</a>', reverse("admin:sessions_app_session_change",
+                                                                     args=[session.pk]),
+                           session.pk, session_label(session.pk, session.key))
+    return _named(show, "session_link")
+
+
+# -- the session filter -------------------------------------------------------------------------
+
+class SessionFilter(admin.SimpleListFilter):
+    """One session's rows, chosen with an autocomplete box (the admin's own select2 over the
+    sessions' search) or by a link `?session=<id>` (the console links every list this way). It never
+    lists the sessions, so the page costs the same with ten sessions or a million.
+
+    `path` is the lookup from the listed model to the session id (`session_id`, `run__chat__session_id`);
+    make one with `SessionFilter.on(path)`."""
+
+    title = "session"
+    parameter_name = "session"
+    template = "admin/ralphsite/session_filter.html"
+    path = "session_id"
+
+    @classmethod
+    def on(cls, path: str) -> type["SessionFilter"]:
+        return type("SessionFilter", (cls,), {"path": path})
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        # Only the selected session (one query by primary key); a blank choice otherwise, so the
+        # sidebar shows the filter at all.
+        if not self.value():
+            return [("", "")]
+        key = session_model().objects.filter(pk=self.value()).values_list("key", flat=True).first()
+        return [(self.value(), session_label(self.value(), key or ""))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(**{self.path: self.value()}) if self.value() else queryset
+
+    def choices(self, changelist: Any) -> Iterable[dict[str, Any]]:
+        selected = self.lookup_choices[0] if self.value() else None
+        yield {
+            "selected": selected,
+            "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+            "parameter": self.parameter_name,
+            "autocomplete_url": reverse("admin:autocomplete"),
+        }
+
+
+# -- a date range -------------------------------------------------------------------------------
+
+class DateRangeFilter(admin.FieldListFilter):
+    """Rows of a datetime field between two days (UTC, both included), picked with two date inputs:
+    `?<field>__since=2026-11-01&<field>__until=2026-11-24`. A plain GET form, no script; the other
+    filters ride along as hidden inputs."""
+
+    template = "admin/ralphsite/date_range_filter.html"
+
+    def __init__(self, field: Any, request: HttpRequest, params: dict[str, Any], model: Any,
+                 model_admin: admin.ModelAdmin, field_path: str) -> None:
+        self.since_parameter, self.until_parameter = f"{field_path}__since", f"{field_path}__until"
+        super().__init__(field, request, params, model, model_admin, field_path)
+        self.days = {name: self._day(name) for name in (self.since_parameter, self.until_parameter)}
+
+    def _day(self, parameter: str) -> date | None:
+        value = self.used_parameters.get(parameter)
+        value = value[-1] if isinstance(value, list) else value
+        if not value:
+            return None
+        try:
+            return date.fromisoformat(value)
+        except ValueError as error:  # the admin answers with its "?e=1" page, not a 500
+            raise IncorrectLookupParameters(f"{parameter}: {value!r} is not a date (YYYY-MM-DD).") from error
+
+    def expected_parameters(self) -> list[str]:
+        return [self.since_parameter, self.until_parameter]
+
+    def has_output(self) -> bool:
+        return True
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        since, until = self.days[self.since_parameter], self.days[self.until_parameter]
+        if since:
+            queryset = queryset.filter(**{f"{self.field_path}__gte": datetime.combine(since, time.min, UTC)})
+        if until:
+            next_day = datetime.combine(until, time.min, UTC) + timedelta(days=1)
+            queryset = queryset.filter(**{f"{self.field_path}__lt": next_day})
+        return queryset
+
+    def choices(self, changelist: Any) -> Iterable[dict[str, Any]]:
+        others = changelist.get_filters_params()
+        hidden = [(name, value) for name, values in others.items() if name not in self.expected_parameters()
+                  for value in (values if isinstance(values, list) else [values])]
+        yield {"since": self.days[self.since_parameter], "until": self.days[self.until_parameter],
+               "since_parameter": self.since_parameter, "until_parameter": self.until_parameter,
+               "hidden": hidden, "clear_url": changelist.get_query_string(remove=self.expected_parameters())}
+
+
+def session_filter_media() -> forms.Media:
+    """The admin's select2 autocomplete (jQuery, select2, autocomplete.js) and our filter's script."""
+    return (AutocompleteSelect(ApiToken._meta.get_field("session"), admin.site).media
+            # Listed with what it needs first, so the merge puts it after jQuery, jquery.init and select2.
+            + forms.Media(js=["admin/js/vendor/jquery/jquery.min.js", "admin/js/jquery.init.js",
+                              "admin/js/autocomplete.js", "ralphsite/session_filter.js"]))

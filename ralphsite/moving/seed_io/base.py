@@ -1,0 +1,561 @@
+"""The importer framework: a seed tool's SQLite file, table by table, into our models.
+
+An importer (one module per KIND) lists `TableImport`s in dependency order. Each says which seed
+table feeds which model, how a row's key reads (`key_columns`), which columns it maps to fields
+(`fields`, with converters from here: dates, cents, JSON, enums), and which it needs. Whatever column
+a table has beyond those, and any value no field can hold as it was (a NULL where we keep '', a 0
+where we start at 1), lands in the row's `SeedRow.extra`: nothing the tool stored is dropped.
+
+Every imported row gets a `SeedRow` (kind, table, key → object), which makes an import idempotent (a
+second run finds every key present; a newer copy of the file adds only the new keys) and lets rows
+refer to each other by the seed's keys (`ImportContext.resolve`).
+
+Writes are `bulk_create`s a chunk at a time, each chunk its own transaction: on SQLite a writer holds
+the database's one write lock, so agents wait at most one chunk (a few hundred ms), not the whole
+import; a failure leaves whole chunks behind, and running the import again resumes after them. The
+services are per-row (one transaction, a ledger event, `now` timestamps each), which would be slow for
+a history of a million rows and would rewrite its times; the import keeps the tool's own timestamps.
+Ledger events still go through the ledger's manager, which puts them on the hash chain.
+
+Before anything is written the whole file is checked (a SQLite database, readable, the tables and
+key columns the importer needs): a refusal is one line naming the problem, with nothing written.
+"""
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from django.apps import apps
+from django.db import connections, models, router, transaction
+from django.utils import timezone
+
+from ralphsite.core.fields import ULIDField
+from ralphsite.core.models import SeedRow
+from sessions_app.models import Session
+
+CHUNK_ROWS = 500
+KEY_SEPARATOR = "|"
+AUTO_TIMESTAMPS = ("created_at", "updated_at")
+USD_PLACES = Decimal("0.000001")  # our USD fields' decimal places
+EXTRA = "_extra"  # a key `fields` may return: seed values no field can hold as they were (kept on the SeedRow)
+
+Row = dict[str, Any]
+
+
+class SeedImportError(Exception):
+    """The file cannot be imported, in one line; nothing was written."""
+
+
+# -- converters: a seed column's value → our field's value ------------------------------------------
+
+def text(value: Any) -> str:
+    """A nullable TEXT column → our non-null CharField/TextField ('' for NULL)."""
+    return "" if value is None else str(value)
+
+
+def moment(value: Any) -> datetime | None:
+    """Epoch seconds or milliseconds, or a text date (SQLite's `YYYY-MM-DD HH:MM:SS`, ISO 8601 with
+    `T`, `Z` or an offset) → an aware datetime; a date without a zone is UTC, as SQLite writes it."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float) or (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        number = float(value)
+        return datetime.fromtimestamp(number / 1000 if abs(number) >= 1e11 else number, tz=UTC)
+    parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def cents(value: Any) -> Decimal:
+    """Integer cents → Decimal USD."""
+    return Decimal(0) if value is None else Decimal(int(value)) / 100
+
+
+def usd(value: Any) -> Decimal:
+    """REAL dollars → Decimal USD (through its shortest decimal text, not its binary expansion)."""
+    return Decimal(0) if value is None else Decimal(repr(float(value)))
+
+
+def json_value(value: Any, default: Any = None) -> Any:
+    """A JSON column: the parsed value, or the text itself when it is not JSON (kept, not dropped)."""
+    if value is None:
+        return default
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", errors="surrogateescape")
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return value
+
+
+json_value.is_json = True  # type: ignore[attr-defined]
+
+
+def flag(value: Any) -> bool:
+    return bool(value) and str(value).lower() not in ("0", "false", "f", "no")
+
+
+def count(value: Any, default: int = 0) -> int:
+    return default if value is None else int(value)
+
+
+def json_or(default: Callable[[], Any]) -> Callable[[Any], Any]:
+    """A JSON column whose NULL becomes `default()` (our field is not nullable)."""
+
+    def convert(value: Any) -> Any:
+        return json_value(value, default=default())
+
+    convert.is_json = True  # type: ignore[attr-defined] - read by MappedTable and export_seed
+    return convert
+
+
+def number(value: Any) -> int | float | None:
+    """A nullable numeric column kept nullable."""
+    return value
+
+
+class EnumMap:
+    """A seed enum value → ours (`mapping`; values it does not name are kept as they are), and back."""
+
+    def __init__(self, mapping: dict[str, str], default: str) -> None:
+        self.mapping, self.default = mapping, default
+        self.reverse = {ours: theirs for theirs, ours in mapping.items()}
+
+    def __call__(self, value: Any) -> str:
+        return self.default if value is None else self.mapping.get(str(value), str(value))
+
+    def inverse(self, value: str) -> Any:
+        """Ours → the seed's (export_seed)."""
+        return self.reverse.get(value, value)
+
+
+class IntEnumMap(EnumMap):
+    """An integer enum (Ralph V2's C# enums, stored by EF Core as their ordinal): `names` in declaration
+    order, each mapped to our value through the enum aliases (`ExecutingBatch` → `executing_batch`). An
+    integer the seed does not declare becomes `default` (ours must be one of our choices: statistics and
+    progress count by them); the integer is kept on the SeedRow."""
+
+    def __init__(self, names: list[str], choices: type[models.Choices], default: str) -> None:
+        from ralphsite.core.choices import choice_canonical
+
+        mapping = {}
+        for number, name in enumerate(names):
+            ours = choice_canonical(choices.values, name)
+            if ours is None:
+                raise ValueError(f"{choices.__name__} has no value for the seed's {name}")
+            mapping[str(number)] = ours
+        super().__init__(mapping, default)
+
+    def __call__(self, value: Any) -> str:
+        return self.default if value is None else self.mapping.get(str(value), self.default)
+
+    def inverse(self, value: str) -> int | None:
+        theirs = self.reverse.get(value)
+        return None if theirs is None else int(theirs)
+
+
+def enum(mapping: dict[str, str], *, default: str = "") -> EnumMap:
+    return EnumMap(mapping, default)
+
+
+def blob(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
+def jsonable(value: Any) -> Any:
+    """A raw column value for a JSON field (`extra`): BLOBs become {"base64": …}."""
+    if isinstance(value, bytes):
+        import base64
+
+        return {"base64": base64.b64encode(value).decode()}
+    return value
+
+
+# -- tables ---------------------------------------------------------------------------------------
+
+@dataclass
+class TableResult:
+    table: str
+    read: int = 0
+    created: int = 0
+    present: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+class TableImport:
+    """One seed table → one model. Subclasses set the class attributes and `fields`."""
+
+    table: ClassVar[str]
+    model: ClassVar[type[models.Model]]
+    key_columns: ClassVar[tuple[str, ...]] = ("id",)
+    mapped: ClassVar[frozenset[str]] = frozenset()  # columns `fields` reads (besides the key)
+    required: ClassVar[bool] = True  # a file without this table is refused
+    order_by: ClassVar[str] = "rowid"
+    # Other spellings of a column (ours → theirs) that files built from another part of the seed use.
+    aliases: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    def key(self, row: Row) -> str:
+        return KEY_SEPARATOR.join(text(row[column]) for column in self.key_columns)
+
+    def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
+        """The new object's field values, or a reason (str) to skip the row."""
+        raise NotImplementedError
+
+    def build(self, values: dict[str, Any]) -> models.Model:
+        """The new object of a row's field values."""
+        return self.model(**values)
+
+    def after_insert(self, objects: list[models.Model]) -> None:
+        """After a chunk's objects were inserted, in its transaction: keep what we derive from them
+        (tag rows, counters) right. Nothing by default."""
+
+    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+        """An object of ours that already is this row (e.g. a session another tool created with the
+        same key): linked instead of duplicated. None by default."""
+        return None
+
+
+@dataclass
+class ImportContext:
+    kind: str
+    _keys: dict[str, dict[str, str]] = field(default_factory=dict)
+    _sessions: dict[str, dict[str, str | None]] = field(default_factory=dict)
+
+    def resolve(self, table: str, key: Any) -> str | None:
+        """Our object id for the row of seed table `table` whose key is `key` (None: not imported)."""
+        if key is None:
+            return None
+        if table not in self._keys:
+            self._keys[table] = dict(SeedRow.objects.filter(kind=self.kind, source_table=table)
+                                     .values_list("source_key", "object_id"))
+        return self._keys[table].get(str(key))
+
+    def remember(self, table: str, keys: dict[str, str]) -> None:
+        if table in self._keys:
+            self._keys[table].update(keys)
+        self._sessions.pop(table, None)
+
+    def session_of(self, table: str, object_id: str) -> str | None:
+        """The session of our object `object_id` imported from seed table `table` (one query per table)."""
+        if table not in self._sessions:
+            imported = SeedRow.objects.filter(kind=self.kind, source_table=table)
+            label = imported.values_list("object_model", flat=True).first()
+            model = apps.get_model(label) if label else None
+            self._sessions[table] = {} if model is None else {
+                str(pk): session for pk, session in
+                model._default_manager.filter(pk__in=imported.values("object_id")).values_list("pk", "session_id")}
+        return self._sessions[table].get(object_id)
+
+
+def same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Parent:
+    """A seed column naming a row of another seed table (already imported: tables go in dependency
+    order), which becomes our foreign key `field`. A row whose parent is not in the file is skipped
+    when `required` (a NULL in a nullable column is no parent, not a skip), else imported without it
+    (the column's value kept on the SeedRow). `session`: the row's session is its parent's (our model
+    keeps it on the row, the seed's does not)."""
+
+    table: str
+    field: str
+    noun: str  # in the skip reason: "its {noun} is not in the file"
+    required: bool = True
+    session: bool = False
+
+
+Converter = Callable[[Any], Any]
+
+
+class MappedTable(TableImport):
+    """A table whose columns map one to one onto fields (`columns`: seed column → (field, converter)).
+
+    `sessions` names the seed column holding the row's session key (resolved through the importer's
+    sessions table, `session_table`): a row whose session is not in the file is skipped when
+    `session_required`, else imported without one (its session key kept on the SeedRow). A NULL that
+    a converter turns into a value ('' or 0) is noted on the SeedRow too, so an export writes NULL back.
+    `parents` names the columns that hold another seed table's key (`Parent`): our foreign keys, and
+    the seed's keys again on export.
+    `created` names the column that dates the row (our created_at/updated_at)."""
+
+    columns: ClassVar[dict[str, tuple[str, Converter]]] = {}
+    parents: ClassVar[dict[str, Parent]] = {}
+    sessions: ClassVar[str | None] = "session_id"
+    session_table: ClassVar[str] = "sessions"
+    session_required: ClassVar[bool] = True
+    created: ClassVar[str | None] = None
+    reads: ClassVar[frozenset[str]] = frozenset()  # further columns a subclass's `fields` reads
+    export_needs_session: ClassVar[bool] = False  # export_seed --session: leave this sessionless table out
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.mapped = (frozenset(cls.columns) | frozenset(cls.parents) | cls.reads
+                      | ({cls.sessions} if cls.sessions else set()))
+
+    def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for column, (name, convert) in self.columns.items():
+            values[name] = convert(row[column])
+            if values[name] is None:  # a NULL where ours has none: the field's default (DevTeam's DEFAULTs, now)
+                model_field = self.model._meta.get_field(name)
+                if not model_field.null and model_field.has_default():
+                    values[name] = model_field.get_default()
+            if row[column] is None and (values[name] is not None or name in AUTO_TIMESTAMPS):
+                extra[column] = None  # we store a value (or, for our timestamps, now) where the tool had NULL
+            elif getattr(convert, "is_json", False) and isinstance(row[column], str) and values[name] == row[column]:
+                extra[column] = row[column]  # not JSON: kept as the tool wrote it
+            elif convert is usd and values[name] != values[name].quantize(USD_PLACES):
+                extra[column] = row[column]  # finer than our money fields keep: the tool's value stays here
+            elif hasattr(convert, "inverse") and row[column] is not None \
+                    and str(convert.inverse(values[name])) != str(row[column]):
+                extra[column] = row[column]  # ours has no room for it (an undeclared enum value, a 0 we count from 1)
+        for column, parent in self.parents.items():
+            parent_id = context.resolve(parent.table, row[column])
+            if parent_id is None and (row[column] is not None or parent.required):
+                if parent.required:
+                    return f"its {parent.noun} is not in the file"
+                extra[column] = row[column]
+            values[parent.field] = parent_id
+            if parent.session:
+                values["session_id"] = parent_id and context.session_of(parent.table, parent_id)
+        if self.sessions:
+            session_id = context.resolve(self.session_table, row[self.sessions])
+            if session_id is None and row[self.sessions] is not None:
+                if self.session_required:
+                    return "its session is not in the file"
+                extra[self.sessions] = row[self.sessions]
+            elif session_id is None and self.session_required:
+                return "no session"
+            values["session_id"] = session_id
+        when = moment(row[self.created]) if self.created else None
+        if when is not None and _has_field(self.model, "created_at"):
+            values.setdefault("created_at", when)
+            values.setdefault("updated_at", when)
+        if isinstance(self.model._meta.pk, ULIDField):
+            values["id"] = ulid_for(context.kind, self.table, self.key(row), when)
+        if extra:
+            values[EXTRA] = extra
+        return values
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        """Columns neither `columns` nor `parents` write back (keys, `reads`), for export_seed. None by default."""
+        return {}
+
+
+class SessionTable(MappedTable):
+    """A tool's sessions table: its `key_column` is our Session.key (the name agents know it by; our id is a
+    ULID), and a session already ours under that key (another tool's, or one agents made) is linked."""
+
+    model, sessions = Session, None
+    key_column: ClassVar[str] = "id"
+
+    def fields(self, row: Row, context: "ImportContext") -> dict[str, Any] | str:
+        values = super().fields(row, context)
+        assert isinstance(values, dict)  # a session names no session it could miss
+        values.pop("id")
+        values["key"] = text(row[self.key_column])
+        values["last_activity_at"] = values.get("ended_at") or values["started_at"]
+        return values
+
+    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+        return Session.objects.filter(key=values["key"]).first()
+
+    def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
+        return {self.key_column: obj.key or obj.pk}
+
+
+def _has_field(model: type[models.Model], name: str) -> bool:
+    return any(f.name == name for f in model._meta.concrete_fields)
+
+
+ProgressFactory = Callable[[str, int], Callable[[int], None]]
+
+
+@contextmanager
+def _timestamps_as_given(model: type[models.Model], objects: list[models.Model]) -> Iterator[None]:
+    """Let bulk_create keep the imported created_at/updated_at instead of stamping now (auto_now*);
+    a row the seed gives no time gets now, as a new row would."""
+    switched = [(f, f.auto_now, f.auto_now_add) for f in model._meta.concrete_fields
+                if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
+    now = timezone.now()
+    for f, *_ in switched:
+        f.auto_now = f.auto_now_add = False
+        for instance in objects:
+            if getattr(instance, f.attname) is None:
+                setattr(instance, f.attname, now)
+    try:
+        yield
+    finally:
+        for f, auto_now, auto_now_add in switched:
+            f.auto_now, f.auto_now_add = auto_now, auto_now_add
+
+
+class SeedImporter:
+    """One KIND of seed database. Subclasses set `kind`, `tables` and optionally `check_tables`."""
+
+    kind: ClassVar[str]
+    tables: ClassVar[list[TableImport]]
+
+    def __init__(self, path: Path, *, chunk_rows: int = CHUNK_ROWS) -> None:
+        self.path, self.chunk_rows = path, chunk_rows
+        self.context = ImportContext(kind=self.kind)
+
+    # -- the file ---------------------------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise SeedImportError(f"{self.path}: no such file")
+        with open(self.path, "rb") as file:
+            if file.read(16) != b"SQLite format 3\x00":
+                raise SeedImportError(f"{self.path} is not a SQLite database, so not a {self.kind} database")
+        db = sqlite3.connect(f"file:{quote(str(self.path))}?mode=ro", uri=True)
+        db.row_factory = sqlite3.Row
+        return db
+
+    def present_tables(self, db: sqlite3.Connection) -> dict[str, list[str]]:
+        names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {name: [c[1] for c in db.execute(f'PRAGMA table_info("{name}")')] for name in names}
+
+    def check(self, db: sqlite3.Connection) -> list[TableImport]:
+        """The tables to import; SeedImportError when the file is not this tool's database."""
+        try:
+            problem = db.execute("PRAGMA quick_check").fetchone()[0]
+            present = self.present_tables(db)
+        except sqlite3.DatabaseError as error:
+            raise SeedImportError(f"{self.path} is not a readable SQLite database: {error}") from None
+        if problem != "ok":
+            raise SeedImportError(f"{self.path} is corrupt: {problem}")
+        selected = self.select_tables(present)
+        for table in selected:
+            spelled = {*present[table.table], *self.renames(table, present[table.table]).values()}
+            missing = [c for c in (*table.key_columns, *sorted(table.mapped)) if c not in spelled]
+            if missing:
+                raise SeedImportError(f"{self.path}: table {table.table} has no column {', '.join(missing)}; "
+                                      f"not a {self.kind} database of a known schema")
+        return selected
+
+    @staticmethod
+    def renames(table: TableImport, columns: list[str]) -> dict[str, str]:
+        """The file's spelling → ours, for the columns of `table` the file spells another way."""
+        return {alias: ours for ours, aliases in table.aliases.items() if ours not in columns
+                for alias in aliases if alias in columns}
+
+    def select_tables(self, present: dict[str, list[str]]) -> list[TableImport]:
+        missing = [t.table for t in self.tables if t.required and t.table not in present]
+        if missing:
+            raise SeedImportError(f"{self.path} is not a {self.kind} database: no table {', '.join(missing)}")
+        return [t for t in self.tables if t.table in present]
+
+    # -- the import -------------------------------------------------------------------------------
+    def run(self, *, progress: ProgressFactory | None = None) -> list[TableResult]:
+        with closing(self._open()) as db:
+            tables = self.check(db)
+            columns = self.present_tables(db)
+            return [self._table(db, table, columns[table.table], progress) for table in tables]
+
+    def _table(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
+               progress: ProgressFactory | None) -> TableResult:
+        result = TableResult(table.table)
+        total = db.execute(f'SELECT count(*) FROM "{table.table}"').fetchone()[0]
+        update = progress(table.table, total) if progress else None
+        renames = self.renames(table, columns)
+        columns = [renames.get(c, c) for c in columns]
+        unmapped = [c for c in columns if c not in table.mapped and c not in table.key_columns]
+        order = table.order_by if table.order_by != "rowid" or self._has_rowid(db, table.table) else "1"
+        cursor = db.execute(f'SELECT * FROM "{table.table}" ORDER BY {order}')
+        while rows := [dict(zip(columns, r, strict=True)) for r in cursor.fetchmany(self.chunk_rows)]:
+            self._chunk(table, rows, unmapped, result)
+            if update:
+                update(result.read)
+        if update and total == 0:
+            update(0)
+        return result
+
+    @staticmethod
+    def _has_rowid(db: sqlite3.Connection, name: str) -> bool:
+        try:
+            db.execute(f'SELECT rowid FROM "{name}" LIMIT 0')
+        except sqlite3.OperationalError:
+            return False
+        return True
+
+    def _chunk(self, table: TableImport, rows: list[Row], unmapped: list[str], result: TableResult) -> None:
+        result.read += len(rows)
+        model_label = table.model._meta.label_lower
+        keyed = {table.key(row): row for row in rows}
+        with transaction.atomic():
+            present = set(SeedRow.objects.filter(kind=self.kind, source_table=table.table,
+                                                 source_key__in=list(keyed)).values_list("source_key", flat=True))
+            result.present += len(present)
+            new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]] = []
+            for key, row in keyed.items():
+                if key in present:
+                    continue
+                values = table.fields(row, self.context)
+                if isinstance(values, str):
+                    result.skip(values)
+                    continue
+                extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
+                extra.update(values.pop(EXTRA, {}))
+                linked = table.existing(row, values)
+                new_objects.append((key, linked, extra, values))
+            creating = [table.build(values) for _key, linked, _extra, values in new_objects if linked is None]
+            if creating:
+                with _timestamps_as_given(table.model, creating):
+                    table.model._default_manager.bulk_create(creating)
+                table.after_insert(creating)
+            created = iter(creating)
+            keys = {key: str((linked if linked is not None else next(created)).pk)
+                    for key, linked, _extra, _values in new_objects}
+            _seed_rows_insert(self.kind, table.table, model_label,
+                              [(key, keys[key], extra) for key, _linked, extra, _values in new_objects])
+            result.created += len(creating)
+            result.present += len(new_objects) - len(creating)
+        self.context.remember(table.table, keys)
+
+
+def _seed_rows_insert(kind: str, table: str, model_label: str, rows: list[tuple[str, str, dict[str, Any]]]) -> None:
+    """The SeedRows of a chunk, (key, object id, extra) each, in one executemany: as many rows as the import
+    creates, where bulk_create's model instances and per-field preparation cost as much as the rows' own."""
+    if not rows:
+        return
+    connection = connections[router.db_for_write(SeedRow)]
+    meta, quote = SeedRow._meta, connection.ops.quote_name
+    extra, imported_at = meta.get_field("extra"), meta.get_field("imported_at")
+    columns = ("kind", "source_table", "source_key", "object_model", "object_id", "extra", "imported_at")
+    now = imported_at.get_db_prep_save(timezone.now(), connection)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(meta.get_field(c).column) for c in columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))})",
+            [(kind, table, key, model_label, object_id, extra.get_db_prep_save(kept, connection), now)
+             for key, object_id, kept in rows])
+
+
+def ulid_for(kind: str, table: str, key: str, when: datetime | None) -> str:
+    """Our id for a seed row: its own id when that already is a ULID, else a ULID made of the row's
+    time and a digest of its key, so the same row gets the same id on every import (and ids sort by time)."""
+    import hashlib
+
+    from ulid import ULID
+
+    from ralphsite.core.ulid import ulid_normalize
+
+    try:
+        return ulid_normalize(key)
+    except ValueError:
+        pass
+    millis = max(0, int((when or datetime(1970, 1, 1, tzinfo=UTC)).timestamp() * 1000))
+    digest = hashlib.sha256(f"{kind}\x00{table}\x00{key}".encode()).digest()[:10]
+    return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest))

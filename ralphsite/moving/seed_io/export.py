@@ -1,0 +1,152 @@
+"""Export (`manage.py export_seed KIND PATH [--session S …]`): our rows back into a seed tool's schema.
+
+A new SQLite file gets the tool's own DDL (ralphsite/moving/seed_io/schemas/), then each of the importer's
+`MappedTable`s is written back through its column map, each converter inverted (USD → cents, JSON →
+text, booleans → 0/1, our enum values → the tool's, dates in the tool's own format). A row that came
+from the tool gets its key back from its SeedRow, and whatever the SeedRow kept (columns we have no
+field for, NULLs we store as '' or 0) overrides the mapped values, so an import followed by an export
+gives the tool's rows back. Rows that never came from the tool get their keys from ours.
+"""
+
+import base64
+import json
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from django.db import models
+
+from ralphsite.core.models import SeedRow
+from ralphsite.moving.seed_io.base import (
+    KEY_SEPARATOR,
+    MappedTable,
+    SeedImporter,
+    cents,
+    flag,
+    moment,
+    usd,
+)
+from sessions_app.models import Session
+
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
+DateWriter = Callable[[datetime], Any]
+
+
+def sqlite_date(value: datetime) -> str:
+    """SQLite's CURRENT_TIMESTAMP format (DevTeam), microseconds only when there are some."""
+    text = value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{value.microsecond:06d}" if value.microsecond else text
+
+
+def iso_date(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def epoch_date(value: datetime) -> int:
+    """Epoch milliseconds (ralphy is TypeScript: Date.now()); the import reads seconds and milliseconds."""
+    return round(value.timestamp() * 1000)
+
+
+def _from_json(value: Any) -> Any:
+    """A SeedRow.extra value back to the column's value (BLOBs were kept as {"base64": …})."""
+    if isinstance(value, dict) and list(value) == ["base64"]:
+        return base64.b64decode(value["base64"])
+    return value
+
+
+class SeedExporter:
+    """Writes the tables of `importer`'s kind (its MappedTables) for all sessions or the given keys."""
+
+    def __init__(self, importer: type[SeedImporter], path: Path, *, dates: DateWriter,
+                 sessions: list[str] | None = None) -> None:
+        self.importer, self.path, self.dates, self.sessions = importer, path, dates, sessions
+        self.kind = importer.kind
+        self._keys: dict[str, dict[str, str]] = {}
+
+    def seed_key(self, table: str, object_id: Any) -> str | None:
+        """The tool's key of our object `object_id` that came from `table` (our id when it did not)."""
+        if object_id is None:
+            return None
+        if table not in self._keys:
+            self._keys[table] = dict(SeedRow.objects.filter(kind=self.kind, source_table=table)
+                                     .values_list("object_id", "source_key"))
+        return self._keys[table].get(str(object_id), str(object_id))
+
+    def session_ref(self, table: str, session_id: str | None) -> str | None:
+        """What the tool's rows name session `session_id` by: its key in sessions table `table` when it came
+        from the tool (Ralph V2's GUID, DevTeam's id), else our key (our id when it has none)."""
+        if session_id is None:
+            return None
+        imported = self.seed_key(table, session_id)
+        return imported if imported != str(session_id) else self.session_keys.get(session_id, session_id)
+
+    def back(self, convert: Callable[[Any], Any], value: Any) -> Any:
+        if value is None:
+            return None
+        inverse = getattr(convert, "inverse", None)  # EnumMap, or a converter that names its inverse
+        if inverse is not None:
+            return inverse(value)
+        if convert is cents:
+            return int((Decimal(value) * 100).to_integral_value())
+        if convert is usd:
+            return float(value)
+        if convert is moment or isinstance(value, datetime):
+            return self.dates(value)
+        if convert is flag or isinstance(value, bool):
+            return int(value)
+        if getattr(convert, "is_json", False) or isinstance(value, dict | list):
+            return json.dumps(value, ensure_ascii=False)
+        if isinstance(value, memoryview):
+            return bytes(value)
+        return value
+
+    def run(self) -> dict[str, int]:
+        self.session_keys = {pk: key or pk for pk, key in Session.objects.values_list("id", "key")}
+        if self.path.exists():
+            raise FileExistsError(f"{self.path} exists: export_seed writes a new file")
+        written: dict[str, int] = {}
+        with closing(sqlite3.connect(self.path)) as db:
+            db.executescript((SCHEMAS / f"{self.kind}.sql").read_text())
+            for table in self.importer.tables:
+                if isinstance(table, MappedTable):
+                    written[table.table] = self._table(db, table)
+            db.commit()
+        return written
+
+    def _objects(self, table: MappedTable) -> models.QuerySet:
+        objects = table.model._default_manager.order_by("pk")
+        if self.sessions is None:
+            return objects
+        if table.model is Session:
+            return objects.filter(key__in=self.sessions)
+        if table.sessions:
+            return objects.filter(session__key__in=self.sessions)
+        if table.parents and table.model.scope_path:  # the parent's session (an iteration's, a batch's)
+            return objects.filter(**{f"{table.model.scope_path}__key__in": self.sessions})
+        return objects.none() if table.export_needs_session else objects
+
+    def _table(self, db: sqlite3.Connection, table: MappedTable) -> int:
+        label = table.model._meta.label_lower
+        seed_rows = {row.object_id: row for row in SeedRow.objects.filter(kind=self.kind, source_table=table.table,
+                                                                         object_model=label)}
+        count = 0
+        for obj in self._objects(table).iterator(chunk_size=2000):
+            row = {column: self.back(convert, getattr(obj, name)) for column, (name, convert) in table.columns.items()}
+            if table.sessions:
+                row[table.sessions] = self.session_ref(table.session_table, getattr(obj, "session_id", None))
+            for column, parent in table.parents.items():
+                row[column] = self.seed_key(parent.table, getattr(obj, parent.field))
+            row.update(table.export_columns(obj, self))
+            seed_row = seed_rows.get(str(obj.pk))
+            if seed_row is not None:
+                row.update(zip(table.key_columns, seed_row.source_key.split(KEY_SEPARATOR), strict=False))
+                row.update({column: _from_json(value) for column, value in seed_row.extra.items()})
+            columns = ", ".join(f'"{column}"' for column in row)
+            db.execute(f'INSERT INTO "{table.table}" ({columns}) VALUES ({", ".join("?" * len(row))})',
+                       list(row.values()))
+            count += 1
+        return count
