@@ -17,10 +17,6 @@ from django.dispatch import Signal
 
 orchestration_event = Signal()
 
-# Sent when a session's totals moved (a call recorded in the ledger's token usage). kwargs:
-# session_id, tokens_input, tokens_output, cost_usd.
-usage_recorded = Signal()
-
 # Sent inside the transaction when an attempt or agent invocation reports a provider call, changes
 # it or goes. kwargs: source ("attempt" or "invocation"), source_id, item (the call: session_id,
 # request_id, model, agent, task_key, operation, input_tokens, output_tokens, cost_usd (None: not

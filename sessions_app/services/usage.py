@@ -15,7 +15,7 @@ from ralphsite.money import USD_MAX
 from ralphsite.services import instance_create, instance_delete, instance_update
 from sessions_app.models import FINISHED_INVOCATION_STATUSES, AgentInvocation, Session, Task, TaskAttempt
 from sessions_app.services.base import lock_rows
-from sessions_app.signals import usage_recorded, usage_reported
+from sessions_app.signals import usage_reported
 
 # Written only by services that account usage, never by clients.
 SESSION_TOTAL_FIELDS = ("total_tokens_input", "total_tokens_output", "total_cost_usd")
@@ -60,8 +60,6 @@ def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: 
                                     "tokens_output": tokens_output, "cost_usd": str(cost_usd)})
     if not updated:
         raise NotFound(f"Session {session_id} does not exist.", details={"session": session_id})
-    usage_recorded.send(sender=Session, session_id=session_id, tokens_input=tokens_input,
-                        tokens_output=tokens_output, cost_usd=cost_usd)
 
 
 UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
