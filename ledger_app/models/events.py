@@ -25,7 +25,7 @@ DEVTEAM_EVENT_TYPES = (
     "task_started", "task_completed", "task_failed", "error_occurred", "warning_issued",
     "abandonment_detected", "abandonment_prevented",
 )
-# Recorded by the ledger itself from sessions_app's `orchestration_event` signal.
+# Appended by sessions_app's writes through its ledger port (`sessions_app.ledger`, `event_append`).
 AUDIT_EVENT_TYPES = (
     "session_state_changed", "task_status_changed", "task_claimed", "task_released", "lease_expired",
     "signal_sent", "signal_processed", "question_answered", "session_resumed", "session_finished",

@@ -1,13 +1,10 @@
-"""What the orchestration services share: row locks, the ledger announcement of a change, time stamps."""
+"""What the orchestration services share: row locks and time stamps."""
 
 from typing import Any, TypeVar
 
 from django.db import connection, models
 from django.db.models import QuerySet
 from django.utils import timezone
-
-from sessions_app.models import Session
-from sessions_app.signals import orchestration_event
 
 M = TypeVar("M", bound=models.Model)
 
@@ -20,14 +17,6 @@ def stamp_on_change(data: dict[str, Any], *, previous: Any, field: str, value: A
     if data[field] == value:
         return {stamp: timezone.now(), **data}
     return {**data, stamp: None}
-
-
-def event_announce(*, session_id: str, event_type: str, message: str, data: dict[str, Any], task_key: str = "",
-                   agent: str = "") -> None:
-    """Announce a change for the audit trail: the ledger appends it to its hash chain, whose head is
-    the last lock of a transaction; so this comes after the transaction's other writes (touch first)."""
-    orchestration_event.send(sender=Session, session_id=session_id, event_type=event_type, task_key=task_key,
-                             agent=agent, message=message, data=data)
 
 
 def lock_rows(queryset: QuerySet[M], *, skip_locked: bool = False) -> QuerySet[M]:

@@ -6,6 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ralphsite.core.services import instance_create, instance_update
+from sessions_app.ledger import ledger
 from sessions_app.models import (
     FeedbackAttachment,
     FeedbackBatch,
@@ -15,7 +16,7 @@ from sessions_app.models import (
     Session,
     Signal,
 )
-from sessions_app.services.base import event_announce, lock_rows
+from sessions_app.services.base import lock_rows
 
 
 def question_create(*, data: dict[str, Any]) -> Question:
@@ -33,8 +34,9 @@ def question_answer(*, question: Question, data: dict[str, Any], agent: str = ""
     with transaction.atomic():
         question = instance_update(instance=question, data={
             **data, "status": QuestionStatus.ANSWERED, "answered_at": timezone.now()})
-        event_announce(session_id=question.session_id, event_type="question_answered", agent=agent,
-                       message=f"{question.key} answered", data={"question": question.id, "key": question.key})
+        ledger().event_append(session_id=question.session_id, event_type="question_answered", agent=agent,
+                              message=f"{question.key} answered",
+                              data={"question": question.id, "key": question.key})
     return question
 
 
@@ -88,9 +90,10 @@ def signal_create(*, data: dict[str, Any], agent: str = "") -> Signal:
         data = {**data, "processed_at": timezone.now()}
     with transaction.atomic():
         signal = instance_create(model=Signal, data=data)
-        event_announce(session_id=signal.session_id, event_type="signal_sent", agent=agent,
-                       message=f"{signal.type} signal sent" + (f": {signal.message[:200]}" if signal.message else ""),
-                       data={"signal": signal.id, "type": signal.type})
+        ledger().event_append(session_id=signal.session_id, event_type="signal_sent", agent=agent,
+                              message=f"{signal.type} signal sent"
+                                      + (f": {signal.message[:200]}" if signal.message else ""),
+                              data={"signal": signal.id, "type": signal.type})
     return signal
 
 
@@ -110,6 +113,7 @@ def signal_poll(*, session: Session, agent: str = "") -> Signal | None:
         signal = instance_update(instance=signal, data={"is_processed": True, "processed_at": timezone.now(),
                                                         "processed_by": agent})
         # The poll is the loop's activity (a signal's own writes are not: see Signal).
-        event_announce(session_id=session.pk, event_type="signal_processed", agent=agent,
-                       message=f"{signal.type} signal processed", data={"signal": signal.id, "type": signal.type})
+        ledger().event_append(session_id=session.pk, event_type="signal_processed", agent=agent,
+                              message=f"{signal.type} signal processed",
+                              data={"signal": signal.id, "type": signal.type})
     return signal

@@ -11,6 +11,7 @@ from ralphsite.core.activity import sessions_touch
 from ralphsite.core.errors import Conflict, InvalidInput, detail_time
 from ralphsite.core.services import instance_create, instance_update
 from sessions_app import selectors
+from sessions_app.ledger import ledger
 from sessions_app.models import (
     FINISHED_SESSION_STATUSES,
     Iteration,
@@ -21,8 +22,7 @@ from sessions_app.models import (
     Task,
     TaskStatus,
 )
-from sessions_app.services.base import event_announce, lock_rows, stamp_on_change
-from sessions_app.signals import resume_requested, sessions_deleting
+from sessions_app.services.base import lock_rows, stamp_on_change
 
 
 def session_create(*, data: dict[str, Any]) -> Session:
@@ -65,9 +65,9 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
         if session.current_iteration != old_iteration:
             _iteration_ensure(session=session)
         if session.state != old_state:
-            event_announce(session_id=session.id, event_type="session_state_changed", agent=agent,
-                           message=f"state {old_state} → {session.state}",
-                           data={"from": old_state, "to": session.state})
+            ledger().event_append(session_id=session.id, event_type="session_state_changed", agent=agent,
+                                  message=f"state {old_state} → {session.state}",
+                                  data={"from": old_state, "to": session.state})
         if finishing:
             session = _session_end(session=session, status=status, exit_reason=session.exit_reason,
                                    ended_at=ended_at, agent=agent)
@@ -83,7 +83,7 @@ def session_delete(*, session: Session) -> None:
         if session.status == SessionStatus.RUNNING:
             raise Conflict(f"Session {session.pk} is running; finish it before deleting it.",
                            code="session_running", details={"session": session.pk, "status": session.status})
-        sessions_deleting.send(sender=Session, session_ids=[session.pk], reason=f"session {session.pk} deleted")
+        ledger().events_purge(session_ids=[session.pk], reason=f"session {session.pk} deleted")
         session.delete()
 
 
@@ -153,9 +153,10 @@ def session_transition(*, session: Session, data: dict[str, Any], agent: str = "
         session = instance_update(instance=session, data={**data, "last_activity_at": timezone.now()})
         if "current_iteration" in data:
             _iteration_ensure(session=session)
-        event_announce(session_id=session.id, event_type="session_state_changed", agent=agent,
-                       message=message or f"state {old_state} → {session.state}",
-                       data={"from": old_state, "to": session.state, **{k: v for k, v in data.items() if k != "state"}})
+        ledger().event_append(session_id=session.id, event_type="session_state_changed", agent=agent,
+                              message=message or f"state {old_state} → {session.state}",
+                              data={"from": old_state, "to": session.state,
+                                    **{k: v for k, v in data.items() if k != "state"}})
     return session
 
 
@@ -169,7 +170,7 @@ def session_resume(*, session: Session, agent: str = "", force: bool = False,
     `session_completed`. A running session written to within `idle_seconds` is not interrupted:
     someone is driving it (or has just resumed it), so a second orchestrator gets 409
     `session_active` unless it insists with `force`.
-    Receivers of `resume_requested` (the ledger: last checkpoint) add their dicts to the answer.
+    The ledger adds the session's last checkpoint (sessions_app knows nothing of checkpoints).
     """
     with transaction.atomic():
         session = lock_rows(Session.objects.filter(pk=session.pk)).get()
@@ -193,14 +194,12 @@ def session_resume(*, session: Session, agent: str = "", force: bool = False,
             "session": session.pk, "iteration": session.current_iteration, "state": session.state,
             "wave": session.current_wave, "current_task": current.key if current else None,
             "next_task": following.key if following else None,
+            "last_checkpoint": ledger().checkpoint_last(session_id=session.pk),
         }
-        for _receiver, answer in resume_requested.send(sender=Session, session_id=session.pk):
-            if isinstance(answer, dict):
-                point.update(answer)
-        event_announce(session_id=session.pk, event_type="session_resumed", agent=agent,
-                       message=f"resumed at iteration {session.current_iteration}",
-                       data={"from": old_status, "current_task": point["current_task"],
-                             "next_task": point["next_task"]})
+        ledger().event_append(session_id=session.pk, event_type="session_resumed", agent=agent,
+                              message=f"resumed at iteration {session.current_iteration}",
+                              data={"from": old_status, "current_task": point["current_task"],
+                                    "next_task": point["next_task"]})
     return point
 
 
@@ -231,7 +230,7 @@ def _session_end(*, session: Session, status: str, exit_reason: str, ended_at: A
     now = timezone.now()
     session = instance_update(instance=session, data={"status": status, "exit_reason": exit_reason,
                                                       "ended_at": ended_at or now, "last_activity_at": now})
-    event_announce(session_id=session.pk, event_type="session_finished", agent=agent,
-                   message=f"finished: {status}" + (f" ({exit_reason})" if exit_reason else ""),
-                   data={"status": status, "exit_reason": exit_reason})
+    ledger().event_append(session_id=session.pk, event_type="session_finished", agent=agent,
+                          message=f"finished: {status}" + (f" ({exit_reason})" if exit_reason else ""),
+                          data={"status": status, "exit_reason": exit_reason})
     return session

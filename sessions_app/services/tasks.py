@@ -12,6 +12,7 @@ from ralphsite.core.errors import Conflict, InvalidInput, NotFound
 from ralphsite.core.services import instance_create, instance_update, instances_delete
 from sessions_app import selectors
 from sessions_app.graph import kahn_layers
+from sessions_app.ledger import ledger
 from sessions_app.models import (
     FINISHED_SESSION_STATUSES,
     TASK_ENDED_STATUSES,
@@ -25,7 +26,7 @@ from sessions_app.models import (
     TaskStatus,
     TaskType,
 )
-from sessions_app.services.base import event_announce, lock_rows
+from sessions_app.services.base import lock_rows
 from sessions_app.services.usage import usage_row_create, usage_row_delete, usage_row_update
 
 
@@ -160,10 +161,10 @@ def _tasks_delete(*, tasks: list[Task], claims: dict[str, int | None]) -> None:
 
 def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:
     if task.session_id:
-        event_announce(session_id=task.session_id, event_type="task_status_changed", task_key=task.key, agent=agent,
-                       message=f"{task.key}: {old_status} → {task.status}",
-                       data={"task": task.id, "from": old_status, "to": task.status,
-                     "annotation": task.status_annotation})
+        ledger().event_append(session_id=task.session_id, event_type="task_status_changed", task_key=task.key,
+                              agent=agent, message=f"{task.key}: {old_status} → {task.status}",
+                              data={"task": task.id, "from": old_status, "to": task.status,
+                                    "annotation": task.status_annotation})
 
 
 def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str = "", claim: int | None = None,
@@ -219,10 +220,11 @@ def _leases_expire(*, expired: QuerySet[Task]) -> int:
         instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
                                              "assigned_agent": "", "lease_expires_at": None})
         if task.session_id:
-            event_announce(session_id=task.session_id, event_type="lease_expired", task_key=task.key, agent=holder,
-                           message=f"{holder or 'the holder'}'s lease on {task.key} expired: "
-                                   "it is ready to claim again",
-                           data={"task": task.id, "claim": task.claim, "lease_expires_at": lease.isoformat()})
+            ledger().event_append(session_id=task.session_id, event_type="lease_expired", task_key=task.key,
+                                  agent=holder,
+                                  message=f"{holder or 'the holder'}'s lease on {task.key} expired: "
+                                          "it is ready to claim again",
+                                  data={"task": task.id, "claim": task.claim, "lease_expires_at": lease.isoformat()})
     return len(tasks)
 
 
@@ -289,10 +291,10 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
             "status": TaskStatus.IN_PROGRESS, "claimed_by": agent, "assigned_agent": agent,
             "lease_expires_at": now + timedelta(seconds=lease_seconds), "started_at": task.started_at or now,
             "iteration_count": task.iteration_count + 1, "claim": task.claim + 1})
-        event_announce(session_id=session.pk, event_type="task_claimed", task_key=task.key, agent=agent,
-                       message=f"{agent} claimed {task.key}",
-                       data={"task": task.id, "from": old_status, "claim": task.claim,
-                     "lease_expires_at": task.lease_expires_at.isoformat()})
+        ledger().event_append(session_id=session.pk, event_type="task_claimed", task_key=task.key, agent=agent,
+                              message=f"{agent} claimed {task.key}",
+                              data={"task": task.id, "from": old_status, "claim": task.claim,
+                                    "lease_expires_at": task.lease_expires_at.isoformat()})
     return task
 
 
@@ -333,9 +335,11 @@ def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = F
                                                     "assigned_agent": "", "lease_expires_at": None})
         if task.session_id:
             taken = f" (claimed by {holder})" if operator else ""
-            event_announce(session_id=task.session_id, event_type="task_released", task_key=task.key, agent=agent,
-                           message=f"{agent} released {task.key}{taken}" + (f": {reason}" if reason else ""),
-                           data={"task": task.id, "reason": reason, **({"claimed_by": holder} if operator else {})})
+            ledger().event_append(session_id=task.session_id, event_type="task_released", task_key=task.key,
+                                  agent=agent,
+                                  message=f"{agent} released {task.key}{taken}" + (f": {reason}" if reason else ""),
+                                  data={"task": task.id, "reason": reason,
+                                        **({"claimed_by": holder} if operator else {})})
     return task
 
 

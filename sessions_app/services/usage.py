@@ -13,9 +13,9 @@ from ralphsite.core.errors import InvalidInput, NotFound
 from ralphsite.core.fields import BIGINT_MAX
 from ralphsite.core.money import USD_MAX
 from ralphsite.core.services import instance_create, instance_delete, instance_update
+from sessions_app.ledger import ledger
 from sessions_app.models import FINISHED_INVOCATION_STATUSES, AgentInvocation, Session, Task, TaskAttempt
 from sessions_app.services.base import lock_rows
-from sessions_app.signals import usage_recorded, usage_reported
 
 # Written only by services that account usage, never by clients.
 SESSION_TOTAL_FIELDS = ("total_tokens_input", "total_tokens_output", "total_cost_usd")
@@ -60,8 +60,6 @@ def session_usage_add(*, session_id: str, tokens_input: int = 0, tokens_output: 
                                     "tokens_output": tokens_output, "cost_usd": str(cost_usd)})
     if not updated:
         raise NotFound(f"Session {session_id} does not exist.", details={"session": session_id})
-    usage_recorded.send(sender=Session, session_id=session_id, tokens_input=tokens_input,
-                        tokens_output=tokens_output, cost_usd=cost_usd)
 
 
 UsageRow = TypeVar("UsageRow", TaskAttempt, AgentInvocation)
@@ -80,11 +78,10 @@ def _usage_item(row: TaskAttempt | AgentInvocation) -> dict[str, Any]:
 
 def _usage_report(*, row: UsageRow, item: dict[str, Any] | None) -> UsageRow:
     """Tell the ledger the call this row reports (None: the row is gone); its token usage is the one
-    book of calls and moves the session totals (sessions_app.signals.usage_reported). A cost the
-    client did not send is the one the ledger priced, written back to the row."""
-    answers = usage_reported.send(sender=type(row), source="attempt" if isinstance(row, TaskAttempt) else "invocation",
-                                  source_id=row.pk, item=item)
-    priced = next((cost for _receiver, cost in answers if cost is not None), None)
+    book of calls and moves the session totals. A cost the client did not send is the one the
+    ledger priced, written back to the row."""
+    priced = ledger().usage_replace(source="attempt" if isinstance(row, TaskAttempt) else "invocation",
+                                    source_id=row.pk, item=item)
     if item is not None and row.is_estimated and priced is not None and priced != row.cost_usd:
         type(row).objects.filter(pk=row.pk).update(cost_usd=priced)
         row.cost_usd = priced

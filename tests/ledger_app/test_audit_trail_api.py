@@ -1,7 +1,7 @@
 """The audit trail through the real API: each orchestration action records exactly one ledger event
 of its type, with its data, in the action's own transaction (a failed action leaves no event)."""
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent
 from ralphsite.core.errors import Conflict
+from sessions_app.ledger import ledger
 from sessions_app.models import Question, Session, Signal, Task
-from sessions_app.signals import orchestration_event
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_session
 
@@ -89,18 +89,20 @@ def test_it_records_exactly_one_event_of_the_action(api: APIClient, build: Calla
 
 
 @pytest.fixture
-def fail_after_the_ledger() -> Iterator[list[int]]:
-    """A later receiver of the same signal that fails: the ledger's event is already appended
-    (it records how many it saw), then the action is refused with a 409."""
+def fail_after_the_ledger(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ledger appends the event, then the action fails (a 409): the list has how many events the
+    session had inside the action's transaction."""
     seen: list[int] = []
+    installed = ledger()
+    append = installed.event_append
 
-    def refuse(sender: Any, *, session_id: str, **kwargs: Any) -> None:
+    def append_then_refuse(*, session_id: str, **kwargs: Any) -> None:
+        append(session_id=session_id, **kwargs)
         seen.append(LedgerEvent.objects.filter(session_id=session_id).count())
         raise Conflict("refused after the ledger recorded the event", code="test_refusal")
 
-    orchestration_event.connect(refuse, dispatch_uid="test_fail_after_the_ledger")
-    yield seen
-    orchestration_event.disconnect(dispatch_uid="test_fail_after_the_ledger")
+    monkeypatch.setattr(installed, "event_append", append_then_refuse)
+    return seen
 
 
 @ACTIONS

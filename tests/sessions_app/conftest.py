@@ -1,19 +1,23 @@
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from sessions_app.signals import orchestration_event
+from sessions_app.ledger import ledger
 
 
 @pytest.fixture
-def events() -> Iterator[list[dict[str, Any]]]:
-    """Every orchestration_event sent during the test, as its keyword arguments."""
+def events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every audit event sessions_app appended to the ledger during the test, as its keyword arguments."""
     received: list[dict[str, Any]] = []
+    installed = ledger()
+    append = installed.event_append
 
-    def record(sender: Any, **kwargs: Any) -> None:
-        received.append(kwargs)
+    def record(*, session_id: str, event_type: str, message: str, data: dict[str, Any], task_key: str = "",
+               agent: str = "") -> None:
+        event = {"session_id": session_id, "event_type": event_type, "task_key": task_key, "agent": agent,
+                 "message": message, "data": data}
+        append(**event)
+        received.append(event)
 
-    orchestration_event.connect(record, weak=False)
-    yield received
-    orchestration_event.disconnect(record)
+    monkeypatch.setattr(installed, "event_append", record)
+    return received

@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from sessions_app.ledger import ledger
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
     AgentInvocation,
@@ -19,7 +20,6 @@ from sessions_app.models import (
     Session,
     Signal,
 )
-from sessions_app.signals import resume_requested
 from tests.api_mixins import assert_error_shape
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
@@ -222,21 +222,19 @@ def test_it_lists_interrupted_sessions_in_constant_queries(api: APIClient, djang
         assert body["count"] == count
 
 
-def test_it_resumes_a_session_with_what_the_receivers_add(api: APIClient, events: list[dict[str, Any]]) -> None:
+def test_it_resumes_a_session_with_the_ledgers_last_checkpoint(api: APIClient, events: list[dict[str, Any]],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     session = make_session(key="resumable", status="stopped", current_iteration=3,
                            last_activity_at=timezone.now() - timedelta(hours=1))
     make_task(session, "task-1", status="completed")
     make_task(session, "task-2", status="in_progress", started_at=timezone.now())
     make_task(session, "task-3")
 
-    def checkpoint(sender: Any, session_id: str, **kwargs: Any) -> dict[str, Any]:
-        return {"last_checkpoint": {"session": session_id, "git_ref": "abc123"}}
+    def checkpoint_last(*, session_id: str) -> dict[str, Any]:
+        return {"session": session_id, "git_ref": "abc123"}
 
-    resume_requested.connect(checkpoint, weak=False)
-    try:
-        body = api.post(url(session, "resume"), {"agent": "cli"}, format="json").json()
-    finally:
-        resume_requested.disconnect(checkpoint)
+    monkeypatch.setattr(ledger(), "checkpoint_last", checkpoint_last)
+    body = api.post(url(session, "resume"), {"agent": "cli"}, format="json").json()
     assert body == {"session": session.pk, "iteration": 3, "state": "initializing", "wave": None,
                     "current_task": "task-2", "next_task": "task-3",
                     "last_checkpoint": {"session": session.pk, "git_ref": "abc123"}}

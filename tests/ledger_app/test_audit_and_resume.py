@@ -1,4 +1,4 @@
-"""The ledger listens to sessions_app's domain signals: audit events and resume points."""
+"""The ledger as sessions_app calls it (the port `sessions_app.ledger`): audit events and resume points."""
 
 import pytest
 from django.db import transaction
@@ -6,13 +6,17 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from ledger_app.models import Checkpoint, LedgerEvent
-from ledger_app.receivers import answer_resume_request
+from ledger_app.sessions_ledger import SessionsLedger
+from sessions_app.ledger import ledger
 from sessions_app.models import Session
 from sessions_app.services.sessions import session_update
-from sessions_app.signals import orchestration_event, resume_requested
 from tests.ledger_app.factories import make_session
 
 pytestmark = pytest.mark.django_db
+
+
+def test_it_is_the_ledger_sessions_app_calls() -> None:
+    assert isinstance(ledger(), SessionsLedger)
 
 
 def test_it_a_state_change_through_the_api_is_recorded_as_an_audit_event(api: APIClient) -> None:
@@ -24,12 +28,12 @@ def test_it_a_state_change_through_the_api_is_recorded_as_an_audit_event(api: AP
     assert event.data == {"from": "initializing", "to": "planning"}
 
 
-def test_it_the_audit_event_shares_the_senders_transaction() -> None:
+def test_it_the_audit_event_shares_the_callers_transaction() -> None:
     session = make_session()
     with pytest.raises(RuntimeError), transaction.atomic():
         session_update(session=session, data={"state": "executing_batch"})
         assert LedgerEvent.objects.filter(session=session).count() == 1
-        raise RuntimeError("the change fails after the signal")
+        raise RuntimeError("the change fails after the audit event")
     assert not LedgerEvent.objects.filter(session=session).exists()
     assert Session.objects.get(pk=session.id).state == "initializing"
 
@@ -38,23 +42,21 @@ def test_it_the_audit_event_shares_the_senders_transaction() -> None:
                                         "question_answered", "session_resumed", "session_finished"])
 def test_it_every_orchestration_event_type_is_recorded(event_type: str) -> None:
     session = make_session()
-    orchestration_event.send(sender=Session, session_id=session.id, event_type=event_type, task_key="task-1",
-                             agent="executor", message="m", data={"k": 1})
+    ledger().event_append(session_id=session.id, event_type=event_type, task_key="task-1", agent="executor",
+                          message="m", data={"k": 1})
     event = LedgerEvent.objects.get(session=session)
     assert (event.type, event.task_key, event.agent, event.data) == (event_type, "task-1", "executor", {"k": 1})
 
 
-def test_it_resume_requested_answers_with_the_last_checkpoint() -> None:
+def test_it_answers_the_last_checkpoint_of_the_session_as_the_api_shows_it() -> None:
     session = make_session()
-    [(_, answer)] = [r for r in resume_requested.send(sender=Session, session_id=session.id)
-                     if r[0] is answer_resume_request]
-    assert answer == {"last_checkpoint": None}
+    assert ledger().checkpoint_last(session_id=session.id) is None
     Checkpoint.objects.create(key="chkpt-1", session=session, task_key="auth-001")
     Checkpoint.objects.create(key="chkpt-2", session=session, task_key="auth-002", git_ref="abc")
     Checkpoint.objects.create(key="chkpt-other", session=make_session())
-    answer = answer_resume_request(sender=Session, session_id=session.id)
-    assert answer["last_checkpoint"]["key"] == "chkpt-2"
-    assert answer["last_checkpoint"]["task_key"] == "auth-002" and answer["last_checkpoint"]["git_ref"] == "abc"
+    checkpoint = ledger().checkpoint_last(session_id=session.id)
+    assert checkpoint is not None and checkpoint["key"] == "chkpt-2"
+    assert checkpoint["task_key"] == "auth-002" and checkpoint["git_ref"] == "abc"
 
 
 # -- admin -----------------------------------------------------------------------------------
