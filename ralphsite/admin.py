@@ -4,20 +4,10 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from rest_framework.authtoken.models import TokenProxy
 
-from ralphsite.console.dashboard import with_dashboard
 from ralphsite.core.models import ApiToken
 from ralphsite.core.service_admin import ServiceModelAdmin, column_ago
 from ralphsite.tokens.services import api_token_create
 
-admin.site.site_header = "Ralph Site"
-admin.site.site_title = "Ralph Site"
-admin.site.index_title = "Sessions, conversations and the ledger"
-# The site has no public front page: the admin is what people browse.
-admin.site.site_url = None
-# The index page is the dashboard (running sessions, what needs attention, usage charts) above the
-# usual app list; app index pages keep Django's own template.
-admin.site.index_template = "admin/dashboard.html"
-admin.site.index = with_dashboard(admin.site.index)
 # DRF's authtoken stays installed only for the migration that carried its keys over to our API tokens
 # (ralphsite/migrations/0002): its table is empty and nothing reads it, so its admin page goes.
 admin.site.unregister(TokenProxy)

@@ -6,13 +6,12 @@ Two halves in one module:
   `attention_counts`, `top_issues`, `usage_by_day_and_model`): read queries only, each one
   aggregate query whatever the number of rows, built on the apps' own selectors and on the
   statistics building blocks of `ledger_app.stats` (nothing here repeats their SQL);
-* **presentation** (`dashboard_context`, `with_dashboard`): turns those rows into what the
+* **presentation** (`dashboard_context`): turns those rows into what the
   `admin/dashboard.html` template draws (tables, CSS bars and inline SVG bar charts; no JavaScript).
 
 Money stays `Decimal` USD with 6 places from the database to the page, tokens stay integers.
 """
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -21,7 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Sum
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
@@ -283,13 +282,3 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
         context["usage"] = {**usage_charts(today=now.astimezone(UTC).date()),
                             "url": changelist("ledger_app_tokenusage")}
     return {"dashboard": context}
-
-
-def with_dashboard(index: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Wrap `AdminSite.index` so that the index page gets the dashboard in its context."""
-
-    @functools.wraps(index)
-    def dashboard_index(request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
-        return index(request, {**dashboard_context(request), **(extra_context or {})})
-
-    return dashboard_index
