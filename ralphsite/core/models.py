@@ -96,6 +96,10 @@ class ThrottleWindow(models.Model):
         return f"{self.key[:12]}… {self.window_start}: {self.count}"
 
 
+# What rows imported before imports named their source belong to (`import_seed --source legacy`).
+LEGACY_SOURCE = "legacy"
+
+
 class SeedRow(models.Model):
     """Ours: one row imported from a seed tool's own database (`manage.py import_seed`).
 
@@ -105,6 +109,9 @@ class SeedRow(models.Model):
     the model has no field for live in `extra`, so nothing the tool stored is dropped.
     """
 
+    # The file the row came from (`import_seed --source`, by default the file's absolute path): two
+    # projects' databases both number their rows from 1, so a key is only unique within its source.
+    source = models.CharField(max_length=500, default=LEGACY_SOURCE)
     kind = models.CharField(max_length=16)
     source_table = models.CharField(max_length=64)
     source_key = models.CharField(max_length=500)
@@ -114,9 +121,10 @@ class SeedRow(models.Model):
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["kind", "source_table", "source_key"],
+        constraints = [models.UniqueConstraint(fields=["source", "kind", "source_table", "source_key"],
                                                name="seedrow_source_unique")]
         indexes = [models.Index(fields=["object_model", "object_id"], name="seedrow_object")]
 
     def __str__(self) -> str:
-        return f"{self.kind}.{self.source_table}[{self.source_key}] → {self.object_model} {self.object_id}"
+        return (f"{self.source}: {self.kind}.{self.source_table}[{self.source_key}] → "
+                f"{self.object_model} {self.object_id}")

@@ -38,9 +38,9 @@ def file_tables(path: Path) -> dict[str, list[dict[str, Any]]]:
     return {table: file_rows(path, table) for table in tables}
 
 
-def import_seed(kind: str, path: Path) -> str:
+def import_seed(kind: str, path: Path, *options: str) -> str:
     out = StringIO()
-    call_command("import_seed", kind, str(path), stdout=out, stderr=StringIO())
+    call_command("import_seed", kind, str(path), *options, stdout=out, stderr=StringIO())
     return out.getvalue()
 
 

@@ -1,3 +1,4 @@
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -7,30 +8,44 @@ from django.core.management.base import CommandError, CommandParser
 from ralphsite.core.management import RalphCommand
 from ralphsite.core.progress import Progress
 from ralphsite.moving.seed_io import KINDS, importer_class
-from ralphsite.moving.seed_io.base import SeedImportError, TableResult
+from ralphsite.moving.seed_io.base import SeedImportError, SkippedRow, TableResult
 
 
 class Command(RalphCommand):
-    help = ("Import a seed tool's own SQLite database (KIND: ralph, ralphy, conversations, devteam, memory). "
-            "Idempotent: rows already imported are recognised by their key in that database and left alone.")
+    help = ("Import a seed tool's own SQLite database (KIND: ralph, ralphy, conversations, devteam, memory) as one "
+            "unit. Each file is a source of its own (--source, by default the file's absolute path): importing "
+            "it again adds only its new rows. A row with a value our fields cannot hold is skipped and listed "
+            "(and written to --report); the rest lands.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("kind", choices=KINDS)
         parser.add_argument("path", type=Path)
+        parser.add_argument("--source", default=None,
+                            help="the name this file's rows are remembered by (default: its absolute path)")
+        parser.add_argument("--report", type=Path, default=None,
+                            help="also write the skipped rows here, tab-separated (table, key, column, value, why)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            importer = importer_class(options["kind"])(options["path"])
+            importer = importer_class(options["kind"])(options["path"], source=options["source"])
         except KeyError:
             raise CommandError(f"importing {options['kind']} databases is not available yet") from None
         try:
             results = importer.run(progress=self._progress)
         except SeedImportError as error:
             raise CommandError(str(error)) from None
-        self.stdout.write(summary_table(results))
+        except sqlite3.Error as error:  # locked, truncated or damaged past what the first check sees
+            raise CommandError(f"{options['path']}: cannot be read: {error}; nothing was imported") from None
+        skipped = [row for result in results for row in result.skipped_rows]
+        if options["report"] is not None:
+            report_write(options["report"], skipped)
+        self.stdout.write(f"source: {importer.source}\n" + summary_table(results) + skipped_lines(skipped))
 
     def _progress(self, table: str, total: int) -> Callable[[int], None]:
         return Progress(table, total, stream=self.stderr._out).update
+
+
+SKIPPED_SHOWN = 20  # rows listed in the summary; --report has them all
 
 
 def summary_table(results: list[TableResult]) -> str:
@@ -43,3 +58,23 @@ def summary_table(results: list[TableResult]) -> str:
     created = sum(r.created for r in results)
     rendered.append(f"{created:,} rows created" if created else "nothing new: every row was already imported")
     return "\n".join(rendered)
+
+
+def skipped_lines(skipped: list[SkippedRow]) -> str:
+    """The rows skipped for their values (not the ones only missing a parent), table, key, column and value."""
+    bad = [row for row in skipped if row.column]
+    if not bad:
+        return ""
+    lines = [f"  {row.table} {row.key}: {row.column} = {row.value}: {row.reason}" for row in bad[:SKIPPED_SHOWN]]
+    more = f"\n  … and {len(bad) - SKIPPED_SHOWN:,} more (--report lists them all)" if len(bad) > SKIPPED_SHOWN else ""
+    return "\nskipped for their values:\n" + "\n".join(lines) + more
+
+
+def report_write(path: Path, skipped: list[SkippedRow]) -> None:
+    def cell(text: str) -> str:
+        return text.replace("\t", " ").replace("\n", " ")
+
+    lines = ["table\tkey\tcolumn\tvalue\treason"]
+    lines += ["\t".join(cell(part) for part in (row.table, row.key, row.column, row.value, row.reason))
+              for row in skipped]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -37,7 +37,7 @@ from django.db import connections, models, router, transaction
 from django.utils import timezone
 
 from ralphsite.core.fields import ULIDField
-from ralphsite.core.models import SeedRow
+from ralphsite.core.models import LEGACY_SOURCE, SeedRow
 from sessions_app.models import Session
 
 CHUNK_ROWS = 500
@@ -179,6 +179,17 @@ def jsonable(value: Any) -> Any:
 
 # -- tables ---------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class SkippedRow:
+    """A row left out, and why: for the summary and the report file."""
+
+    table: str
+    key: str
+    reason: str
+    column: str = ""
+    value: str = ""
+
+
 @dataclass
 class TableResult:
     table: str
@@ -186,9 +197,34 @@ class TableResult:
     created: int = 0
     present: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
+    skipped_rows: list[SkippedRow] = field(default_factory=list)
 
-    def skip(self, reason: str) -> None:
+    def skip(self, reason: str, *, key: str = "", column: str = "", value: Any = None) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        shown = "" if value is None else repr(value)[:200]
+        self.skipped_rows.append(SkippedRow(self.table, key, reason, column, shown))
+
+
+class BadValue(ValueError):
+    """A seed column's value our field cannot hold (a date that is no date, a count that is no number)."""
+
+    def __init__(self, column: str, value: Any, reason: str) -> None:
+        super().__init__(reason)
+        self.column, self.value, self.reason = column, value, reason
+
+
+# What a converter raises on a value it cannot read.
+CONVERSION_ERRORS = (ValueError, TypeError, ArithmeticError, OverflowError)
+
+
+def converted(column: str, convert: Callable[[Any], Any], value: Any) -> Any:
+    """`convert(value)`, or BadValue naming the column when the value cannot be read."""
+    try:
+        return convert(value)
+    except BadValue:
+        raise
+    except CONVERSION_ERRORS as error:
+        raise BadValue(column, value, f"bad value in {column}: {error}") from None
 
 
 class TableImport:
@@ -218,15 +254,17 @@ class TableImport:
         """After a chunk's objects were inserted, in its transaction: keep what we derive from them
         (tag rows, counters) right. Nothing by default."""
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: "ImportContext") -> models.Model | str | None:
         """An object of ours that already is this row (e.g. a session another tool created with the
-        same key): linked instead of duplicated. None by default."""
+        same key): linked instead of duplicated; a reason (str) to skip the row when linking would join
+        another source's object. None by default."""
         return None
 
 
 @dataclass
 class ImportContext:
     kind: str
+    source: str
     _keys: dict[str, dict[str, str]] = field(default_factory=dict)
     _sessions: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
@@ -235,9 +273,12 @@ class ImportContext:
         if key is None:
             return None
         if table not in self._keys:
-            self._keys[table] = dict(SeedRow.objects.filter(kind=self.kind, source_table=table)
-                                     .values_list("source_key", "object_id"))
+            self._keys[table] = dict(self.seed_rows(table).values_list("source_key", "object_id"))
         return self._keys[table].get(str(key))
+
+    def seed_rows(self, table: str) -> models.QuerySet[SeedRow]:
+        """This source's imported rows of seed table `table`."""
+        return SeedRow.objects.filter(source=self.source, kind=self.kind, source_table=table)
 
     def remember(self, table: str, keys: dict[str, str]) -> None:
         if table in self._keys:
@@ -247,7 +288,7 @@ class ImportContext:
     def session_of(self, table: str, object_id: str) -> str | None:
         """The session of our object `object_id` imported from seed table `table` (one query per table)."""
         if table not in self._sessions:
-            imported = SeedRow.objects.filter(kind=self.kind, source_table=table)
+            imported = self.seed_rows(table)
             label = imported.values_list("object_model", flat=True).first()
             model = apps.get_model(label) if label else None
             self._sessions[table] = {} if model is None else {
@@ -307,7 +348,7 @@ class MappedTable(TableImport):
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         for column, (name, convert) in self.columns.items():
-            values[name] = convert(row[column])
+            values[name] = converted(column, convert, row[column])
             if values[name] is None:  # a NULL where ours has none: the field's default (DevTeam's DEFAULTs, now)
                 model_field = self.model._meta.get_field(name)
                 if not model_field.null and model_field.has_default():
@@ -339,12 +380,12 @@ class MappedTable(TableImport):
             elif session_id is None and self.session_required:
                 return "no session"
             values["session_id"] = session_id
-        when = moment(row[self.created]) if self.created else None
+        when = converted(self.created, moment, row[self.created]) if self.created else None
         if when is not None and _has_field(self.model, "created_at"):
             values.setdefault("created_at", when)
             values.setdefault("updated_at", when)
         if isinstance(self.model._meta.pk, ULIDField):
-            values["id"] = ulid_for(context.kind, self.table, self.key(row), when)
+            values["id"] = ulid_for(context, self.table, self.key(row), when)
         if extra:
             values[EXTRA] = extra
         return values
@@ -369,8 +410,15 @@ class SessionTable(MappedTable):
         values["last_activity_at"] = values.get("ended_at") or values["started_at"]
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
-        return Session.objects.filter(key=values["key"]).first()
+    def existing(self, row: Row, values: dict[str, Any], context: "ImportContext") -> models.Model | str | None:
+        session = Session.objects.filter(key=values["key"]).first()
+        if session is None:
+            return None
+        other = (SeedRow.objects.filter(object_model=Session._meta.label_lower, object_id=session.pk)
+                 .exclude(source=context.source).values_list("source", flat=True).first())
+        if other is not None:
+            return f"its session key is already the session of source {other} (pass --source {other} to update it)"
+        return session
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         return {self.key_column: obj.key or obj.pk}
@@ -408,9 +456,10 @@ class SeedImporter:
     kind: ClassVar[str]
     tables: ClassVar[list[TableImport]]
 
-    def __init__(self, path: Path, *, chunk_rows: int = CHUNK_ROWS) -> None:
+    def __init__(self, path: Path, *, source: str | None = None, chunk_rows: int = CHUNK_ROWS) -> None:
         self.path, self.chunk_rows = path, chunk_rows
-        self.context = ImportContext(kind=self.kind)
+        self.source = source or source_default(path)
+        self.context = ImportContext(kind=self.kind, source=self.source)
 
     # -- the file ---------------------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -459,10 +508,12 @@ class SeedImporter:
 
     # -- the import -------------------------------------------------------------------------------
     def run(self, *, progress: ProgressFactory | None = None) -> list[TableResult]:
+        """Import the file as one unit: its good rows all land, or (an error, a crash, Ctrl-C) none do."""
         with closing(self._open()) as db:
             tables = self.check(db)
             columns = self.present_tables(db)
-            return [self._table(db, table, columns[table.table], progress) for table in tables]
+            with transaction.atomic():
+                return [self._table(db, table, columns[table.table], progress) for table in tables]
 
     def _table(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
                progress: ProgressFactory | None) -> TableResult:
@@ -494,38 +545,62 @@ class SeedImporter:
         result.read += len(rows)
         model_label = table.model._meta.label_lower
         keyed = {table.key(row): row for row in rows}
-        with transaction.atomic():
-            present = set(SeedRow.objects.filter(kind=self.kind, source_table=table.table,
-                                                 source_key__in=list(keyed)).values_list("source_key", flat=True))
-            result.present += len(present)
-            new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]] = []
-            for key, row in keyed.items():
-                if key in present:
-                    continue
+        present = set(self.context.seed_rows(table.table).filter(source_key__in=list(keyed))
+                      .values_list("source_key", flat=True))
+        result.present += len(present)
+        new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]] = []
+        for key, row in keyed.items():
+            if key in present:
+                continue
+            try:
                 values = table.fields(row, self.context)
-                if isinstance(values, str):
-                    result.skip(values)
-                    continue
-                extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
-                extra.update(values.pop(EXTRA, {}))
-                linked = table.existing(row, values)
-                new_objects.append((key, linked, extra, values))
-            creating = [table.build(values) for _key, linked, _extra, values in new_objects if linked is None]
-            if creating:
-                with _timestamps_as_given(table.model, creating):
-                    table.model._default_manager.bulk_create(creating)
-                table.after_insert(creating)
-            created = iter(creating)
-            keys = {key: str((linked if linked is not None else next(created)).pk)
-                    for key, linked, _extra, _values in new_objects}
-            _seed_rows_insert(self.kind, table.table, model_label,
-                              [(key, keys[key], extra) for key, _linked, extra, _values in new_objects])
-            result.created += len(creating)
-            result.present += len(new_objects) - len(creating)
+            except BadValue as bad:
+                result.skip(bad.reason, key=key, column=bad.column, value=bad.value)
+                continue
+            except CONVERSION_ERRORS as error:
+                result.skip(f"bad value: {error}", key=key)
+                continue
+            if isinstance(values, str):
+                result.skip(values, key=key)
+                continue
+            extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
+            extra.update(values.pop(EXTRA, {}))
+            linked = table.existing(row, values, self.context)
+            if isinstance(linked, str):
+                result.skip(linked, key=key)
+                continue
+            new_objects.append((key, linked, extra, values))
+        new_objects = self._linked_by_id(table, new_objects)
+        creating = [table.build(values) for _key, linked, _extra, values in new_objects if linked is None]
+        if creating:
+            with _timestamps_as_given(table.model, creating):
+                table.model._default_manager.bulk_create(creating)
+            table.after_insert(creating)
+        created = iter(creating)
+        keys = {key: str((linked if linked is not None else next(created)).pk)
+                for key, linked, _extra, _values in new_objects}
+        _seed_rows_insert(self.source, self.kind, table.table, model_label,
+                          [(key, keys[key], extra) for key, _linked, extra, _values in new_objects])
+        result.created += len(creating)
+        result.present += len(new_objects) - len(creating)
         self.context.remember(table.table, keys)
 
 
-def _seed_rows_insert(kind: str, table: str, model_label: str, rows: list[tuple[str, str, dict[str, Any]]]) -> None:
+    @staticmethod
+    def _linked_by_id(table: TableImport, new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]]
+                      ) -> list[tuple[str, models.Model | None, Row, dict[str, Any]]]:
+        """A row whose id already is one of our objects' (a ULID the tool kept, e.g. a file `export_seed`
+        wrote) is that object, whichever source it came from: linked, not inserted twice."""
+        ids = [values["id"] for _key, linked, _extra, values in new_objects if linked is None and "id" in values]
+        if not ids:
+            return new_objects
+        ours = table.model._default_manager.in_bulk(ids)
+        return [(key, linked if linked is not None else ours.get(values.get("id")), extra, values)
+                for key, linked, extra, values in new_objects]
+
+
+def _seed_rows_insert(source: str, kind: str, table: str, model_label: str,
+                      rows: list[tuple[str, str, dict[str, Any]]]) -> None:
     """The SeedRows of a chunk, (key, object id, extra) each, in one executemany: as many rows as the import
     creates, where bulk_create's model instances and per-field preparation cost as much as the rows' own."""
     if not rows:
@@ -533,19 +608,26 @@ def _seed_rows_insert(kind: str, table: str, model_label: str, rows: list[tuple[
     connection = connections[router.db_for_write(SeedRow)]
     meta, quote = SeedRow._meta, connection.ops.quote_name
     extra, imported_at = meta.get_field("extra"), meta.get_field("imported_at")
-    columns = ("kind", "source_table", "source_key", "object_model", "object_id", "extra", "imported_at")
+    columns = ("source", "kind", "source_table", "source_key", "object_model", "object_id", "extra", "imported_at")
     now = imported_at.get_db_prep_save(timezone.now(), connection)
     with connection.cursor() as cursor:
         cursor.executemany(
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(meta.get_field(c).column) for c in columns)}) "
             f"VALUES ({', '.join(['%s'] * len(columns))})",
-            [(kind, table, key, model_label, object_id, extra.get_db_prep_save(kept, connection), now)
+            [(source, kind, table, key, model_label, object_id, extra.get_db_prep_save(kept, connection), now)
              for key, object_id, kept in rows])
 
 
-def ulid_for(kind: str, table: str, key: str, when: datetime | None) -> str:
+def source_default(path: Path) -> str:
+    """A file's source when the user names none: its absolute path (the same file imported again is the
+    same source; a copy elsewhere is another unless `--source` names it)."""
+    return str(path.resolve())
+
+
+def ulid_for(context: ImportContext, table: str, key: str, when: datetime | None) -> str:
     """Our id for a seed row: its own id when that already is a ULID, else a ULID made of the row's
-    time and a digest of its key, so the same row gets the same id on every import (and ids sort by time)."""
+    time and a digest of its source and key, so the same row gets the same id on every import of its
+    source (and ids sort by time), and another project's row numbered alike gets another."""
     import hashlib
 
     from ulid import ULID
@@ -557,5 +639,7 @@ def ulid_for(kind: str, table: str, key: str, when: datetime | None) -> str:
     except ValueError:
         pass
     millis = max(0, int((when or datetime(1970, 1, 1, tzinfo=UTC)).timestamp() * 1000))
-    digest = hashlib.sha256(f"{kind}\x00{table}\x00{key}".encode()).digest()[:10]
+    # Rows imported before sources existed keep the ids they were given then (no source in the digest).
+    prefix = "" if context.source == LEGACY_SOURCE else f"{context.source}\x00"
+    digest = hashlib.sha256(f"{prefix}{context.kind}\x00{table}\x00{key}".encode()).digest()[:10]
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + digest))

@@ -88,7 +88,7 @@ class Keyed(MappedTable):
             values["key"] = text(row[self.key_column])
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return self.model._default_manager.filter(key=values["key"]).first()
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
@@ -302,6 +302,10 @@ class CriteriaTable(MappedTable):
     created = "created_at"
     export_needs_session = True  # keyed by plan, not session: left out of a per-session export
 
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
+        """Keyed by plan and key, not by session: another project's row of the same plan and key is that row."""
+        return self.model._default_manager.filter(plan_key=values["plan_key"], key=values["key"]).first()
+
 
 class AcceptanceCriteria(CriteriaTable):
     table, model, required = "acceptance_criteria", AcceptanceCriterion, False
@@ -417,7 +421,7 @@ class Baselines(MappedTable):
         "created_at": ("created_at", moment),
     }
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return Baseline.objects.filter(tag_name=values["tag_name"]).first()
 
 

@@ -104,7 +104,7 @@ class GlobalPatterns(OwnId):
             values["updated_at"] = values["updated_at"] or values["created_at"]
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return GlobalPattern.objects.filter(fingerprint=values["fingerprint"]).first()
 
 

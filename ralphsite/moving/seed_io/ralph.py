@@ -103,7 +103,7 @@ class KeyedBySession(RalphTable):
 
     unique: ClassVar[str]
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return self.model._default_manager.filter(session_id=values["session_id"],
                                                   **{self.unique: values[self.unique]}).first()
 
@@ -205,7 +205,7 @@ class TaskDependencies(MappedTable):
             return "a task depending on itself"
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return TaskDependency.objects.filter(task_id=values["task_id"], depends_on_id=values["depends_on_id"]).first()
 
 
@@ -222,7 +222,7 @@ class TaskReports(RalphTable):
         "ReviewedAt": ("reviewed_at", moment),
     }
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return TaskAttempt.objects.filter(task_id=values["task_id"], attempt_number=values["attempt_number"]).first()
 
 
@@ -288,7 +288,7 @@ class ReplanningDeltas(RalphTable):
         "CreatedAt": ("created_at", moment),
     }
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return ReplanningDelta.objects.filter(iteration_id=values["iteration_id"]).first()
 
 

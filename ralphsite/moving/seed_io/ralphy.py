@@ -54,7 +54,7 @@ class Tasks(RunTable):
             values["key"] = values["title"] = text(row["task_id"])
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return Task.objects.filter(session_id=values["session_id"], key=values["key"]).first()
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
@@ -91,7 +91,7 @@ class Issues(RunTable):
             values["last_seen_at"] = values["first_seen_at"]
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return Issue.objects.filter(session_id=values["session_id"], signature=values["signature"]).first()
 
 
@@ -107,7 +107,7 @@ class Checkpoints(RunTable):
             values["key"] = text(row["id"])
         return values
 
-    def existing(self, row: Row, values: dict[str, Any]) -> models.Model | None:
+    def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
         return Checkpoint.objects.filter(key=values["key"]).first()
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
