@@ -70,6 +70,7 @@ def test_it_imports_every_row_and_column_of_a_memory_db(tmp_path: Path) -> None:
         "/home/dev/앱", "Fixed the DB connection 🔧 연결", EMBEDDING, 12345)
     assert first.started_at == datetime(2026, 1, 5, 9, 59, tzinfo=UTC)
     assert first.ended_at == datetime(2026, 1, 5, 11, 0, tzinfo=UTC)
+    assert (first.status, second.status) == ("completed", "running")  # an ended session arrives ended
     assert (second.summary, second.summary_embedding, second.token_count, second.ended_at) == ("", None, 0, None)
     assert second.started_at == datetime(2026, 1, 6, 7, 0, tzinfo=UTC)
 
