@@ -19,7 +19,7 @@ from ralphsite.server.upkeep import UpkeepJob, UpkeepThread, WorkerActivity, upk
 from tests.concurrency import on_own_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
-sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
+needs_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
 SQLITE_DEFAULT_AUTOCHECKPOINT = 1000
 
 
@@ -37,7 +37,7 @@ def stop_upkeep() -> Iterator[None]:
     upkeep_stop()
 
 
-@sqlite_only
+@needs_sqlite
 def test_it_turns_automatic_checkpoints_off_only_while_it_runs(stop_upkeep: None) -> None:
     assert on_own_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
     upkeep_thread = upkeep_start(interval=60)
@@ -50,7 +50,7 @@ def test_it_turns_automatic_checkpoints_off_only_while_it_runs(stop_upkeep: None
     assert on_own_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
 
 
-@sqlite_only
+@needs_sqlite
 def test_it_copies_the_log_back_while_writers_skip_checkpoints(stop_upkeep: None) -> None:
     upkeep_thread = upkeep_start(interval=0.02)
 
@@ -70,7 +70,7 @@ def test_it_copies_the_log_back_while_writers_skip_checkpoints(stop_upkeep: None
     assert Chat.objects.count() == 50
 
 
-@sqlite_only
+@needs_sqlite
 def test_it_keeps_checkpointing_after_a_failed_checkpoint(stop_upkeep: None, monkeypatch: pytest.MonkeyPatch,
                                                           caplog: pytest.LogCaptureFixture) -> None:
     original = UpkeepThread.checkpoint_once
