@@ -108,7 +108,8 @@ def _make_user() -> AbstractBaseUser:
 def shared_user(module_db: None, django_db_blocker) -> SharedUser:
     """`user` and `token` made once for a module that opts in with
     `pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]`: for a module whose
-    tests only call the API with them (~2 ms of inserts a test, 1,700 tests in test_query_contract.py).
+    tests only call the API with them (about 1 ms of inserts a test on SQLite, on 1,700 tests in
+    test_query_contract.py alone).
     Each test gets its own deep copies (as Django's setUpTestData gives), and its writes to their rows
     roll back with its transaction. The rows exist for every test of the module, asked for or not."""
     with django_db_blocker.unblock():
