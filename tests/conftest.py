@@ -1,5 +1,12 @@
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connections, transaction
+from django.test.utils import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -9,6 +16,8 @@ from ralphsite.tokens.services import MintedToken, api_token_create
 pytest_plugins = ["tests.live_gunicorn"]
 
 _DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences", "django_db_serialized_rollback"}
+# The module whose shared transaction (`module_db`) is open, if any.
+_SHARED_TRANSACTION: list[str] = []
 
 
 def _database_use(request: pytest.FixtureRequest) -> str | None:
@@ -22,6 +31,19 @@ def _database_use(request: pytest.FixtureRequest) -> str | None:
     return "db" if marker is not None or _DB_FIXTURES & names else None
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _test_settings(django_test_environment: None) -> Iterator[None]:
+    """Settings every test runs with, set once for the run (a test's `settings` changes go back to these).
+
+    Every API test creates a user: with production PBKDF2 the hash was most of each test's time. The API
+    throttle adds its count's UPSERT to a token's first request, which every test's query counts would
+    carry, and the admin login lockout (django-axes) refuses `client.login()` without a request: both
+    have their own tests (test_throttling.py, test_deployment.py), which turn them on."""
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+                           RALPH_API_THROTTLE_RATE=None, AXES_ENABLED=False):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest):
     """A transactional test ends with a flush of every table (TRUNCATE on PostgreSQL, DELETE on
@@ -32,6 +54,11 @@ def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest
     if database is None:
         yield
         return
+    if database == "transactional_db" and ("shared_user" in request.fixturenames or _SHARED_TRANSACTION):
+        where = _SHARED_TRANSACTION[-1] if _SHARED_TRANSACTION else "its module"
+        pytest.fail(f"A transactional test cannot run inside the shared transaction of {where} (module_db): its "
+                    "flush would empty it and its connection close would end it. Move it to a module that does "
+                    "not use shared_user.")
     from django.db import connection
 
     from ledger_app.append_only import set_purge_switch
@@ -43,14 +70,70 @@ def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest
         set_purge_switch(connection, on=True)
 
 
-@pytest.fixture
-def user(db):
-    """A staff member: the owner of the global token most API tests use."""
+@pytest.fixture(scope="module")
+def module_db(request: pytest.FixtureRequest, django_db_setup: None, django_db_blocker) -> Iterator[None]:
+    """One transaction around the rest of a module's tests, rolled back after its last: rows made once
+    for the module (`shared_user`) live in it, and each test's own transaction (the `db` fixture) is a
+    savepoint inside it, rolled back after the test as before, so a test that writes still leaves
+    nothing behind. Database access stays blocked between tests. Transactional tests cannot run
+    inside it (their flush and connection close would end it): `_ledger_flush_passes_the_append_only_triggers`
+    fails them."""
+    with django_db_blocker.unblock():
+        atomics = {alias: transaction.atomic(using=alias) for alias in connections}
+        for atomic in atomics.values():
+            atomic._from_testcase = True  # as Django's TestCase marks its own: durable blocks may nest in it
+            atomic.__enter__()
+    _SHARED_TRANSACTION.append(request.node.nodeid)
+    try:
+        yield
+    finally:
+        _SHARED_TRANSACTION.pop()
+        with django_db_blocker.unblock():
+            for alias, atomic in reversed(atomics.items()):
+                transaction.set_rollback(True, using=alias)
+                atomic.__exit__(None, None, None)
+
+
+@dataclass(frozen=True)
+class SharedUser:
+    user: AbstractBaseUser
+    token: MintedToken
+
+
+def _make_user() -> AbstractBaseUser:
     return get_user_model().objects.create_user(username="agent", password="agent-password-1", is_staff=True)
 
 
+@pytest.fixture(scope="module")
+def shared_user(module_db: None, django_db_blocker) -> SharedUser:
+    """`user` and `token` made once for a module that opts in with
+    `pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]`: for a module whose
+    tests only call the API with them (about 1 ms of inserts a test on SQLite, on 1,700 tests in
+    test_query_contract.py alone).
+    Each test gets its own deep copies (as Django's setUpTestData gives), and its writes to their rows
+    roll back with its transaction. The rows exist for every test of the module, asked for or not."""
+    with django_db_blocker.unblock():
+        user = _make_user()
+        return SharedUser(user=user, token=api_token_create(user=user, scope=TokenScope.GLOBAL))
+
+
 @pytest.fixture
-def token(user) -> MintedToken:
+def _shared_user_copy(shared_user: SharedUser) -> SharedUser:
+    return copy.deepcopy(shared_user)  # one copy: the token's owner is the test's user
+
+
+@pytest.fixture
+def user(request: pytest.FixtureRequest, db):
+    """A staff member: the owner of the global token most API tests use."""
+    if "shared_user" in request.fixturenames:
+        return request.getfixturevalue("_shared_user_copy").user
+    return _make_user()
+
+
+@pytest.fixture
+def token(request: pytest.FixtureRequest, user) -> MintedToken:
+    if "shared_user" in request.fixturenames:
+        return request.getfixturevalue("_shared_user_copy").token
     return api_token_create(user=user, scope=TokenScope.GLOBAL)
 
 
@@ -68,18 +151,3 @@ def api(token) -> APIClient:
 @pytest.fixture
 def anon_api() -> APIClient:
     return APIClient()
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings) -> None:
-    """Every API test creates a user: with production PBKDF2 the hash was most of each test's time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
-def _abuse_guards_off(settings) -> None:
-    """The API throttle adds its count's UPSERT to a token's first request, which every test's query
-    counts would carry, and the admin login lockout (django-axes) refuses `client.login()` without a
-    request: both have their own tests (test_throttling.py, test_deployment.py), which turn them on."""
-    settings.RALPH_API_THROTTLE_RATE = None
-    settings.AXES_ENABLED = False

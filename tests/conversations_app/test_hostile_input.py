@@ -9,7 +9,8 @@ from rest_framework.test import APIClient
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncMapping
 from tests.api_mixins import assert_error_shape
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 MISSING = "01ARZ3NDEKTSV4RRFFQ69G5FAV"
 CALL = {"id": "c1", "name": "bash", "status": "pending"}

@@ -11,7 +11,8 @@ from conversations_app.models import Chat, GlobalPattern, Message, Observation, 
 from sessions_app.models import Session
 from tests.api_mixins import APIResourceTests, assert_error_shape
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 
 def _session() -> Session:

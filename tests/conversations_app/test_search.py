@@ -10,7 +10,8 @@ from conversations_app.search.indexing import search_index_pending
 from conversations_app.search.schema import trigger_names
 from tests.api_mixins import assert_error_shape
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 SEARCH = "/api/v1/search/"
 HOSTILE = ['"', '""', "'", 'foo"bar', "AND", "OR", "NOT", "NEAR", "NEAR(a b)", "a AND", "OR b", "*", "pars*",

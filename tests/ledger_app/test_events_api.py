@@ -13,7 +13,8 @@ from sessions_app.models import Session
 from tests.api_mixins import APIResourceTests, assert_error_shape
 from tests.ledger_app.factories import make_event, make_session, utc
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 URL = "/api/v1/events/"
 
 

@@ -11,7 +11,8 @@ from ledger_app.models import Checkpoint, CheckpointRestore, GateResult
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_event, make_session
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 SESSION_SCOPED_LISTS = ["events", "issues", "checkpoints", "rollbacks", "gate-results", "token-usage", "errors",
                         "dead-letters"]

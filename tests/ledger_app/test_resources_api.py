@@ -22,7 +22,8 @@ from ledger_app.models import (
 from tests.api_mixins import APIResourceTests
 from tests.ledger_app.factories import make_session
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 PAGE = 3  # auth, COUNT, page
 CURSOR_PAGE = 2  # auth, keyset page

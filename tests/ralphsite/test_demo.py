@@ -5,10 +5,13 @@ claim-task's "nothing to claim" became a 409 and claims became fenced, because n
 import subprocess
 import sys
 
+import pytest
+
 from ralphsite.agents.demo import Api
 from tests.live_gunicorn import LiveGunicorn
 
 
+@pytest.mark.smoke
 def test_it_runs_the_demo_loop_to_completion(gunicorn_server: LiveGunicorn) -> None:
     done = subprocess.run([sys.executable, "-m", "ralphsite.agents.demo", "--url", gunicorn_server.url,
                            "--token", gunicorn_server.token, "--pace", "0"],

@@ -47,6 +47,7 @@ def _manage(*args: str, unset: tuple[str, ...] = (), **env: str) -> subprocess.C
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.smoke
 def test_it_passes_the_deployment_check_with_https_on(tmp_path: Path) -> None:
     result = _manage("check", "--deploy", "--fail-level", "WARNING", RALPH_HTTPS="1",
                      RALPH_DATA_DIR=str(tmp_path / "data"))
@@ -56,6 +57,8 @@ def test_it_passes_the_deployment_check_with_https_on(tmp_path: Path) -> None:
     assert "security.W004" in without.stderr + without.stdout  # HSTS is what RALPH_HTTPS turns on
 
 
+@pytest.mark.smoke
+@pytest.mark.sqlite_only  # `manage.py migrate` on a fresh data dir with no DATABASE_URL
 def test_it_creates_the_data_dir_and_database_for_the_owner_only(tmp_path: Path) -> None:
     data = tmp_path / "fresh"
     result = _manage("migrate", "--verbosity", "0", unset=("DATABASE_URL",), RALPH_DATA_DIR=str(data))

@@ -21,7 +21,8 @@ from tests.api_mixins import ULID, ApiRoute, api_routes, assert_error_shape
 from tests.ralphsite.test_seed_spellings import _input_serializers, _writable_fields
 from tests.sessions_app.factories import make_session, make_task
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 ROUTES = api_routes()
 KEYED_PREFIXES = {"sessions": Session, "plans": Plan, "checkpoints": Checkpoint}

@@ -96,6 +96,8 @@ def _manage(data_dir: Path, *args: str, database_url: str | None = None) -> subp
                           timeout=120)
 
 
+@pytest.mark.smoke
+@pytest.mark.sqlite_only  # a data dir with no DATABASE_URL
 def test_every_command_on_a_missing_database_says_so_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
     for command in COMMANDS:
         done = _manage(tmp_path, *command)
@@ -105,6 +107,8 @@ def test_every_command_on_a_missing_database_says_so_in_one_line_and_writes_noth
     assert not list(tmp_path.glob("*.db*"))
 
 
+@pytest.mark.smoke
+@pytest.mark.sqlite_only  # an empty SQLite file
 def test_a_command_on_an_unmigrated_database_says_so_and_writes_nothing(tmp_path: Path) -> None:
     database = tmp_path / "empty.db"
     sqlite3.connect(database).close()
@@ -115,6 +119,7 @@ def test_a_command_on_an_unmigrated_database_says_so_and_writes_nothing(tmp_path
         assert connection.execute("SELECT name FROM sqlite_master").fetchall() == []
 
 
+@pytest.mark.smoke
 @pytest.mark.django_db
 def test_the_reset_hint_runs_when_pasted(settings, tmp_path: Path) -> None:
     settings.DATA_DIR = tmp_path
@@ -186,6 +191,8 @@ def _serve_as_make_run(commands: list[str], env: dict[str, str]) -> tuple[str, l
     return before, [ready, *iter(output.next, None)]
 
 
+@pytest.mark.smoke
+@pytest.mark.sqlite_only  # `make run` on a data dir with no DATABASE_URL
 def test_make_run_serves_then_prints_ready_and_the_credentials_and_a_second_run_the_reset_hint(
         tmp_path: Path) -> None:
     venv = Path(sys.executable).parent.parent

@@ -22,7 +22,8 @@ from sessions_app.models import Session
 from tests.api_mixins import ApiRoute, api_routes, assert_error_shape
 from tests.sessions_app.factories import make_session
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 ROUTES = api_routes()
 IDS = [route.id for route in ROUTES]

@@ -23,7 +23,8 @@ from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSeria
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_session
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 
 def _list_filters() -> list[tuple[str, str]]:

@@ -22,7 +22,8 @@ from tests.api_mixins import ULID, api_routes, assert_error_shape
 from tests.ralphsite.test_query_contract import _view
 from tests.sessions_app.factories import make_session, make_task
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 ROUTES = api_routes()
 LISTS = [route for route in ROUTES if route.action == "list" and getattr(route.viewset, "filterset_class", None)]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from django.db import OperationalError, connection, transaction
 
-from ralphsite.core.db.sqlite_backend.base import WRITE_LOCK_SUFFIX
+from ralphsite.core.db.sqlite_backend.base import WRITE_LOCK_SUFFIX, DatabaseWrapper
 from sessions_app.models import Session
 
 pytestmark = [
@@ -55,16 +55,28 @@ def test_it_releases_the_lock_on_rollback(lock_probe: int) -> None:
     assert not Session.objects.filter(key="rolled-back").exists()
 
 
-def test_a_second_writer_waits_for_the_first_to_commit() -> None:
+def test_a_second_writer_waits_for_the_first_to_commit(monkeypatch: pytest.MonkeyPatch) -> None:
     first_wrote, first_may_commit, second_done = threading.Event(), threading.Event(), threading.Event()
+    second_refused = threading.Semaphore(0)  # released at each try of the lock that finds it taken
     errors: list[BaseException] = []
+    # The second writer polls until the first commits: it must not give up before this test lets the first go.
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "timeout", 60)
+    try_lock = DatabaseWrapper._write_lock_try
+
+    def counted_try(self: DatabaseWrapper) -> bool:
+        acquired = try_lock(self)
+        if not acquired:
+            second_refused.release()
+        return acquired
+
+    monkeypatch.setattr(DatabaseWrapper, "_write_lock_try", counted_try)
 
     def first() -> None:
         try:
             with transaction.atomic():
                 Session.objects.create(key="first", user_request="x")
                 first_wrote.set()
-                first_may_commit.wait(10)
+                first_may_commit.wait(60)
         except BaseException as exc:
             errors.append(exc)
         finally:
@@ -72,7 +84,7 @@ def test_a_second_writer_waits_for_the_first_to_commit() -> None:
 
     def second() -> None:
         try:
-            first_wrote.wait(10)
+            first_wrote.wait(60)
             with transaction.atomic():
                 Session.objects.create(key="second", user_request="x")
             second_done.set()
@@ -84,11 +96,15 @@ def test_a_second_writer_waits_for_the_first_to_commit() -> None:
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for thread in threads:
         thread.start()
-    assert first_wrote.wait(10)
-    assert not second_done.wait(0.3)  # queued behind the open transaction
-    first_may_commit.set()
-    for thread in threads:
-        thread.join(10)
+    try:
+        assert first_wrote.wait(60)
+        # The first try and a retry both found the lock taken: the second writer is queued, not failed or through.
+        assert second_refused.acquire(timeout=60) and second_refused.acquire(timeout=60)
+        assert not second_done.is_set() and errors == []
+    finally:
+        first_may_commit.set()
+        for thread in threads:
+            thread.join(60)
     assert errors == [] and second_done.is_set()
     assert set(Session.objects.values_list("key", flat=True)) == {"first", "second"}
 

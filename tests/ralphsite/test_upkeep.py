@@ -1,4 +1,8 @@
-"""The upkeep thread (jobs, deployment-wide exclusive jobs, SQLite WAL checkpoints): real threads, real connections."""
+"""The upkeep thread (jobs, deployment-wide exclusive jobs, SQLite WAL checkpoints): real threads, real connections.
+
+Which job runs at which tick is checked by calling the thread's `tick` with the clock's reading given, so
+the outcome never depends on how the machine schedules threads; the started thread is checked for what it
+does (checkpoints, jobs run, failures survived), waiting on a counter with a deadline that only bounds a hang."""
 
 import threading
 import time
@@ -13,11 +17,11 @@ from ralphsite.core import upkeep_jobs
 from ralphsite.core.db.locks import deployment_lock_try
 from ralphsite.core.upkeep_jobs import UpkeepJob
 from ralphsite.server import upkeep
-from ralphsite.server.upkeep import WorkerActivity, upkeep_start, upkeep_stop
+from ralphsite.server.upkeep import UpkeepThread, WorkerActivity, upkeep_start, upkeep_stop
 from tests.concurrency import on_own_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
-sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
+needs_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite write-ahead log")
 SQLITE_DEFAULT_AUTOCHECKPOINT = 1000
 
 
@@ -35,7 +39,7 @@ def stop_upkeep() -> Iterator[None]:
     upkeep_stop()
 
 
-@sqlite_only
+@needs_sqlite
 def test_it_turns_automatic_checkpoints_off_only_while_it_runs(stop_upkeep: None) -> None:
     assert on_own_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
     upkeep_thread = upkeep_start(interval=60)
@@ -48,7 +52,7 @@ def test_it_turns_automatic_checkpoints_off_only_while_it_runs(stop_upkeep: None
     assert on_own_connection(lambda: _pragma("wal_autocheckpoint")) == (SQLITE_DEFAULT_AUTOCHECKPOINT,)
 
 
-@sqlite_only
+@needs_sqlite
 def test_it_copies_the_log_back_while_writers_skip_checkpoints(stop_upkeep: None) -> None:
     upkeep_thread = upkeep_start(interval=0.02)
 
@@ -58,10 +62,7 @@ def test_it_copies_the_log_back_while_writers_skip_checkpoints(stop_upkeep: None
         return _pragma("wal_autocheckpoint")[0]
 
     assert on_own_connection(write_chats) == 0
-    deadline = time.monotonic() + 10
-    while upkeep_thread.checkpoints == 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert upkeep_thread.checkpoints > 0
+    _wait_until(lambda: upkeep_thread.checkpoints > 0)
 
     # Nothing written since: a checkpoint now finds every frame of the log already copied. The thread
     # is stopped first, or its own checkpoint at that moment would make ours report busy.
@@ -71,11 +72,10 @@ def test_it_copies_the_log_back_while_writers_skip_checkpoints(stop_upkeep: None
     assert Chat.objects.count() == 50
 
 
-@sqlite_only
+@needs_sqlite
 def test_it_keeps_checkpointing_after_a_failed_checkpoint(stop_upkeep: None, monkeypatch: pytest.MonkeyPatch,
                                                           caplog: pytest.LogCaptureFixture) -> None:
-    upkeep_thread = upkeep_start(interval=0.02)
-    original = type(upkeep_thread).checkpoint_once
+    original = UpkeepThread.checkpoint_once
     failures: list[int] = []
 
     def fail_once(self: Any) -> tuple[int, int, int]:
@@ -84,32 +84,74 @@ def test_it_keeps_checkpointing_after_a_failed_checkpoint(stop_upkeep: None, mon
             raise OSError("disk hiccup")
         return original(self)
 
-    monkeypatch.setattr(type(upkeep_thread), "checkpoint_once", fail_once)
+    # Before the thread starts: its very first checkpoint fails, whatever was in the log already.
+    monkeypatch.setattr(UpkeepThread, "checkpoint_once", fail_once)
+    upkeep_thread = upkeep_start(interval=0.02)
     on_own_connection(lambda: Chat.objects.create(title="after the failure"))
-    deadline = time.monotonic() + 10
-    while upkeep_thread.checkpoints == 0 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    _wait_until(lambda: upkeep_thread.checkpoints > 0)
     assert failures == [1] and "WAL checkpoint failed" in caplog.text
-    assert upkeep_thread.checkpoints > 0 and upkeep_thread.is_alive()
+    assert upkeep_thread.is_alive()
 
 
-def test_it_runs_idle_only_jobs_only_while_the_worker_is_idle(stop_upkeep: None,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[float] = []
-    activity = WorkerActivity()
-    monkeypatch.setattr(upkeep_jobs, "_jobs", {})
+class _Clock:
+    """The upkeep module's `time.monotonic`, read from `now` (the worker's activity is stamped with it)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def _ticking(monkeypatch: pytest.MonkeyPatch, *jobs: UpkeepJob) -> tuple[UpkeepThread, _Clock, WorkerActivity]:
+    """An upkeep thread never started (the test calls its `tick`), these jobs only, a clock of the test's."""
+    clock, activity = _Clock(1000.0), WorkerActivity()
+    monkeypatch.setattr(upkeep, "time", clock)
     monkeypatch.setattr(upkeep, "worker_activity", activity)
-    monkeypatch.setattr(upkeep, "MAX_JOB_DELAY_SECONDS", 60)
-    upkeep_jobs.upkeep_job_register(UpkeepJob(name="record", run=lambda: calls.append(time.monotonic())))
-    activity.request_started()
-    upkeep_start(interval=0.01)
-    _wait_until(lambda: len(calls) == 1)  # a job that never ran is overdue: the first tick runs it, mid-request too
-    time.sleep(0.2)
-    assert len(calls) == 1  # a request in flight: no upkeep
+    monkeypatch.setattr(upkeep_jobs, "_jobs", {})
+    for job in jobs:
+        upkeep_jobs.upkeep_job_register(job)
+    return UpkeepThread(interval=60), clock, activity
 
+
+def _tick(thread: UpkeepThread, clock: _Clock, now: float) -> None:
+    clock.now = now
+    thread.tick(now)
+
+
+def test_it_runs_idle_only_jobs_only_while_the_worker_is_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[float] = []
+    thread, clock, activity = _ticking(monkeypatch, UpkeepJob(name="record", run=lambda: calls.append(clock.now)))
+    activity.request_started()
+    _tick(thread, clock, 1000.0)
+    assert calls == [1000.0]  # a job that never ran is overdue: the first tick runs it, mid-request too
+    for now in (1000.5, 1001.0, 1000.0 + upkeep.MAX_JOB_DELAY_SECONDS - 0.5):
+        _tick(thread, clock, now)
+    assert calls == [1000.0]  # a request in flight: no upkeep
+    _tick(thread, clock, 1000.0 + upkeep.MAX_JOB_DELAY_SECONDS)
+    assert calls == [1000.0, 1000.0 + upkeep.MAX_JOB_DELAY_SECONDS]  # under constant load, once overdue
+
+    clock.now = 1006.0
     activity.request_finished()
-    _wait_until(lambda: len(calls) > 1)
-    assert calls[-1] - activity.last_finished >= upkeep.IDLE_SECONDS
+    assert activity.last_finished == 1006.0
+    _tick(thread, clock, 1006.0 + upkeep.IDLE_SECONDS / 2)
+    assert len(calls) == 2  # a request just finished: another may follow
+    _tick(thread, clock, 1006.0 + upkeep.IDLE_SECONDS * 1.5)
+    assert len(calls) == 3 and calls[-1] - activity.last_finished >= upkeep.IDLE_SECONDS
+    activity.request_started()
+    _tick(thread, clock, 1008.0)
+    assert len(calls) == 3  # busy again
+
+
+def test_it_runs_a_job_no_more_often_than_it_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    thread, clock, _activity = _ticking(monkeypatch, UpkeepJob(name="rare", run=lambda: calls.append("rare"),
+                                                               every_seconds=3600, idle_only=False))
+    for now in (1000.0, 1001.0, 1000.0 + 3599):
+        _tick(thread, clock, now)
+    assert calls == ["rare"] and thread.job_runs == {"rare": 1}
+    _tick(thread, clock, 1000.0 + 3600)
+    assert calls == ["rare", "rare"] and thread.job_runs == {"rare": 2}
 
 
 def test_it_runs_a_job_at_most_every_few_seconds_and_survives_its_failures(
@@ -133,38 +175,36 @@ def test_it_runs_a_job_at_most_every_few_seconds_and_survives_its_failures(
     assert thread.job_runs["flaky"] == calls.count("run") - 1  # the failed run is not counted
 
 
-def test_an_exclusive_job_skips_its_turn_while_another_process_runs_it(stop_upkeep: None,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_exclusive_job_skips_its_turn_while_another_process_runs_it(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(upkeep_jobs, "_jobs", {})
-    upkeep_jobs.upkeep_job_register(UpkeepJob(name="sweep", run=lambda: calls.append("sweep"), idle_only=False,
-                                         exclusive=True))
+    thread, clock, _activity = _ticking(monkeypatch, UpkeepJob(name="sweep", run=lambda: calls.append("sweep"),
+                                                               idle_only=False, exclusive=True))
     held, release = threading.Event(), threading.Event()
 
     def other_process() -> None:
         try:
             with deployment_lock_try(connection, "upkeep-sweep"):
                 held.set()
-                release.wait(10)
+                release.wait(60)
         finally:
             connection.close()
 
     other = threading.Thread(target=other_process)
     other.start()
-    assert held.wait(10)
-    thread = upkeep_start(interval=0.01)
     try:
-        time.sleep(0.2)
+        assert held.wait(60)
+        for now in (1000.0, 1001.0, 1002.0):  # on this thread's connection: another one holds the lock
+            _tick(thread, clock, now)
         assert calls == [] and thread.job_runs.get("sweep") is None
     finally:
         release.set()
         other.join()
-    _wait_until(lambda: thread.job_runs.get("sweep"))  # counted once run() has returned, after its side effect
-    assert calls
+    _tick(thread, clock, 1003.0)
+    assert calls == ["sweep"] and thread.job_runs == {"sweep": 1}
 
 
 def _wait_until(condition: Callable[[], Any]) -> None:
-    deadline = time.monotonic() + 30  # generous: a loaded machine may not schedule the thread for a while
+    deadline = time.monotonic() + 60  # only bounds a hang: a loaded machine may not schedule the thread for a while
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert condition()

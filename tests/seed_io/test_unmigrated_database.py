@@ -9,6 +9,8 @@ from tests.ralphsite.test_operator_commands import _manage
 from tests.seed_io.helpers import seed_database
 
 
+@pytest.mark.smoke
+@pytest.mark.sqlite_only  # an empty SQLite file
 @pytest.mark.parametrize("command", ["import_seed", "export_seed", "backup", "backup --verify", "restore"])
 def test_it_refuses_an_unmigrated_database_in_one_line_and_writes_nothing(tmp_path: Path, command: str) -> None:
     database = tmp_path / "empty.db"

@@ -21,7 +21,8 @@ from sessions_app.models import (
 from tests.api_mixins import APIResourceTests
 from tests.sessions_app.devteam_factories import devteam_interview, devteam_session
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 LIST_QUERIES = 3  # token auth, count, page: the representations name related rows by id only
 

@@ -11,7 +11,8 @@ from sessions_app.models import ContextBudget, FeedbackAttachment, Iteration, Se
 from tests.api_mixins import assert_error_shape
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 HUGE = 10**20  # past every integer column on every backend
 

@@ -25,7 +25,8 @@ from sessions_app.models import (
 from tests.api_mixins import APIResourceTests
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
-pytestmark = pytest.mark.django_db
+# One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 PLAIN_LIST_QUERIES = 3  # token auth, count, page
 
