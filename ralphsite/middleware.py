@@ -1,12 +1,15 @@
 """Middleware of our own."""
 
+import os
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.messages.middleware import MessageMiddleware
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.middleware import common
 from django.utils.http import escape_leading_slashes
+from whitenoise.middleware import WhiteNoiseMiddleware
 
 from ralphsite.core.access import scope_unbound_during
 from ralphsite.core.api.errors import payload_too_large_response
@@ -18,6 +21,21 @@ AGENT_PREFIXES = ("/api/", "/mcp")
 
 class PermanentRedirectKeepingMethod(HttpResponsePermanentRedirect):
     status_code = 308
+
+
+class StaticFilesMiddleware(WhiteNoiseMiddleware):
+    """Whitenoise, serving what `manage.py collectstatic` wrote into STATIC_ROOT.
+
+    Before collectstatic has run (the tests, a server started by hand) there is no STATIC_ROOT and
+    nothing collected to serve; whitenoise would warn `No directory at: …` each time it is set up (every
+    test client), and the settings no longer create an empty folder to quiet it. `make run` collects
+    first. Outside DEBUG whitenoise reads STATIC_ROOT once, when the middleware is set up; in DEBUG
+    (autorefresh) it looks on every request, and never warns."""
+
+    def add_files(self, root: Any, prefix: str | None = None) -> None:
+        if not self.autorefresh and root == self.static_root and not os.path.isdir(root):
+            return
+        super().add_files(root, prefix)
 
 
 class CommonMiddleware(common.CommonMiddleware):

@@ -5,13 +5,16 @@ from datetime import timedelta
 from ralphsite.core.db.config import database_config
 from ralphsite.core.db.fast_paths import PIECES as FAST_PATH_PIECES
 from ralphsite.core.env import env_bool, env_choices, env_duration, env_int, env_list, env_rate, env_str
-from ralphsite.core.paths import BASE_DIR, data_dir, data_dir_create
-from ralphsite.core.secrets import secret_key_load_or_create
+from ralphsite.core.paths import BASE_DIR, data_dir
+from ralphsite.core.secrets import SECRET_KEY_FILE, secret_key_read
 
+# Importing the settings writes nothing: the data dir, its secret key and static/ are made by the
+# commands that write them (ralphsite/core/paths.py, ralphsite/core/secrets.py).
 DATA_DIR = data_dir()
-data_dir_create(DATA_DIR)
 
-SECRET_KEY = env_str("SECRET_KEY", "") or secret_key_load_or_create(DATA_DIR / "secret_key")
+# Empty until `manage.py migrate`, `bootstrap` or the server's start created the data dir's key: Django
+# then refuses whatever signs (ImproperlyConfigured), never signing with a key made up here.
+SECRET_KEY = env_str("SECRET_KEY", "") or secret_key_read(DATA_DIR / SECRET_KEY_FILE)
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -39,7 +42,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "ralphsite.middleware.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "ralphsite.middleware.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "ralphsite.middleware.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -108,11 +111,14 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
+# Made by `manage.py collectstatic` (`make run`), with the data dir if it is missing, readable by its owner
+# only (0700, as ralphsite.core.paths.private_dir_create makes it). Until then there is nothing to serve
+# (ralphsite.middleware.StaticFilesMiddleware).
 STATIC_ROOT = DATA_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns at start-up when it is missing
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage",
+                    "OPTIONS": {"directory_permissions_mode": 0o700}},
 }
 
 # Large bulk appends (1,000 messages or events) arrive in one JSON body. A longer body is a 413

@@ -1,4 +1,5 @@
 import copy
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -14,6 +15,16 @@ from ralphsite.core.models import ApiToken, TokenScope
 from ralphsite.tokens.services import MintedToken, api_token_create
 
 pytest_plugins = ["tests.live_gunicorn"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite signs (sessions, admin logins) with a key of its own, made for the run. The settings
+    read a deployment's key from the data dir, which on a fresh checkout nothing has made yet
+    (`manage.py migrate`, `bootstrap` and the server's start do: ralphsite/core/secrets.py)."""
+    from django.conf import settings  # the fixtures below take pytest-django's `settings`
+
+    settings.SECRET_KEY = secrets.token_urlsafe(50)
+
 
 _DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences", "django_db_serialized_rollback"}
 # The module whose shared transaction (`module_db`) is open, if any.

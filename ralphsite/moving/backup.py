@@ -28,6 +28,8 @@ from django.apps import apps
 from django.conf import settings
 from django.db import connection
 
+from ralphsite.core.paths import private_dir_create
+
 BACKUP_NAME = re.compile(r"^ralph-(\d{8}-\d{6})(?:-\d+)?\.(sqlite3|pgdump)$")
 DATA_APPS = ("sessions_app", "ledger_app", "conversations_app")
 STEP_PAGES = 1024  # 4 MiB per step at SQLite's default page size
@@ -60,7 +62,7 @@ def _backup_path(directory: Path, now: datetime, suffix: str) -> Path:
 def backup_create(*, directory: Path, progress: ProgressCallback | None = None,
                   now: datetime | None = None) -> Path:
     """Write a consistent copy of the database into `directory`; return its path."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir_create(directory)  # the default, backups/ in the data dir, may be the data dir's first file
     now = now or datetime.now(UTC)
     if connection.vendor == "sqlite":
         target = _backup_path(directory, now, "sqlite3")

@@ -2,8 +2,11 @@
 
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+
 from ralphsite.core.env import env_int, env_str
-from ralphsite.core.paths import data_dir
+from ralphsite.core.paths import data_dir, private_dir_create
+from ralphsite.core.secrets import SECRET_KEY_FILE, secret_key_configured, secret_key_provide
 from ralphsite.server.upkeep import worker_activity
 from ralphsite.server.worker_gc import worker_gc
 
@@ -23,12 +26,24 @@ accesslog = env_str("RALPH_ACCESS_LOG", "") or None
 control_socket = str(data_dir() / "gunicorn.ctl")
 
 
+def on_starting(server: Any) -> None:
+    """In the master, before the workers fork and read the settings: the data dir (0700: the control
+    socket, backups and the first-run marker go there) and, unless SECRET_KEY is set, its secret key, made
+    once here so every worker signs with the same one (`make run`'s migrate made both already)."""
+    private_dir_create(data_dir())
+    secret_key_provide(data_dir())
+
+
 def post_worker_init(worker: Any) -> None:
     """Each worker runs its upkeep (SQLite checkpoints, apps' jobs) in a thread, never inside a request,
-    and answers the requests gunicorn itself refuses in the API's JSON error shape."""
+    and answers the requests gunicorn itself refuses in the API's JSON error shape. A worker whose
+    settings have no secret key (read before on_starting made it: `--preload`) does not boot."""
     from ralphsite.server.http_errors import json_errors_install
     from ralphsite.server.upkeep import upkeep_start
 
+    if not secret_key_configured():
+        raise ImproperlyConfigured(f"The settings have no secret key: they were read before the start made "
+                                   f"{data_dir() / SECRET_KEY_FILE}. Start the server again, or set SECRET_KEY.")
     upkeep_start()
     json_errors_install()
     if worker.age == worker.cfg.workers:  # the last worker of the start (restarted ones are older)

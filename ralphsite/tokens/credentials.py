@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from ralphsite.core.models import ApiToken, TokenScope
+from ralphsite.core.paths import private_dir_create
 from ralphsite.tokens.services import api_token_create
 
 ADMIN_USERNAME = "admin"
@@ -56,6 +57,7 @@ CREDENTIALS_FILE = "first-run-credentials.txt"
 
 def credentials_file_write(text: str) -> Path:
     """Keep the first-run credentials in the data dir too, readable by the owner only (0600)."""
+    private_dir_create(Path(settings.DATA_DIR))  # with PostgreSQL nothing may have written there yet
     path = Path(settings.DATA_DIR) / CREDENTIALS_FILE
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)  # an older file keeps its mode through O_CREAT: set it

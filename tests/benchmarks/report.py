@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from ralphsite.core.paths import private_dir_create
 from tests.benchmarks.operations import ADMIN_SCALE_OPERATIONS, OPERATIONS, SCALE_OPERATIONS
 from tests.benchmarks.stats import ratio
 
@@ -167,7 +168,7 @@ def report_print(results: dict[str, Any], *, out: TextIO) -> None:
 
 
 def report_write(results: dict[str, Any], *, directory: Path, extra: Path | None) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
+    private_dir_create(directory)  # bench/ in the data dir, which may not exist yet (0700 like the rest)
     vendor = results.get("meta", {}).get("database", {}).get("vendor", "db")
     path = directory / f"bench-{time.strftime('%Y%m%dT%H%M%S')}-{vendor}.json"
     path.write_text(json.dumps(results, indent=2, default=str) + "\n")

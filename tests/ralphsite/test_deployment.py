@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from django.test import Client
 
 from ralphsite.core.paths import BASE_DIR
+from ralphsite.core.secrets import SECRET_KEY_FILE, secret_key_load_or_create
 from ralphsite.tokens.credentials import CREDENTIALS_FILE
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +50,8 @@ def _manage(*args: str, unset: tuple[str, ...] = (), **env: str) -> subprocess.C
 
 @pytest.mark.smoke
 def test_it_passes_the_deployment_check_with_https_on(tmp_path: Path) -> None:
-    result = _manage("check", "--deploy", "--fail-level", "WARNING", RALPH_HTTPS="1",
+    secret_key_load_or_create(tmp_path / "data" / SECRET_KEY_FILE)  # as migrate makes it (`make run`)
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", RALPH_HTTPS="1", unset=("SECRET_KEY",),
                      RALPH_DATA_DIR=str(tmp_path / "data"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -61,11 +63,11 @@ def test_it_passes_the_deployment_check_with_https_on(tmp_path: Path) -> None:
 @pytest.mark.sqlite_only  # `manage.py migrate` on a fresh data dir with no DATABASE_URL
 def test_it_creates_the_data_dir_and_database_for_the_owner_only(tmp_path: Path) -> None:
     data = tmp_path / "fresh"
-    result = _manage("migrate", "--verbosity", "0", unset=("DATABASE_URL",), RALPH_DATA_DIR=str(data))
+    result = _manage("migrate", "--verbosity", "0", unset=("DATABASE_URL", "SECRET_KEY"), RALPH_DATA_DIR=str(data))
     assert result.returncode == 0, result.stderr
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
-    for name in ("ralph.db", "ralph.db-wal", "ralph.db-shm", "secret_key"):
-        if (data / name).exists() or name == "ralph.db":
+    for name in ("ralph.db", "ralph.db-wal", "ralph.db-shm", "ralph.db-lock-migrate", "secret_key"):
+        if (data / name).exists() or name in ("ralph.db", "secret_key"):
             assert stat.S_IMODE((data / name).stat().st_mode) == 0o600, name
 
 

@@ -10,11 +10,15 @@ its exclusive jobs (`deployment_lock_try`, skips a turn when another process has
 import contextlib
 import fcntl
 import hashlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from django.db import transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+
+from ralphsite.core.paths import private_dir_create
 
 
 def _advisory_key(name: str) -> int:
@@ -22,8 +26,12 @@ def _advisory_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(f"ralph:{name}".encode()).digest()[:8], "big", signed=True)
 
 
-def _lock_file(connection: BaseDatabaseWrapper, name: str) -> Path:
-    return Path(f"{connection.settings_dict['NAME']}-lock-{name}")
+def _lock_file(connection: BaseDatabaseWrapper, name: str) -> BinaryIO:
+    """The lock's file beside the database, opened (made 0600, in a folder made 0700, before the
+    database itself when migrate runs first on a fresh data dir)."""
+    path = Path(f"{connection.settings_dict['NAME']}-lock-{name}")
+    private_dir_create(path.parent)
+    return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600), "r+b")
 
 
 @contextlib.contextmanager
@@ -41,7 +49,7 @@ def deployment_lock(connection: BaseDatabaseWrapper, name: str) -> Iterator[None
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
         return
-    with open(_lock_file(connection, name), "a+b") as lock_file:
+    with _lock_file(connection, name) as lock_file:
         fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -59,7 +67,7 @@ def deployment_lock_try(connection: BaseDatabaseWrapper, name: str) -> Iterator[
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [_advisory_key(name)])
             yield bool(cursor.fetchone()[0])
         return
-    with open(_lock_file(connection, name), "a+b") as lock_file:
+    with _lock_file(connection, name) as lock_file:
         try:
             fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -1,10 +1,13 @@
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import CommandParser
 from django.db import connection
 
 from ralphsite.core.db.locks import deployment_lock
 from ralphsite.core.management import RalphCommand
+from ralphsite.core.secrets import secret_key_provide
 from ralphsite.tokens.credentials import (
     admin_bootstrap,
     credentials_file_write,
@@ -16,13 +19,15 @@ from ralphsite.tokens.credentials import (
 
 
 class Command(RalphCommand):
-    help = "Create the admin user and API token on the first run and print them once."
+    help = ("Create the admin user and API token on the first run and print them once (and the data dir's "
+            "secret key if there is none and no SECRET_KEY).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--show-when-ready", action="store_true",
                             help="Leave first-run credentials for the server to print once it is ready (make run).")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        secret_key_provide(Path(settings.DATA_DIR))  # the server's admin logins sign with it
         with deployment_lock(connection, "bootstrap"):  # hosts started together create one admin
             credentials = admin_bootstrap()
         if credentials is not None:

@@ -1,12 +1,15 @@
+from pathlib import Path
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.core.management.base import CommandError
 from django.core.management.commands.migrate import Command as DjangoMigrateCommand
 from django.db import connections
 from django.db.migrations import Migration
 
 from ralphsite.core.db.locks import deployment_lock
+from ralphsite.core.secrets import secret_key_provide
 
 
 class Command(DjangoMigrateCommand):
@@ -19,6 +22,9 @@ class Command(DjangoMigrateCommand):
     An app whose seed gives migration failures an error code (seed 002's ACODE-CONV-DATA-005)
     declares it as `migration_failure_code` on its AppConfig; a failure in one of its migrations
     is reported as a CommandError starting with that code.
+
+    Being the first step of setting a deployment up, it also gives the data dir its secret key
+    (unless SECRET_KEY is set; ralphsite/core/secrets.py); `--plan` and `--check` only look.
     """
 
     _running: Migration | None = None
@@ -33,6 +39,8 @@ class Command(DjangoMigrateCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         self._running = None
+        if not (options["plan"] or options["check_unapplied"]):
+            secret_key_provide(Path(settings.DATA_DIR))
         with deployment_lock(connections[options["database"]], "migrate"):
             try:
                 super().handle(*args, **options)

@@ -16,9 +16,12 @@ import contextlib
 import fcntl
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from django.db.backends.sqlite3 import base, creation
+
+from ralphsite.core.paths import private_dir_create
 
 WAIT_FIRST_SECONDS = 0.00005
 WAIT_MAX_SECONDS = 0.001
@@ -30,8 +33,11 @@ class DatabaseCreation(creation.DatabaseCreation):
     def _destroy_test_db(self, test_database_name: str, verbosity: int) -> None:
         super()._destroy_test_db(test_database_name, verbosity)
         if test_database_name and not self.is_in_memory_db(test_database_name):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(f"{test_database_name}{WRITE_LOCK_SUFFIX}")
+            # The write lock, and migrate's and bootstrap's deployment locks (ralphsite/core/db/locks.py).
+            name = Path(test_database_name)
+            for path in [name.with_name(f"{name.name}{WRITE_LOCK_SUFFIX}"), *name.parent.glob(f"{name.name}-lock-*")]:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -43,10 +49,13 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self._write_lock_held = False
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
-        # Created readable by its owner only (0600); SQLite gives its -wal and -shm files the same mode.
+        # Created readable by its owner only (0600), in a folder made 0700 if missing (the data dir: the
+        # settings do not create it); SQLite gives its -wal and -shm files the same mode.
         if not self.is_in_memory_db():
+            name = Path(self.settings_dict["NAME"])
+            private_dir_create(name.parent)
             with contextlib.suppress(FileExistsError):
-                os.close(os.open(str(self.settings_dict["NAME"]), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         return super().get_new_connection(conn_params)
 
     def _write_lock_path(self) -> str | None:
