@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncMapping, SyncStatus
 from ralphsite.core.access import current_scope
-from ralphsite.core.db.precompiled import PrecompiledLookup, precompiled_lookup
+from ralphsite.core.db.precompiled import PrecompiledLookup
 
 
 def chat_list() -> QuerySet[Chat]:
@@ -35,13 +35,11 @@ def _run_for_append_query() -> QuerySet[Run]:
 def run_for_append(*, run_id: str) -> Run | None:
     """The live run (its chat not tombstoned) a message append writes to, locked on PostgreSQL, with
     its chat's session id (the append moves that session's activity); call it inside the append's
-    transaction. Compiled once (a fast path): on every agent's append the ORM's compile of this join
-    cost several times its run."""
+    transaction. Compiled once (the fast path `lookups`, `PrecompiledLookup`): on every agent's append
+    the ORM's compile of this join cost several times its run."""
     global _run_for_append
-    if _run_for_append is None:  # compiled inside a transaction: select_for_update requires one
-        _run_for_append = precompiled_lookup(_run_for_append_query())
-    if _run_for_append is None:
-        return _run_for_append_query().filter(pk=run_id).first()
+    if _run_for_append is None:  # built inside a transaction: select_for_update's compile requires one
+        _run_for_append = PrecompiledLookup(_run_for_append_query())
     return _run_for_append.get(run_id)
 
 

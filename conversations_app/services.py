@@ -24,7 +24,6 @@ from conversations_app.models import (
 from conversations_app.selectors import SYNC_MODELS
 from ralphsite.core.access import current_scope
 from ralphsite.core.activity import sessions_touch
-from ralphsite.core.db.precompiled import instances_insert
 from ralphsite.core.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from ralphsite.core.services import instance_create, instance_update
 
@@ -215,7 +214,7 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
             run_changes |= {"status": RunStatus.RUNNING, "completed_at": None}
         created = [Message(**item, run_id=run_id, sequence_number=run.message_count + position)
                    for position, item in enumerate(new_items, start=1)]
-        instances_insert(created)
+        Message.objects.bulk_create(created)
         Run.objects.filter(pk=run_id).update(**run_changes)
         Chat.objects.filter(pk=run.chat_id).update(updated_at=timezone.now())  # as run_create: activity, no version
         sessions_touch([run.chat.session_id])

@@ -44,7 +44,6 @@ from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ledger_app.models import LedgerChainHead, LedgerEvent
-from ralphsite.core.db.precompiled import instances_insert
 from ralphsite.core.errors import InvalidInput
 from sessions_app.models import Session
 
@@ -224,7 +223,8 @@ def events_chain_insert(events: Sequence[LedgerEvent]) -> None:
             event.id = last_id
             event.prev_hash = last_hash
             last_hash = event.hash = link_hash(last_hash, event_canonical(event))
-        instances_insert(events)
+        # The queryset's own bulk_create: the manager's (`LedgerEventManager`) is the way into this chain.
+        LedgerEvent.objects.get_queryset().bulk_create(events)
         _head_advance(connection, last_id, last_hash)
 
 

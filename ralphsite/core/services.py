@@ -12,7 +12,6 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 from ralphsite.core.activity import owner_session_ids, owners_touch, sessions_touch
-from ralphsite.core.db.precompiled import instances_insert
 
 M = TypeVar("M", bound=models.Model)
 
@@ -48,7 +47,7 @@ def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
     plain, many = _split_many_to_many(model, data)
     with _one_transaction():
         instance = model(**plain)
-        instances_insert([instance])
+        instance.save(force_insert=True)
         for name, values in many.items():
             getattr(instance, name).set(values)
         owners_touch([instance])

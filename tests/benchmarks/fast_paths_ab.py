@@ -19,24 +19,22 @@ from typing import Any
 
 from ralphsite.core.db.fast_paths import PIECES
 from tests.benchmarks.client import BenchClient
-from tests.benchmarks.operations import BULK_APPEND_PATH, OPERATIONS, Operation, State, bulk_events_body, setup_session
+from tests.benchmarks.operations import OPERATIONS, Operation, State
 from tests.benchmarks.report import results_json_write
 from tests.benchmarks.server import BenchServer
 from tests.benchmarks.stats import summarize
 
 ROUND = 10  # requests per side before the other side's turn
-# The operations each piece is on the path of (every API call pays the token lookup).
+# The operations each piece is on the path of (every API call pays the token lookup). A bulk append
+# (1,000 events in one request) was measured for the precompiled inserts, deleted on 2026-11-28; no
+# remaining piece serves it (its answer is a status per item, not a serializer's representation).
 PIECE_OPERATIONS: dict[str, tuple[str, ...]] = {
     "lookups": ("get_chat", "insert_message"),
-    "inserts": ("insert_chat", "insert_message", "append_event", "bulk_append"),
     "serializers": ("get_chat", "list_100_messages", "insert_chat"),
     "token": ("get_chat",),
 }
 ALL_OFF = "all"
-# A list of 1,000 events in one request: what the precompiled inserts were kept for. Sampled a tenth as often.
-BULK_APPEND = Operation("bulk_append", "bulk append (1,000 events)", "POST", BULK_APPEND_PATH,
-                        body=bulk_events_body, setup=setup_session)
-_OPERATIONS = {op.key: op for op in (*OPERATIONS, BULK_APPEND)}
+_OPERATIONS = {op.key: op for op in OPERATIONS}
 
 
 def _log(message: str) -> None:
@@ -116,10 +114,8 @@ def fast_paths_ab(args: argparse.Namespace) -> dict[str, Any]:
                         measured = {}
                         for key in keys:
                             _log(f"bench: {piece} off vs on: {key}")
-                            share = 10 if key == BULK_APPEND.key else 1
                             measured[key] = measure_ab({"on": on_client, "off": off_client}, _OPERATIONS[key],
-                                                       state, samples=max(args.samples // share, ROUND),
-                                                       warmup=max(args.warmup // share, 1))
+                                                       state, samples=args.samples, warmup=args.warmup)
                         results["pieces"][piece] = {"operations": measured, "load_before": load_before,
                                                     "load_after": _load()}
                     finally:

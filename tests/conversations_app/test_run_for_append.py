@@ -1,4 +1,5 @@
-"""The lookup a message append locks its run with (precompiled, or the ORM's with the fast paths off)."""
+"""The lookup a message append locks its run with: precompiled, and the ORM's with the fast path
+`lookups` off (each test runs both ways)."""
 
 import pytest
 from django.db import connection, transaction
@@ -7,6 +8,11 @@ from django.test.utils import CaptureQueriesContext
 from conversations_app import selectors, services
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True, params=["compiled", "orm"])
+def lookups(request: pytest.FixtureRequest, settings) -> None:
+    settings.RALPH_FAST_PATHS_OFF = frozenset() if request.param == "compiled" else frozenset({"lookups"})
 
 
 def test_it_finds_a_live_run_with_its_sequence_state(make_run, append) -> None:

@@ -5,7 +5,6 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from conversations_app.models import Message, Run
-from ralphsite.core.db.fast_paths import fast_paths_on
 from tests.api_mixins import assert_error_shape
 
 pytestmark = pytest.mark.django_db
@@ -59,11 +58,9 @@ def test_it_appends_a_list_of_1000_in_one_transaction_with_few_queries(api: APIC
     run = make_run()
     api.post(_messages_url(run), {"role": "system", "content": "first"}, format="json")
     payload = [{"role": "user", "content": f"message {i}"} for i in range(1000)]
-    # auth, lock run, the INSERT (one executemany; with the fast paths off the ORM's bulk_create: one
-    # on PostgreSQL, as many multi-row INSERTs as SQLite's 999 parameters need), counter update. Never
-    # one INSERT per message.
-    message_inserts = 1 if fast_paths_on("inserts") else \
-        -(-1000 // connection.ops.bulk_batch_size(Message._meta.concrete_fields, [None] * 1000))
+    # auth, lock run, the INSERTs (bulk_create's: one on PostgreSQL, as many multi-row INSERTs as
+    # SQLite's 999 parameters need), counter update. Never one INSERT per message.
+    message_inserts = -(-1000 // connection.ops.bulk_batch_size(Message._meta.concrete_fields, [None] * 1000))
     with django_assert_max_num_queries(15 + message_inserts):
         response = api.post(_messages_url(run), payload, format="json")
     assert response.status_code == 201, response.content

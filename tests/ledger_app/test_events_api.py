@@ -8,7 +8,6 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from ledger_app.models import EVENT_TYPES, LedgerEvent, TokenUsage
-from ralphsite.core.db.fast_paths import fast_paths_on
 from sessions_app.models import Session
 from tests.api_mixins import APIResourceTests, assert_error_shape
 from tests.ledger_app.factories import make_event, make_session, utc
@@ -135,14 +134,13 @@ def test_it_limits_a_list_to_1000_events(api: APIClient) -> None:
 def test_it_appends_1000_events_in_one_request_with_few_queries(api: APIClient, django_assert_num_queries) -> None:
     session = make_session()
     # Auth, sessions, keys, the session lock, its total and savepoints, the sessions' key locks
-    # (PostgreSQL), the chain head, one INSERT for the whole batch (executemany) and the head's move,
-    # and the calls the events report written into token usage: as many multi-row INSERTs as the
-    # backend's parameter limit needs (one on PostgreSQL, 1000 rows' worth on SQLite's 999).
-    # With the fast paths off the events go in as the ORM's bulk_create writes them (multi-row INSERTs).
+    # (PostgreSQL), the chain head, the events' INSERTs and the head's move, and the calls the events
+    # report written into token usage. Events and usage rows go in as bulk_create writes them: as many
+    # multi-row INSERTs as the backend's parameter limit needs (one on PostgreSQL, 1000 rows' worth
+    # on SQLite's 999).
     usage_fields = [field for field in TokenUsage._meta.concrete_fields if not field.primary_key]
     usage_inserts = -(-1000 // connection.ops.bulk_batch_size(usage_fields, [None] * 1000))
-    event_inserts = 1 if fast_paths_on("inserts") else \
-        -(-1000 // connection.ops.bulk_batch_size(LedgerEvent._meta.concrete_fields, [None] * 1000))
+    event_inserts = -(-1000 // connection.ops.bulk_batch_size(LedgerEvent._meta.concrete_fields, [None] * 1000))
     with django_assert_num_queries((10 if connection.vendor == "postgresql" else 9) + event_inserts + usage_inserts):
         response = api.post(URL, [bench_event(session.id, i, idempotency_key=f"k{i}") for i in range(1000)],
                             format="json")

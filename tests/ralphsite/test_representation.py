@@ -1,7 +1,7 @@
 """The compiled read path gives exactly the dict DRF's generic `to_representation` gives.
 
-The plans are a fast path (`RALPH_FAST_PATHS`): with it off serializers take DRF's own path, and the
-tests that look at a plan check that none is used."""
+The plans are the fast path `serializers` (`ralphsite.core.db.fast_paths`), asked at run time: these
+tests turn it on (`fast_path_on`), and one turns it off to see DRF's own path taken."""
 
 from decimal import Decimal
 
@@ -15,12 +15,15 @@ from ledger_app.api.serializers import LedgerEventSerializer
 from ledger_app.models import LedgerEvent
 from ralphsite.core.api.representation import _context_free, represent_row
 from ralphsite.core.api.serializers import RalphModelSerializer
-from ralphsite.core.db.fast_paths import fast_paths_on
 from sessions_app.api.serializers import SessionSerializer, TaskSerializer
 from sessions_app.models import Session, Task
 
 pytestmark = pytest.mark.django_db
-plans_only = pytest.mark.skipif(not fast_paths_on("serializers"), reason="a representation plan is a fast path")
+
+
+@pytest.fixture(autouse=True)
+def fast_path_on(settings) -> None:
+    settings.RALPH_FAST_PATHS, settings.RALPH_FAST_PATHS_OFF = True, frozenset()
 
 
 def _generic(serializer: RalphModelSerializer, instance) -> dict:
@@ -56,7 +59,6 @@ def test_it_matches_drf_for_unsaved_values_and_nulls() -> None:
     assert ChatSerializer(chat).data == _generic(ChatSerializer(chat), chat)
 
 
-@plans_only
 def test_it_reads_plain_columns_directly_and_keeps_drf_for_the_rest() -> None:
     chat = Chat.objects.create(title="t")
     serializer = ChatSerializer(chat)
@@ -81,12 +83,10 @@ def test_it_keeps_drf_for_a_source_that_is_not_a_column() -> None:
     assert serializer.data["chat_title"] == "the chat"
     assert serializer.data == _generic(_RunWithChatTitle(run), run)
     assert _RunWithChatTitle(many=True).child.row_plan() is None  # a list of these builds instances
-    if fast_paths_on("serializers"):
-        plan = {name: attname for name, attname, _ in serializer._representation_plan}
-        assert plan["chat_title"] is None
+    plan = {name: attname for name, attname, _ in serializer._representation_plan}
+    assert plan["chat_title"] is None
 
 
-@plans_only
 def test_it_shapes_values_rows_as_it_shapes_instances() -> None:
     for serializer_class, instance in _rows():
         plan = serializer_class(many=True).child.row_plan()
@@ -105,7 +105,6 @@ def test_it_runs_no_query_for_a_related_key(django_assert_num_queries) -> None:
         assert ChatSerializer(chat).data["session"] == chat.session_id
 
 
-@plans_only
 def test_it_shapes_nested_and_list_columns_without_binding_the_serializers_fields() -> None:
     chat = Chat.objects.create(title="t", tags=["x"])
     run = Run.objects.create(chat=chat, sequence_number=1)
@@ -117,8 +116,14 @@ def test_it_shapes_nested_and_list_columns_without_binding_the_serializers_field
         assert "fields" not in serializer.__dict__, serializer_class.__name__
 
 
-def test_it_lists_model_instances_through_drf_with_the_fast_paths_off() -> None:
-    assert (MessageSerializer(many=True).child.row_plan() is None) is not fast_paths_on("serializers")
+def test_it_lists_model_instances_through_drf_with_the_fast_paths_off(settings) -> None:
+    assert MessageSerializer(many=True).child.row_plan() is not None
+    settings.RALPH_FAST_PATHS_OFF = frozenset({"serializers"})
+    assert MessageSerializer(many=True).child.row_plan() is None
+    chat = Chat.objects.create(title="t")
+    serializer = ChatSerializer(chat)
+    assert serializer.data == _generic(ChatSerializer(chat), chat)
+    assert "_representation_plan" not in serializer.__dict__  # DRF's own representation
 
 
 def test_it_leaves_fields_that_read_the_context_to_the_bound_serializer() -> None:

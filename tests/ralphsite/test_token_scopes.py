@@ -21,91 +21,18 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent
-from ledger_app.services import event_append_one
 from ledger_app.stats import STATS
-from ralphsite.core.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED, scope_path_of
 from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
 from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session
-from tests.api_mixins import ULID, ApiRoute, api_routes, assert_error_shape
+from tests.api_mixins import ApiRoute, api_routes, assert_error_shape
+from tests.route_rows import ROUTE_MODELS, RowBuilder, marker, route_model, route_path, session_of
 
 pytestmark = pytest.mark.django_db
 
 ROUTES = api_routes()
 WRITE_METHODS = ("post", "put", "patch", "delete")
-_counter = itertools.count(1)
 
-
-def _route_model(route: ApiRoute) -> type[models.Model] | None:
-    queryset = getattr(route.viewset, "queryset", None)
-    return queryset.model if queryset is not None else None
-
-
-def _session_of(model: type[models.Model]) -> str | None:
-    path = scope_path_of(model)
-    return None if path in (SCOPE_SHARED, SCOPE_GLOBAL_ONLY) else path
-
-
-class RowBuilder:
-    """One row of a model for a session, its required fields filled from their types: the foreign
-    key on the model's path to its session leads to that session's row of the related model, other
-    required foreign keys to rows of the same session (or, for models of no session, to shared rows)."""
-
-    def __init__(self, session: Session) -> None:
-        self.session, self.rows = session, {Session: session}
-
-    def text(self, field: models.Field) -> str:
-        value = f"{marker(self.session.key)}-{field.name}-{next(_counter)}"
-        return value[:field.max_length] if field.max_length else value
-
-    def value(self, field: models.Field) -> Any:
-        if field.choices:
-            return field.choices[0][0]
-        if isinstance(field, models.ForeignKey):
-            return self.row(field.related_model)
-        if isinstance(field, models.JSONField):
-            return {"note": self.text(field)}
-        if isinstance(field, models.CharField | models.TextField):
-            return self.text(field)
-        if isinstance(field, models.DateTimeField):
-            return timezone.now()
-        if isinstance(field, models.DecimalField):
-            return Decimal("0.01")
-        if isinstance(field, models.IntegerField | models.FloatField):
-            return 1
-        if isinstance(field, models.BooleanField):
-            return False
-        raise TypeError(f"No value for {field!r}: teach RowBuilder.value this field type.")
-
-    def row(self, model: type[models.Model]) -> models.Model:
-        if model in self.rows:
-            return self.rows[model]
-        path = _session_of(model)
-        to_session = path.split("__")[0] if path else None
-        values = {}
-        for field in model._meta.concrete_fields:
-            needed = field.name == to_session or not (field.primary_key or field.null or field.has_default()
-                                                      or getattr(field, "auto_now", False)
-                                                      or getattr(field, "auto_now_add", False))
-            if needed:
-                values[field.name] = self.value(field)
-            elif isinstance(field, models.CharField | models.TextField) and not field.choices \
-                    and field.editable and not field.primary_key:
-                values[field.name] = self.text(field)  # optional text marked too: names, agents, models
-        if model._meta.label == "ledger_app.LedgerEvent":
-            session = values.pop("session")  # appended through the chain's service, as the API does
-            self.rows[model] = event_append_one(item={**values, "session_id": session.pk, "type": "note"})[0]
-        else:
-            self.rows[model] = model._default_manager.create(**values)
-        return self.rows[model]
-
-
-def marker(session_key: str) -> str:
-    return f"zqx{session_key}zqx"
-
-
-ROUTE_MODELS = sorted({model for route in ROUTES if (model := _route_model(route)) is not None},
-                      key=lambda model: model._meta.label)
 PROJECTS = {"mine": "/srv/widgets", "sibling": "/srv/widgets", "elsewhere": "/srv/gadgets"}
 Rows = dict[type[models.Model], models.Model]
 
@@ -117,7 +44,7 @@ def world() -> dict[str, Rows]:
     for key, project in PROJECTS.items():
         builder = RowBuilder(Session.objects.create(key=key, project_path=project, user_request=marker(key)))
         for model in ROUTE_MODELS:
-            if _session_of(model) is not None:
+            if session_of(model) is not None:
                 builder.row(model)
         built[key] = builder.rows
     return built
@@ -155,20 +82,6 @@ SCOPED = [(scope, permission) for scope in (TokenScope.SESSION, TokenScope.PROJE
 
 # -- what a route is sent -----------------------------------------------------------------------
 
-def _path(route: ApiRoute, rows: Rows | None) -> str:
-    """The route's path with the id of the row of its model in `rows` (None: an id that exists nowhere)."""
-    model = _route_model(route)
-    if not route.detail or model is None:
-        return route.path
-    row = rows.get(model) if rows is not None else None
-    placeholder = "/1/" if f"/{ULID}/" not in route.path else f"/{ULID}/"
-    missing = "/999999999/" if placeholder == "/1/" else "/01BX5ZZKBKACTAV9WEVGEMMVRZ/"
-    path = route.path
-    if path.count(placeholder) == 2:  # a nested route (sessions/{session}/tasks/{task}/): the row's session first
-        path = path.replace(placeholder, f"/{rows[Session].pk}/" if rows is not None else missing, 1)
-    return path.replace(placeholder, f"/{row.pk}/" if row is not None else missing, 1)
-
-
 def _send(client: APIClient, method: str, path: str, body: Any = None) -> Any:
     return getattr(client, method)(path, body if body is not None else {}, format="json")
 
@@ -199,11 +112,11 @@ def _reads(route: ApiRoute, world: dict[str, Rows], hidden: str) -> list[str]:
     its list filtered by the hidden session, a search for the hidden session's marker."""
     if getattr(route.viewset, "lookup_field", "") == "name" and route.detail:
         return [route.path.rsplit("/", 2)[0] + f"/{name}/?session={world[hidden][Session].pk}" for name in STATS]
-    paths = [_path(route, world["mine"])]
+    paths = [route_path(route, world["mine"])]
     filterset = getattr(route.viewset, "filterset_class", None)
     if route.action == "list" and filterset is not None and "session" in filterset.base_filters:
         paths.append(f"{route.path}?session={world[hidden][Session].pk}")
-    if route.action in ("list", "interrupted") and _route_model(route) is Session:
+    if route.action in ("list", "interrupted") and route_model(route) is Session:
         paths.append(f"{route.path}?project_path={PROJECTS[hidden]}")
     if route.prefix == "search":
         paths += [f"{route.path}?q={marker(hidden)}*", f"{route.path}?session={world[hidden][Session].pk}"]
@@ -224,8 +137,8 @@ def test_every_route_keeps_a_scoped_token_to_its_scope(user, world, scope: str, 
     before = _snapshot(world, who.hidden)
     problems: list[str] = []
     for route in ROUTES:
-        model = _route_model(route)
-        path_hidden, path_missing = _path(route, world[who.hidden[0]]), _path(route, None)
+        model = route_model(route)
+        path_hidden, path_missing = route_path(route, world[who.hidden[0]]), route_path(route, None)
         is_row = route.detail and model is not None
         if route.method == "get":
             for hidden_key in who.hidden:
@@ -237,7 +150,7 @@ def test_every_route_keeps_a_scoped_token_to_its_scope(user, world, scope: str, 
                 problems.append(f"GET {path_hidden} is not answered as a missing row")
             continue
         if not who.writable:
-            response = _send(who.client, route.method, _path(route, world["mine"]))
+            response = _send(who.client, route.method, route_path(route, world["mine"]))
             if response.status_code != 403 or response.json().get("code") != "permission_denied":
                 problems.append(f"{route.method.upper()} {route.path} with a read token: {response.status_code}")
         elif is_row and not _same_as_missing(_send(who.client, route.method, path_hidden),
@@ -254,8 +167,8 @@ def test_a_global_token_sees_what_the_scoped_ones_must_not(user, world) -> None:
     who = caller(user, TokenScope.GLOBAL, TokenPermission.READ, {key: rows[Session] for key, rows in world.items()})
     unseen = []
     for route in ROUTES:
-        model = _route_model(route)
-        scoped_list = route.action == "list" and model is not None and _session_of(model) is not None
+        model = route_model(route)
+        scoped_list = route.action == "list" and model is not None and session_of(model) is not None
         if route.method == "get" and (scoped_list or route.action in ("interrupted", "pending")
                                       or (route.prefix in ("search", "stats") and route.detail)):
             paths = _reads(route, world, "elsewhere")[:1] if route.prefix != "search" else _reads(
@@ -333,11 +246,11 @@ def test_tokens_of_different_scopes_alternating_on_every_detail_route_each_see_t
             "gadgets": {"elsewhere"}}
     wrong = []
     for route in ROUTES:
-        model = _route_model(route)
-        if route.action != "retrieve" or model is None or (_session_of(model) is None and model is not Session):
+        model = route_model(route)
+        if route.action != "retrieve" or model is None or (session_of(model) is None and model is not Session):
             continue
         for _round, name, owner in itertools.product(range(2), callers, ("mine", "elsewhere")):
-            path = _path(route, world[owner])
+            path = route_path(route, world[owner])
             expected = 200 if owner in sees[name] else 404
             if (status := _send(callers[name].client, "get", path).status_code) != expected:
                 wrong.append(f"{name} GET {path}: {status}, expected {expected}")

@@ -1,10 +1,11 @@
 """Token authentication on the hot path of every agent call.
 
-Fast path `token` (`ralphsite.core.db.fast_paths`): the token and its owner read by one hand-written,
-parameterised query, built with `Model.from_db` (`_token_with_owner`). With it off, the ORM's
-`select_related("user")` query. Measured gain (`make bench BENCH_ARGS=--fast-paths`, interleaved A/B
-with it off, SQLite, 2-vCPU AMD VM at load 9-11, 2026-11-25, two runs): p50 off/on 1.49-1.53 on get
-chat, the cheapest authenticated call.
+Fast path `token` (`ralphsite.core.db.fast_paths`, asked on every call by `token_with_owner`): the token
+and its owner read by one hand-written, parameterised query, built with `Model.from_db`
+(`_token_with_owner_sql`). With it off, the ORM's `select_related("user")` query (`_token_with_owner_orm`).
+Measured gain (`make bench BENCH_ARGS=--fast-paths`, interleaved A/B with it off, SQLite, 2-vCPU Intel
+Xeon VM at load 0.8-2.4, 2026-11-28, 400 samples a side): p50 off/on 1.43 on get chat, the cheapest
+authenticated call (1.49-1.53 in two runs on a loaded machine, 2026-11-25).
 Private Django names it touches: `_meta.db_table`, `_meta.concrete_fields` and column names; deferred
 fields of a `from_db` instance.
 """
@@ -26,7 +27,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from ralphsite.core.access import Scope, token_scope, token_secret_hash
-from ralphsite.core.db.fast_paths import fast_path
+from ralphsite.core.db.fast_paths import fast_paths_on
 from ralphsite.core.models import ApiToken, TokenScope
 
 # What permission checks read; `from_db` wants them in the model's concrete-field order.
@@ -65,16 +66,21 @@ def _aware(value: datetime | str | None) -> datetime | None:
     return value
 
 
+def token_with_owner(digest: str) -> ApiToken | None:
+    """The token whose secret hashes to `digest`, its owner loaded: by hand-written SQL when the fast
+    path `token` is on, else by the ORM (the reference it must agree with)."""
+    return _token_with_owner_sql(digest) if fast_paths_on("token") else _token_with_owner_orm(digest)
+
+
 def _token_with_owner_orm(digest: str) -> ApiToken | None:
     return ApiToken.objects.select_related("user").filter(key_hash=digest).first()
 
 
-@fast_path("token", _token_with_owner_orm)
-def _token_with_owner(digest: str) -> ApiToken | None:
-    """The token whose secret hashes to `digest`, its owner loaded: one precompiled, parameterised
-    query (the ORM's `select_related().get()` cost more to compile than the query took to run, on
-    every request). The user is built with `from_db` from the columns permission checks need; any
-    other field is loaded on access (Django's deferred fields), so a later save never overwrites data."""
+def _token_with_owner_sql(digest: str) -> ApiToken | None:
+    """One precompiled, parameterised query (the ORM's `select_related().get()` cost more to compile
+    than the query took to run, on every request). The user is built with `from_db` from the columns
+    permission checks need; any other field is loaded on access (Django's deferred fields), so a later
+    save never overwrites data."""
     sql, fields = _credentials_query(connection.vendor)
     with connection.cursor() as cursor:
         cursor.execute(sql, [digest])
@@ -93,7 +99,7 @@ class FastTokenAuthentication(BaseAuthentication):
     """`Authorization: Token <secret>` or `Bearer <secret>`: the token's owner, and its `Scope` as
     `request.auth`.
 
-    One query finds the token by the SHA-256 of the secret, with its owner (`_token_with_owner`).
+    One query finds the token by the SHA-256 of the secret, with its owner (`token_with_owner`).
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Scope] | None:
@@ -112,7 +118,7 @@ class FastTokenAuthentication(BaseAuthentication):
 
     def authenticate_credentials(self, secret: str) -> tuple[Any, Scope]:
         digest = token_secret_hash(secret)
-        token = _token_with_owner(digest)
+        token = token_with_owner(digest)
         # The lookup is by hash (an equality on a digest leaks nothing about the secret); the
         # constant-time comparison guards against a database collation that matched loosely.
         if token is None or not hmac.compare_digest(token.key_hash, digest):

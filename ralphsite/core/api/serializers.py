@@ -1,11 +1,12 @@
 """The base serializer every resource uses.
 
-Fast path `serializers` (`ralphsite.core.db.fast_paths`): field templates and validators cached per class,
-copied shallowly per instance, and representation by a plan compiled once per class
-(`ralphsite.core.api.representation`), which also shapes `values()` rows for lists. With it off, DRF builds
-and represents as it always does. Measured gain (`make bench BENCH_ARGS=--fast-paths`, interleaved A/B
-with it off, SQLite, 2-vCPU AMD VM at load 9-11, 2026-11-25, two runs): p50 off/on 1.16-3.63 on get
-chat, 1.68-2.06 on list 100 messages, 1.23-1.82 on insert chat.
+Fast path `serializers` (`ralphsite.core.db.fast_paths`, asked at run time inside `RalphModelSerializer`):
+field templates and validators cached per class, copied shallowly per instance, and representation by
+a plan compiled once per class (`ralphsite.core.api.representation`), which also shapes `values()` rows
+for lists. With it off, DRF builds and represents as it always does. Measured gain (`make bench
+BENCH_ARGS=--fast-paths`, interleaved A/B with it off, SQLite, 2-vCPU Intel Xeon VM at load 0.8-2.4,
+2026-11-28, 400 samples a side): p50 off/on 1.37 on get chat, 1.67 on list 100 messages, 1.53 on
+insert chat (earlier runs on loaded machines, 2026-11-25: 1.16-3.63, 1.68-2.06, 1.23-1.82).
 Private DRF names it touches: `Field.__dict__` (the shallow copy), `Serializer._readable_fields`,
 `Field.source_attrs`, `JSONField.binary`, `ChoiceField.choice_strings_to_values`, `relations.PKOnlyObject`.
 """
@@ -30,7 +31,7 @@ from ralphsite.core.api.fields import (
     text_bounded,
 )
 from ralphsite.core.api.representation import Step, reads_columns_only, represent, representation_plan
-from ralphsite.core.db.fast_paths import fast_path_bases
+from ralphsite.core.db.fast_paths import fast_paths_on
 from ralphsite.core.fields import BIGINT_MAX, BIGINT_MIN, INTEGER_MAX, INTEGER_MIN, ULIDField
 
 
@@ -183,63 +184,20 @@ class RalphInputSerializer(StrictKeysMixin, serializers.Serializer):
     """The body of a domain action (not a model): validated here, handed to a service."""
 
 
-class _ModelSerializerFastPaths:
-    """The fast paths of `RalphModelSerializer` (`ralphsite.core.db.fast_paths`).
+class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
+    """Validates and shapes; never writes (writes go through services). Unknown keys are a 400.
 
-    Field building is cached per class: DRF rebuilds every field from the model (and deep-copies the
-    declared ones) for each serializer instance, which was most of a request's CPU time. The cached
-    fields are shallow-copied per instance (nested serializers deep-copied), so binding a field to
-    its parent never touches the shared template. Representation follows a plan compiled once per
-    class (`ralphsite.core.api.representation`), which also shapes `values()` rows for lists.
+    On ULID models the client may supply `id` on create; it is read-only afterwards.
+
+    Fast path `serializers` (`ralphsite.core.db.fast_paths`, asked each time fields are built, validators
+    derived or a row represented): field building is cached per class (DRF rebuilds every field from
+    the model, and deep-copies the declared ones, for each serializer instance, which was most of a
+    request's CPU time); the cached fields are shallow-copied per instance (nested serializers
+    deep-copied), so binding a field to its parent never touches the shared template. Validators are
+    cached the same way, and representation follows a plan compiled once per class
+    (`ralphsite.core.api.representation`), which also shapes `values()` rows for lists (`row_plan`).
+    With it off each of these is DRF's own (`_built_fields`, `super()`).
     """
-
-    _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
-    _validator_templates: ClassVar[dict[tuple[type, bool], list[Any]]] = {}
-
-    def _template_key(self) -> tuple[type, bool]:
-        return type(self), self.instance is None
-
-    def get_fields(self) -> dict[str, serializers.Field]:
-        key = self._template_key()
-        templates = _ModelSerializerFastPaths._field_templates.get(key)
-        if templates is None:
-            templates = super().get_fields()
-            _ModelSerializerFastPaths._field_templates[key] = templates
-        return {
-            name: copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) else _clone(field)
-            for name, field in templates.items()
-        }
-
-    def get_validators(self) -> list[Any]:
-        # DRF derives the unique-together / unique-for-date validators from the model on every
-        # validation; they depend only on the class's field set, and they keep no state (each call
-        # gets the serializer as its context), so one list per field set serves every instance.
-        key = self._template_key()
-        validators = _ModelSerializerFastPaths._validator_templates.get(key)
-        if validators is None:
-            validators = _ModelSerializerFastPaths._validator_templates[key] = super().get_validators()
-        return list(validators)
-
-    def to_representation(self, instance: Any) -> dict[str, Any]:
-        return represent(self._plan(), instance)
-
-    def _plan(self) -> list[Step]:
-        # Looked up once per serializer instance: a list response reuses it for every row.
-        plan: list[Step] | None = self.__dict__.get("_representation_plan")
-        if plan is None:
-            plan = representation_plan(self, self._template_key())
-            self._representation_plan = plan
-        return plan
-
-    def row_plan(self) -> list[Step] | None:
-        if type(self).to_representation is not _ModelSerializerFastPaths.to_representation:
-            return None
-        plan = self._plan()
-        return plan if reads_columns_only(plan) else None
-
-
-class _ModelSerializerConventions(StrictKeysMixin, serializers.ModelSerializer):
-    """What every model serializer follows, with the fast paths on or off (see `RalphModelSerializer`)."""
 
     serializer_choice_field = ChoiceFieldNamingAllowed
     serializer_related_field = ScopedPrimaryKeyRelatedField
@@ -251,11 +209,8 @@ class _ModelSerializerConventions(StrictKeysMixin, serializers.ModelSerializer):
         models.DateTimeField: EpochOrISODateTimeField,
     }
 
-    def row_plan(self) -> list[Step] | None:
-        """The representation plan, when it shapes `values()` rows: every field reads a column and the
-        class shapes instances no other way. None otherwise (the caller lists model instances), and
-        always with the fast paths off."""
-        return None
+    _field_templates: ClassVar[dict[tuple[type, bool], dict[str, serializers.Field]]] = {}
+    _validator_templates: ClassVar[dict[tuple[type, bool], list[Any]]] = {}
 
     def build_standard_field(self, field_name: str, model_field: Any) -> tuple[type, dict[str, Any]]:
         field_class, kwargs = super().build_standard_field(field_name, model_field)
@@ -272,6 +227,19 @@ class _ModelSerializerConventions(StrictKeysMixin, serializers.ModelSerializer):
         return field_class, kwargs
 
     def get_fields(self) -> dict[str, serializers.Field]:
+        if not fast_paths_on("serializers"):
+            return self._built_fields()
+        key = self._template_key()
+        templates = RalphModelSerializer._field_templates.get(key)
+        if templates is None:
+            templates = RalphModelSerializer._field_templates[key] = self._built_fields()
+        return {
+            name: copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) else _clone(field)
+            for name, field in templates.items()
+        }
+
+    def _built_fields(self) -> dict[str, serializers.Field]:
+        """DRF's fields for this serializer, with the project's conventions applied."""
         fields = super().get_fields()
         columns = {column.name: column for column in self.Meta.model._meta.concrete_fields}
         for name, field in fields.items():
@@ -286,10 +254,40 @@ class _ModelSerializerConventions(StrictKeysMixin, serializers.ModelSerializer):
                 fields["id"] = ULIDSerializerField(read_only=True)
         return fields
 
+    def _template_key(self) -> tuple[type, bool]:
+        return type(self), self.instance is None
 
-class RalphModelSerializer(*fast_path_bases("serializers", _ModelSerializerFastPaths), _ModelSerializerConventions):
-    """Validates and shapes; never writes (writes go through services). Unknown keys are a 400.
+    def get_validators(self) -> list[Any]:
+        if not fast_paths_on("serializers"):
+            return super().get_validators()
+        # DRF derives the unique-together / unique-for-date validators from the model on every
+        # validation; they depend only on the class's field set, and they keep no state (each call
+        # gets the serializer as its context), so one list per field set serves every instance.
+        key = self._template_key()
+        validators = RalphModelSerializer._validator_templates.get(key)
+        if validators is None:
+            validators = RalphModelSerializer._validator_templates[key] = super().get_validators()
+        return list(validators)
 
-    On ULID models the client may supply `id` on create; it is read-only afterwards. Field building,
-    validators and representation are cached per class when the fast paths are on.
-    """
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        if not fast_paths_on("serializers"):
+            return super().to_representation(instance)
+        return represent(self._plan(), instance)
+
+    def _plan(self) -> list[Step]:
+        # Looked up once per serializer instance: a list response reuses it for every row.
+        plan: list[Step] | None = self.__dict__.get("_representation_plan")
+        if plan is None:
+            plan = representation_plan(self, self._template_key())
+            self._representation_plan = plan
+        return plan
+
+    def row_plan(self) -> list[Step] | None:
+        """The representation plan, when it shapes `values()` rows: every field reads a column and the
+        class shapes instances no other way. None otherwise (the caller lists model instances), and
+        always with the fast path off."""
+        if type(self).to_representation is not RalphModelSerializer.to_representation \
+                or not fast_paths_on("serializers"):
+            return None
+        plan = self._plan()
+        return plan if reads_columns_only(plan) else None

@@ -21,7 +21,7 @@ from ralphsite.core.addressing import address_key_of, as_ulid, by_key
 from ralphsite.core.api.query import StrictQueryParametersMixin
 from ralphsite.core.api.representation import represent_row
 from ralphsite.core.api.serializers import RalphModelSerializer
-from ralphsite.core.db.precompiled import PrecompiledLookup, precompiled_lookup
+from ralphsite.core.db.precompiled import PrecompiledLookup
 from ralphsite.core.errors import Conflict, PermissionDenied
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.services import column_holds
@@ -117,18 +117,19 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         return instance
 
     def _precompiled_detail_lookup(self, scope_lookup: str) -> PrecompiledLookup | None:
-        """The class's detail query compiled once per scope lookup (none, a session, a project), the
-        scope's value a parameter of it, when the class's queryset cannot vary per request otherwise."""
+        """The class's detail query built once per scope lookup (none, a session, a project), the
+        scope's value a parameter of it, when the class's queryset cannot vary per request otherwise
+        (compiled, or run by the ORM with the fast path `lookups` off: `PrecompiledLookup`)."""
         cls = type(self)
         if cls.get_queryset is not RalphModelViewSet.get_queryset:
             return None
         lookups = cls.__dict__.get("_detail_lookups")
         if lookups is None:
             lookups = cls._detail_lookups = {}  # a benign race: two threads may both compile one
-        lookup = lookups.get(scope_lookup, _UNSET)
-        if lookup is _UNSET:
+        lookup = lookups.get(scope_lookup)
+        if lookup is None:
             # The class's own queryset, unscoped: the scope is the bound lookup.
-            lookup = lookups[scope_lookup] = precompiled_lookup(
+            lookup = lookups[scope_lookup] = PrecompiledLookup(
                 viewsets.ModelViewSet.get_queryset(self), self.lookup_field,
                 bound_lookups=(scope_lookup,) if scope_lookup else ())
         return lookup

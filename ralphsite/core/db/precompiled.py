@@ -2,32 +2,29 @@
 
 Compiling a query (the ORM building SQL from a QuerySet) cost more than running it on the hot
 paths (get by id: ~1 ms of compile for a ~0.05 ms SQLite lookup on the benchmark machine).
-`PrecompiledLookup` compiles `queryset.filter(<field>=?)` once and then only binds the value,
-runs the SQL through Django's cursor (parameterised, query-logged) and builds instances the way
-Django's ModelIterable does, with the same converters, select_related populators and prefetches.
-`PrecompiledInsert` does the same for `save(force_insert=True)` / `bulk_create` of new rows.
+`PrecompiledLookup` holds both ways of one lookup: `CompiledLookup` compiles
+`queryset.filter(<field>=?)` once and then only binds the value, runs the SQL through Django's cursor
+(parameterised, query-logged) and builds instances the way Django's ModelIterable does, with the same
+converters, select_related populators and prefetches; the ORM's `queryset.filter(...).get()` is the
+reference, run when the fast path `lookups` (`ralphsite.core.db.fast_paths`, asked on every call) is off
+or the queryset has a shape `CompiledLookup` does not reproduce.
 
-Fast paths `lookups` and `inserts` (`ralphsite.core.db.fast_paths`): with them off, `precompiled_lookup`
-answers None (the caller runs its queryset) and `instances_insert` goes to the ORM.
-Measured gain (`make bench BENCH_ARGS=--fast-paths`: interleaved A/B with the piece off, SQLite,
-2-vCPU AMD VM at load 9-12, 2026-11-25): `lookups` p50 off/on 0.97-1.47 on get chat and 0.81-1.81 on
-insert message over four runs (median about 1.2: kept, at the edge of the noise); `inserts` 0.86-0.98
-on insert chat, 0.56-1.11 on insert message and 0.83-1.58 on append event over two runs, within the
-noise for single rows: kept for bulk appends, where a chain of 1,000 events is one `executemany`
-instead of 23 multi-row INSERTs on SQLite (`tests/benchmarks/README.md`, the hash chain's A/B), which
-this mode does not measure.
+Measured gain (`make bench BENCH_ARGS=--fast-paths`: interleaved A/B with `lookups` off, SQLite, 2-vCPU
+Intel Xeon VM at load 0.8-2.4, 2026-11-28, 400 samples a side): p50 off/on 1.20 on get chat (2.34 → 2.80
+ms) and 1.23 on insert message; at the 20 % threshold issue #25 sets, kept because get chat would be 20 %
+slower without it (earlier runs, on loaded machines: 0.97-1.47 and 0.81-1.81; `tests/benchmarks/README.md`).
+The precompiled INSERTs that lived here (`PrecompiledInsert`, fast path `inserts`) were deleted on
+2026-11-28: 0.90-1.02 off/on on every insert, a 1,000-event bulk append included.
 Private Django names it touches: `QuerySet._known_related_objects`, `_fields`, `_iterable_class`,
 `_prefetch_related_lookups`, `_fetch_mode` (Django 6.1), `Query.get_compiler()` and the compiler's
-`as_sql`, `klass_info`, `select`, `annotation_col_map`, `results_iter`; `query.get_related_populators`;
-`Model._prepare_related_fields_for_save`, `Model._state`; `_meta.local_concrete_fields`, `auto_field`.
+`as_sql`, `klass_info`, `select`, `annotation_col_map`, `results_iter`; `query.get_related_populators`.
 """
 
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import ValidationError
-from django.db import connections, models, router
-from django.db.models import NOT_PROVIDED, signals
+from django.db import connections, models
 from django.db.models.query import get_related_populators, prefetch_related_objects
 
 from ralphsite.core.db.fast_paths import fast_paths_on
@@ -42,8 +39,8 @@ class NotPrecompilable(Exception):
     """The queryset has a shape this module does not reproduce; use the ORM instead."""
 
 
-class PrecompiledLookup(Generic[M]):
-    """`queryset.get(<field_name>=value, <bound lookups>=values)`, compiled once.
+class CompiledLookup(Generic[M]):
+    """`queryset.get(<field_name>=value, <bound lookups>=values)`, compiled once: the fast path.
 
     `bound_lookups` are further equality conditions whose values vary per call (e.g. the session a
     request's scope limits it to): parameters of the compiled SQL, never frozen into it. Their values
@@ -117,16 +114,38 @@ class PrecompiledLookup(Generic[M]):
         return instance
 
 
-def precompiled_lookup(queryset: models.QuerySet[M], field_name: str = "pk",
-                       bound_lookups: Sequence[str] = ()) -> PrecompiledLookup[M] | None:
-    """A `PrecompiledLookup`, or None (the caller runs the queryset) when the fast paths are off or
-    the queryset has a shape it does not reproduce."""
-    if not fast_paths_on("lookups"):
-        return None
-    try:
-        return PrecompiledLookup(queryset, field_name, bound_lookups)
-    except NotPrecompilable:
-        return None
+class PrecompiledLookup(Generic[M]):
+    """`queryset.filter(<field_name>=value).filter(<bound lookups>=values).get()`, or None when no row
+    matches (or the value is malformed): by the `CompiledLookup` when the fast path `lookups` is on and
+    the queryset's shape allows one, else by the ORM (`orm_get`, the reference it must agree with).
+
+    Built once and kept by its caller; the switch is asked on every `get`. A queryset with
+    `select_for_update` must be built inside a transaction (the compiler refuses it outside).
+    """
+
+    def __init__(self, queryset: models.QuerySet[M], field_name: str = "pk", bound_lookups: Sequence[str] = ()) -> None:
+        self.queryset = queryset
+        self.field_name = field_name
+        self.bound_lookups = tuple(bound_lookups)
+        self.compiled: CompiledLookup[M] | None
+        try:
+            self.compiled = CompiledLookup(queryset, field_name, bound_lookups)
+        except NotPrecompilable:
+            self.compiled = None
+
+    def get(self, value: Any, *bound_values: Any) -> M | None:
+        if self.compiled is not None and fast_paths_on("lookups"):
+            return self.compiled.get(value, *bound_values)
+        return self.orm_get(value, *bound_values)
+
+    def orm_get(self, value: Any, *bound_values: Any) -> M | None:
+        """The plain ORM's answer: the queryset filtered and `get()`."""
+        model = self.queryset.model
+        try:
+            return (self.queryset.filter(**{self.field_name: value})
+                    .filter(**dict(zip(self.bound_lookups, bound_values, strict=True))).get())
+        except (model.DoesNotExist, ValidationError, ValueError, TypeError, OverflowError):
+            return None
 
 
 def _single_position(params: list[Any], probe: Any) -> int:
@@ -134,105 +153,3 @@ def _single_position(params: list[Any], probe: Any) -> int:
     if len(positions) != 1:
         raise NotPrecompilable("a lookup value is not a single SQL parameter")
     return positions[0]
-
-
-class PrecompiledInsert(Generic[M]):
-    """`INSERT INTO <table> (<columns>) VALUES (%s, …)` for one model, built once from `_meta`.
-
-    `insert(objs)` does what `bulk_create(objs)` / `obj.save(force_insert=True)` do for new rows:
-    each field's `pre_save` (auto_now_add stamps the instance) and `get_db_prep_save`, then one
-    `executemany`, and the instances are marked saved. A model whose key the database assigns (an
-    auto id) gets one row at a time with `RETURNING` its id, as the ORM does; more rows at once go
-    to `bulk_create`, whose multi-row INSERT is as fast. Rows whose auto ids the caller assigned
-    (the ledger's chain does) go in with the id column, all in one `executemany`, nothing returned.
-    Anything else this does not reproduce goes
-    to the ORM: a database default or generated column, multi-table inheritance, its own `save()`
-    (checked at construction), save signals and expression values (checked per call).
-    """
-
-    def __init__(self, model: type[M]) -> None:
-        meta = model._meta
-        if meta.parents or model.save is not models.Model.save:
-            raise NotPrecompilable(f"{model.__name__}: a parent model or its own save()")
-        self.auto_field = meta.auto_field
-        self.fields = [field for field in meta.local_concrete_fields if field is not self.auto_field]
-        if any(field.db_default is not NOT_PROVIDED or getattr(field, "generated", False)
-               or hasattr(field, "get_placeholder") for field in meta.local_concrete_fields):
-            raise NotPrecompilable(f"{model.__name__}: a column the database computes or a custom placeholder")
-        self.model = model
-        self._sql: dict[tuple[str, bool], str] = {}
-
-    def _sql_for(self, connection: Any, *, explicit_keys: bool) -> str:
-        sql = self._sql.get((connection.vendor, explicit_keys))
-        if sql is None:
-            quote = connection.ops.quote_name
-            fields = [self.auto_field, *self.fields] if explicit_keys else self.fields
-            columns = ", ".join(quote(field.column) for field in fields)
-            placeholders = ", ".join(["%s"] * len(fields))
-            # Table and column names come from the model's _meta; values are always parameters.
-            sql = f"INSERT INTO {quote(self.model._meta.db_table)} ({columns}) VALUES ({placeholders})"
-            if self.auto_field is not None and not explicit_keys:
-                sql += f" RETURNING {quote(self.auto_field.column)}"
-            self._sql[(connection.vendor, explicit_keys)] = sql
-        return sql
-
-    def insert(self, objs: Sequence[M]) -> None:
-        using = router.db_for_write(self.model)
-        connection = connections[using]
-        explicit_keys = self.auto_field is not None and all(obj.pk is not None for obj in objs)
-        if self.auto_field is not None and not explicit_keys and (
-                len(objs) != 1 or objs[0].pk is not None or not connection.features.can_return_columns_from_insert):
-            orm_insert(objs)
-            return
-        if signals.pre_save.has_listeners(self.model) or signals.post_save.has_listeners(self.model):
-            orm_insert(objs)
-            return
-        rows = []
-        for obj in objs:
-            obj._prepare_related_fields_for_save(operation_name="save")
-            values = [field.pre_save(obj, True) for field in self.fields]
-            if any(hasattr(value, "resolve_expression") for value in values):
-                orm_insert(objs)
-                return
-            row = [field.get_db_prep_save(value, connection) for field, value in zip(self.fields, values, strict=True)]
-            rows.append([obj.pk, *row] if explicit_keys else row)
-        with connection.cursor() as cursor:
-            if self.auto_field is None or explicit_keys:
-                cursor.executemany(self._sql_for(connection, explicit_keys=explicit_keys), rows)
-            else:
-                cursor.execute(self._sql_for(connection, explicit_keys=False), rows[0])
-                objs[0].pk = cursor.fetchone()[0]
-        for obj in objs:
-            obj._state.adding = False
-            obj._state.db = using
-
-
-def orm_insert(objs: Sequence[M]) -> None:
-    """New rows through the ORM: `bulk_create`, or `save()` each when someone listens for saves."""
-    model = type(objs[0])
-    if signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model):
-        for obj in objs:
-            obj.save(force_insert=True)
-    else:
-        # The queryset's bulk_create: a manager may route its own (the ledger's chains events) here.
-        model._default_manager.get_queryset().bulk_create(objs)
-
-
-_inserts: dict[type[models.Model], PrecompiledInsert | None] = {}
-
-
-def instances_insert(objs: Sequence[M]) -> None:
-    """Insert new instances of one model: precompiled where `PrecompiledInsert` allows, else the ORM."""
-    if not objs:
-        return
-    model = type(objs[0])
-    if model not in _inserts:
-        try:
-            _inserts[model] = PrecompiledInsert(model) if fast_paths_on("inserts") else None
-        except NotPrecompilable:
-            _inserts[model] = None
-    insert = _inserts[model]
-    if insert is None:
-        orm_insert(objs)
-    else:
-        insert.insert(objs)
