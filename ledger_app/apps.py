@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 from django.db.backends.signals import connection_created
 
 
@@ -15,3 +16,10 @@ class LedgerAppConfig(AppConfig):
         connection_created.connect(register_sqlite_purge_function, dispatch_uid="ledger_sqlite_purge_function")
         # sessions_app's writes call the ledger through its port (sessions_app imports no other app).
         ledger_install(SessionsLedger())
+        if settings.RALPH_LEDGER_ANCHOR_EVERY:
+            from ledger_app.anchor import ledger_anchor_when_moved
+            from ralphsite.core.upkeep_jobs import UpkeepJob, upkeep_job_register
+
+            # One process of the deployment anchors the head outside the database when it moved.
+            upkeep_job_register(UpkeepJob(name="ledger_anchor", run=ledger_anchor_when_moved,
+                                          every_seconds=settings.RALPH_LEDGER_ANCHOR_EVERY, exclusive=True))

@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -83,3 +85,13 @@ def _abuse_guards_off(settings) -> None:
     request: both have their own tests (test_throttling.py, test_deployment.py), which turn them on."""
     settings.RALPH_API_THROTTLE_RATE = None
     settings.AXES_ENABLED = False
+
+
+@pytest.fixture(autouse=True)
+def _ledger_anchors_per_test(settings, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's ledger anchors in a folder of its own (not yet created): an anchor written by one
+    test must not be checked against another test's ledger."""
+    settings.RALPH_LEDGER_ANCHOR_DIR = str(tmp_path_factory.getbasetemp() / f"anchors-{next(_anchor_dirs)}")
+
+
+_anchor_dirs = itertools.count()
