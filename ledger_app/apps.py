@@ -1,6 +1,5 @@
 from django.apps import AppConfig
 from django.conf import settings
-from django.db.backends.signals import connection_created
 
 
 class LedgerAppConfig(AppConfig):
@@ -9,11 +8,9 @@ class LedgerAppConfig(AppConfig):
     verbose_name = "Ledger"
 
     def ready(self) -> None:
-        from ledger_app.append_only import register_sqlite_purge_function
         from ledger_app.sessions_ledger import SessionsLedger
         from sessions_app.ledger import ledger_install
 
-        connection_created.connect(register_sqlite_purge_function, dispatch_uid="ledger_sqlite_purge_function")
         # sessions_app's writes call the ledger through its port (sessions_app imports no other app).
         ledger_install(SessionsLedger())
         if settings.RALPH_LEDGER_ANCHOR_EVERY:

@@ -28,21 +28,19 @@ def _database_use(request: pytest.FixtureRequest) -> str | None:
 def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest):
     """A transactional test ends with a flush of every table (TRUNCATE on PostgreSQL, DELETE on
     SQLite), which the ledger's append-only triggers reject. The database fixture is requested
-    first, so this teardown runs before its flush and lets that flush (only) through; every test
-    that uses the database starts with the switch off."""
+    first, so this teardown runs before its flush and lets that flush (only) through, as the tables'
+    owner could (tests/ledger_guards.py); every test that uses the database starts guarded."""
     database = _database_use(request)
     if database is None:
         yield
         return
-    from django.db import connection
-
-    from ledger_app.append_only import set_purge_switch
+    from tests.ledger_guards import ledger_flushable, ledger_guarded
 
     request.getfixturevalue(database)
-    set_purge_switch(connection, on=False)
+    ledger_guarded()
     yield
     if database == "transactional_db":
-        set_purge_switch(connection, on=True)
+        ledger_flushable()
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Anchors outside the database (issue #28 §3): the tamperings the chain alone cannot see, each done
-with the purge switch the way an insider with database access would, found by `ledger_verify` with
-no arguments once an anchor was written."""
+past the append-only triggers the way the tables' owner could, found by `ledger_verify` with no
+arguments once an anchor was written."""
 
 import hashlib
 import hmac
@@ -18,13 +18,14 @@ from django.db import connection
 from django.utils import timezone
 
 from ledger_app.anchor import ANCHOR_VERSION, anchor_dir
-from ledger_app.append_only import HEAD_TABLE, TABLE, ledger_purge_transaction
+from ledger_app.append_only import HEAD_TABLE, TABLE
 from ledger_app.chain import GENESIS_HASH, canonical_json, event_canonical, link_hash
 from ledger_app.chain_verify import chain_verify
 from ledger_app.models import LedgerEvent
 from ralphsite.core.upkeep_jobs import upkeep_jobs
 from sessions_app.models import SessionStatus
 from tests.ledger_app.factories import make_event, make_session
+from tests.ledger_guards import ledger_guards_off
 
 pytestmark = pytest.mark.django_db
 
@@ -53,8 +54,7 @@ def _events(count: int) -> list[LedgerEvent]:
 
 
 def _head_set(cursor, event_id: int, event_hash: str) -> None:
-    """Delete the head and insert it again (its guards allow a head only at the genesis hash), then
-    move it forward onto `event_id`: the triggers check only the first link of the move."""
+    """Delete the head and insert it again, moved onto `event_id`."""
     cursor.execute(f"DELETE FROM {HEAD_TABLE}")
     cursor.execute(f"INSERT INTO {HEAD_TABLE} (id, last_id, last_hash) VALUES (1, 0, %s)", [GENESIS_HASH])
     cursor.execute(f"UPDATE {HEAD_TABLE} SET last_id = %s, last_hash = %s WHERE id = 1", [event_id, event_hash])
@@ -62,8 +62,8 @@ def _head_set(cursor, event_id: int, event_hash: str) -> None:
 
 def _rewrite_from(first: LedgerEvent) -> None:
     """Delete events `first`…newest, insert them again changed with recomputed hashes, move the head
-    onto the new newest event: all in one transaction with the purge switch on."""
-    with ledger_purge_transaction(), connection.cursor() as cursor:
+    onto the new newest event: all in one transaction past the triggers."""
+    with ledger_guards_off(), connection.cursor() as cursor:
         rows = list(LedgerEvent.objects.filter(id__gte=first.id).order_by("id"))
         cursor.execute(f"DELETE FROM {TABLE} WHERE id >= %s", [first.id])
         previous = first.prev_hash
@@ -110,8 +110,8 @@ def test_it_finds_events_rewritten_with_recomputed_hashes_and_the_head_moved() -
 def test_it_finds_the_newest_events_removed_by_hand_and_the_head_moved_back() -> None:
     events = _events(6)
     _anchor()
-    # A purge through the switch by hand, without the retention record the purge path writes.
-    with ledger_purge_transaction(), connection.cursor() as cursor:
+    # A purge by hand, without the retention record the purge path writes.
+    with ledger_guards_off(), connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {TABLE} WHERE id >= %s", [events[3].id])
         _head_set(cursor, events[2].id, events[2].hash)
     assert chain_verify().intact
@@ -124,7 +124,7 @@ def test_it_finds_the_newest_events_removed_by_hand_and_the_head_moved_back() ->
 def test_it_finds_a_ledger_wiped_with_its_head() -> None:
     events = _events(4)
     _anchor()
-    with ledger_purge_transaction(), connection.cursor() as cursor:
+    with ledger_guards_off(), connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {TABLE}")
         cursor.execute(f"DELETE FROM {HEAD_TABLE}")
     assert chain_verify().intact and not chain_verify().events  # "no events yet"
@@ -136,7 +136,7 @@ def test_it_finds_a_ledger_wiped_with_its_head() -> None:
 def test_it_finds_a_ledger_wiped_and_started_again() -> None:
     events = _events(3)
     _anchor()
-    with ledger_purge_transaction(), connection.cursor() as cursor:
+    with ledger_guards_off(), connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {TABLE}")
         cursor.execute(f"DELETE FROM {HEAD_TABLE}")
     # New events start a new chain at the genesis hash, from id 1 again: the anchored id is reused.
