@@ -28,16 +28,15 @@ def _database_use(request: pytest.FixtureRequest) -> str | None:
 def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest):
     """A transactional test ends with a flush of every table (TRUNCATE on PostgreSQL, DELETE on
     SQLite), which the ledger's append-only triggers reject. The database fixture is requested
-    first, so this teardown runs before its flush and lets that flush (only) through, as the tables'
-    owner could (tests/ledger_guards.py); every test that uses the database starts guarded."""
+    first, so this teardown runs before its flush and empties the ledger's tables first, as the
+    tables' owner could (tests/ledger_guards.py)."""
     database = _database_use(request)
     if database is None:
         yield
         return
-    from tests.ledger_guards import ledger_flushable, ledger_guarded
+    from tests.ledger_guards import ledger_flushable
 
     request.getfixturevalue(database)
-    ledger_guarded()
     yield
     if database == "transactional_db":
         ledger_flushable()

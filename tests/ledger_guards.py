@@ -14,9 +14,10 @@ _LEDGER_TABLES = ("ledger_app_retentionrun", "ledger_app_retentionrange", "ledge
                   "ledger_app_ledgerchainhead")  # referencing tables first
 
 
-def _replication_role(role: str, *, local: bool) -> None:
+def _replication_role(role: str) -> None:
+    """For this transaction only (never the session: a pooled connection goes on to other tests)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('session_replication_role', %s, %s)", [role, local])
+        cursor.execute("SELECT set_config('session_replication_role', %s, true)", [role])
 
 
 @contextmanager
@@ -35,27 +36,18 @@ def ledger_guards_off() -> Iterator[None]:
             for _, sql in triggers:
                 cursor.execute(sql)
         else:
-            _replication_role("replica", local=True)
+            _replication_role("replica")
             yield
-            _replication_role("origin", local=True)  # SET LOCAL would outlive a savepoint
+            _replication_role("origin")  # SET LOCAL would outlive a savepoint
 
 
 def ledger_flushable() -> None:
-    """Before the flush that ends a transactional test: SQLite deletes row by row, so the ledger's rows
-    go first, past the triggers (the flush then finds nothing to delete there); PostgreSQL truncates,
-    which fires its statement trigger even on an empty table, so this session skips triggers until
-    `ledger_guarded` (at the start of the next test)."""
-    if connection.vendor == "sqlite":
-        existing = set(connection.introspection.table_names())  # a test may have migrated the ledger back
-        with ledger_guards_off(), connection.cursor() as cursor:
-            for table in _LEDGER_TABLES:
-                if table in existing:
-                    cursor.execute(f"DELETE FROM {table}")  # names from the list above
-    else:
-        _replication_role("replica", local=False)
-
-
-def ledger_guarded() -> None:
-    """At the start of every test that uses the database: the triggers fire (PostgreSQL: again)."""
-    if connection.vendor == "postgresql":
-        _replication_role("origin", local=False)
+    """Before the flush that ends a transactional test: the ledger's rows go first, past the triggers,
+    so the flush finds those tables empty (SQLite's DELETE fires no row trigger then, and PostgreSQL's
+    TRUNCATE trigger lets an empty table go). Nothing outlives this transaction: a pooled connection
+    handed to the next test has every trigger."""
+    existing = set(connection.introspection.table_names())  # a test may have migrated the ledger back
+    with ledger_guards_off(), connection.cursor() as cursor:
+        for table in _LEDGER_TABLES:
+            if table in existing:
+                cursor.execute(f"DELETE FROM {table}")  # names from the list above
