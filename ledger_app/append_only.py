@@ -14,7 +14,7 @@ covers: `ledger_app.services.ledger_events_purge` appends the record (type `ledg
 session) and its `RetentionRange`s first, then deletes, in one transaction holding the head. So there
 is no switch to turn on: no setting, no connection-registered function, nothing a plain database
 session can do deletes an event without a record of the purge in the chain, which `ledger_verify`
-lists. TRUNCATE never passes. On SQLite `INSERT OR REPLACE` / `REPLACE INTO` over an existing event
+lists. TRUNCATE passes only on an empty table. On SQLite `INSERT OR REPLACE` / `REPLACE INTO` over an existing event
 (its id, or its session's idempotency key) is refused too: REPLACE deletes the old row without firing
 delete triggers, so a BEFORE INSERT trigger refuses any insert that would collide.
 (PostgreSQL's `INSERT … ON CONFLICT DO UPDATE` is an UPDATE: refused.)
