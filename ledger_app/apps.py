@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.backends.signals import connection_created
+from django.conf import settings
 
 
 class LedgerAppConfig(AppConfig):
@@ -8,10 +8,15 @@ class LedgerAppConfig(AppConfig):
     verbose_name = "Ledger"
 
     def ready(self) -> None:
-        from ledger_app.append_only import register_sqlite_purge_function
         from ledger_app.sessions_ledger import SessionsLedger
         from sessions_app.ledger import ledger_install
 
-        connection_created.connect(register_sqlite_purge_function, dispatch_uid="ledger_sqlite_purge_function")
         # sessions_app's writes call the ledger through its port (sessions_app imports no other app).
         ledger_install(SessionsLedger())
+        if settings.RALPH_LEDGER_ANCHOR_EVERY:
+            from ledger_app.anchor import ledger_anchor_when_moved
+            from ralphsite.core.upkeep_jobs import UpkeepJob, upkeep_job_register
+
+            # One process of the deployment anchors the head outside the database when it moved.
+            upkeep_job_register(UpkeepJob(name="ledger_anchor", run=ledger_anchor_when_moved,
+                                          every_seconds=settings.RALPH_LEDGER_ANCHOR_EVERY, exclusive=True))

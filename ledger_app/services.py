@@ -11,7 +11,6 @@ from django.db import IntegrityError, router, transaction
 from django.db.models import F, Max, Min, Q
 from django.utils import timezone
 
-from ledger_app.append_only import ledger_purge_transaction
 from ledger_app.chain import events_chain_insert, ranges_digest
 from ledger_app.models import (
     LEDGER_PURGED,
@@ -501,23 +500,24 @@ def ledger_events_purge(*, session_ids: Collection[str], reason: str) -> LedgerE
 
     In one transaction (the caller's, if any: delete the sessions in it afterwards) it locks the
     sessions, finds each run of consecutive events it removes (consecutive among the events still
-    there), deletes them past the append-only triggers, and appends a retention record to the chain:
-    an event of type `ledger_purged` without a session, whose `data` names the reason, the sessions,
-    the number and id span of removed events and `ranges_sha256`, with one `RetentionRange` per run.
+    there), appends a retention record to the chain: an event of type `ledger_purged` without a
+    session, whose `data` names the reason, the sessions, the number and id span of removed events
+    and `ranges_sha256`, with one `RetentionRange` per run; then deletes the events. The append-only
+    triggers let a DELETE through only for events the head's retention record covers
+    (`ledger_app.append_only`): the record comes first, and the transaction holds the head.
     `manage.py ledger_verify` bridges the holes with those ranges and names the record.
     Returns the record, or None when the sessions had no events (nothing is written then).
     """
     ids = sorted(set(session_ids))
     if not ids:
         return None
-    with ledger_purge_transaction():
+    with transaction.atomic():
         # The sessions first, then the chain head: the head is the last lock (ledger_app.chain).
         list(Session.objects.filter(pk__in=ids).order_by("pk").select_for_update().values_list("pk", flat=True))
         runs = _purged_runs(ids)
         if not runs:
             return None
         removed = sum(run[2] for run in runs)
-        _events_delete(ids)
         record = _event_new(session_id=None, type=LEDGER_PURGED, category="retention",
                             message=f"removed {removed} events of {len(ids)} sessions: {reason}",
                             data={"reason": reason, "sessions": ids, "events_removed": removed,
@@ -528,6 +528,7 @@ def ledger_events_purge(*, session_ids: Collection[str], reason: str) -> LedgerE
             RetentionRange(retention_event=record, first_id=first_id, last_id=last_id, events=count,
                            prev_hash=prev_hash, last_hash=last_hash)
             for first_id, last_id, count, prev_hash, last_hash in runs)
+        _events_delete(ids)
     return record
 
 

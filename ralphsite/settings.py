@@ -93,6 +93,14 @@ RALPH_DB_RETRY_AFTER = env_int("RALPH_DB_RETRY_AFTER", 5, minimum=1)
 RALPH_BACKUP_EVERY = env_duration("RALPH_BACKUP_EVERY", "off")
 RALPH_BACKUP_DIR = env_str("RALPH_BACKUP_DIR", str(DATA_DIR / "backups"))
 RALPH_BACKUP_KEEP_DAYS = env_int("RALPH_BACKUP_KEEP_DAYS", 7, minimum=0)
+# The ledger chain's head, anchored outside the database (ledger_app.anchor): signed files in
+# RALPH_LEDGER_ANCHOR_DIR (point it at another machine's mount), written every
+# RALPH_LEDGER_ANCHOR_EVERY when the head moved (off: only `manage.py ledger_anchor` and purges).
+# The HMAC key is never in the database: RALPH_LEDGER_ANCHOR_KEY, or a file beside the secret key.
+RALPH_LEDGER_ANCHOR_DIR = env_str("RALPH_LEDGER_ANCHOR_DIR", str(DATA_DIR / "anchors"))
+RALPH_LEDGER_ANCHOR_EVERY = env_duration("RALPH_LEDGER_ANCHOR_EVERY", "5min")
+# Read here when the file exists; the first anchor written creates it (ledger_app.anchor.anchor_key).
+RALPH_LEDGER_ANCHOR_KEY = env_str("RALPH_LEDGER_ANCHOR_KEY", "") or secret_key_read(DATA_DIR / "ledger_anchor_key")
 # The fast paths that re-implement ORM and DRF internals (ralphsite.core.db.fast_paths); off runs the plain
 # Django/DRF code they must agree with.
 RALPH_FAST_PATHS = env_bool("RALPH_FAST_PATHS", True)

@@ -1,4 +1,5 @@
 import copy
+import itertools
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -59,8 +60,8 @@ def _test_settings(django_test_environment: None) -> Iterator[None]:
 def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest):
     """A transactional test ends with a flush of every table (TRUNCATE on PostgreSQL, DELETE on
     SQLite), which the ledger's append-only triggers reject. The database fixture is requested
-    first, so this teardown runs before its flush and lets that flush (only) through; every test
-    that uses the database starts with the switch off."""
+    first, so this teardown runs before its flush and empties the ledger's tables first, as the
+    tables' owner could (tests/ledger_guards.py)."""
     database = _database_use(request)
     if database is None:
         yield
@@ -70,15 +71,12 @@ def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest
         pytest.fail(f"A transactional test cannot run inside the shared transaction of {where} (module_db): its "
                     "flush would empty it and its connection close would end it. Move it to a module that does "
                     "not use shared_user.")
-    from django.db import connection
-
-    from ledger_app.append_only import set_purge_switch
+    from tests.ledger_guards import ledger_flushable
 
     request.getfixturevalue(database)
-    set_purge_switch(connection, on=False)
     yield
     if database == "transactional_db":
-        set_purge_switch(connection, on=True)
+        ledger_flushable()
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +160,13 @@ def api(token) -> APIClient:
 @pytest.fixture
 def anon_api() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture(autouse=True)
+def _ledger_anchors_per_test(settings, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's ledger anchors in a folder of its own (not yet created): an anchor written by one
+    test must not be checked against another test's ledger."""
+    settings.RALPH_LEDGER_ANCHOR_DIR = str(tmp_path_factory.getbasetemp() / f"anchors-{next(_anchor_dirs)}")
+
+
+_anchor_dirs = itertools.count()

@@ -15,7 +15,8 @@ import django.db.models.functions.text
 import django.db.models.lookups
 from django.db import migrations, models
 
-from ledger_app.append_only import create_all_triggers, create_triggers, drop_all_triggers, drop_triggers
+from ledger_app.migrations.frozen.append_only_v1 import (create_all_triggers, create_triggers, drop_all_triggers,
+                                                        drop_triggers)
 
 _CHUNK = 5000
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import migrations, models
 
-from ledger_app.append_only import create_triggers, drop_triggers
+from ledger_app.migrations.frozen.append_only_v1 import create_triggers, drop_triggers
 from ralphsite.core.db.money_storage import money_to_micros
 
 MONEY_COLUMNS = {"ledger_app_tokenusage": ("cost_usd",),

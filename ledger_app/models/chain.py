@@ -27,7 +27,8 @@ class RetentionRange(models.Model):
     the event after the run links to `last_hash`, the event before it has hash `prev_hash`. The
     retention record's `data.ranges_sha256` commits to its ranges (`ledger_app.chain.ranges_digest`)."""
 
-    retention_event = models.ForeignKey("ledger_app.LedgerEvent", on_delete=models.PROTECT,
+    # Indexed by (retention_event, last_id): the append-only trigger finds the range covering an event.
+    retention_event = models.ForeignKey("ledger_app.LedgerEvent", on_delete=models.PROTECT, db_index=False,
                                         related_name="retention_ranges")
     first_id = models.BigIntegerField()
     last_id = models.BigIntegerField()
@@ -37,6 +38,7 @@ class RetentionRange(models.Model):
 
     class Meta:
         ordering = ["first_id"]
+        indexes = [models.Index(fields=["retention_event", "last_id"], name="retentionrange_event_last")]
 
     def __str__(self) -> str:
         return f"removed #{self.first_id} to #{self.last_id} ({self.events})"

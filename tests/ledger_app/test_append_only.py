@@ -6,12 +6,13 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from ledger_app.append_only import TABLE, TRIGGER_NAMES, installed_triggers
-from ledger_app.models import Checkpoint, Issue, LedgerEvent, RetentionRun
+from ledger_app import services
+from ledger_app.append_only import HEAD_TABLE, TABLE, TRIGGER_NAMES, installed_triggers
+from ledger_app.models import Checkpoint, Issue, LedgerEvent, RetentionRange, RetentionRun
 from sessions_app.models import Session, SessionStatus
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_event, make_session
@@ -63,19 +64,66 @@ def test_it_rejects_truncate_on_postgresql_and_delete_all_on_sqlite() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_rejects_a_delete_from_a_connection_outside_django_on_sqlite() -> None:
-    if connection.vendor != "sqlite":
-        # PostgreSQL's check is a server-side setting, covered by the raw tests above.
-        assert connection.vendor == "postgresql"
-        return
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="another program opening the SQLite file")
+def test_it_no_function_a_connection_registers_lets_a_delete_through_on_sqlite() -> None:
+    """Issue #28 §3: any SQLite connection could register the old `ralph_ledger_purge_allowed()`."""
     make_event(make_session())  # committed: this test is transactional
     outsider = sqlite3.connect(connection.settings_dict["NAME"])
+    outsider.create_function("ralph_ledger_purge_allowed", 0, lambda: 1)
     try:
-        # Without Django's connection hook the trigger's purge check does not even exist.
-        with pytest.raises(sqlite3.OperationalError, match="no such function"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             outsider.execute(f"DELETE FROM {TABLE}")
+        with pytest.raises(sqlite3.IntegrityError, match="ledger_chain_head"):
+            outsider.execute(f"DELETE FROM {HEAD_TABLE}")
     finally:
         outsider.close()
+    assert LedgerEvent.objects.count() == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's settings and roles")
+def test_it_no_setting_a_session_makes_lets_a_delete_through_on_postgresql() -> None:
+    """Issue #28 §3: any role could `SET LOCAL ralph.ledger_purge = 'on'`; and an application role that
+    is not a superuser cannot skip triggers (`session_replication_role`) either."""
+    event = make_event(make_session())
+    with pytest.raises(IntegrityError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL ralph.ledger_purge = 'on'")
+        cursor.execute(f"DELETE FROM {TABLE} WHERE id = %s", [event.id])
+    with pytest.raises(IntegrityError, match="ledger_chain_head"), transaction.atomic(), \
+            connection.cursor() as cursor:
+        cursor.execute("SET LOCAL ralph.ledger_purge = 'on'")
+        cursor.execute(f"DELETE FROM {HEAD_TABLE}")
+    with connection.cursor() as cursor:  # rolled back with the test's transaction, role included
+        cursor.execute("CREATE ROLE ralph_test_application NOLOGIN")
+        cursor.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {TABLE}, {HEAD_TABLE} TO ralph_test_application")
+    with pytest.raises(DatabaseError, match="permission denied"), transaction.atomic(), \
+            connection.cursor() as cursor:
+        cursor.execute("SET LOCAL ROLE ralph_test_application")
+        cursor.execute("SET LOCAL session_replication_role = replica")
+    assert LedgerEvent.objects.filter(pk=event.id).exists()
+
+
+def test_it_deletes_only_events_the_heads_retention_record_covers() -> None:
+    """A purge appends its record and ranges first: the trigger lets the DELETE through for those
+    events only, and only while that record is the chain head."""
+    purged, kept = make_session(status=SessionStatus.COMPLETED), make_session()
+    first = make_event(purged)
+    other = make_event(kept)
+    later = make_event(purged)
+    with transaction.atomic():
+        record = services.ledger_events_purge(session_ids=[purged.id], reason="test")
+        # Inside the purge's transaction, after it: its record is the head, but covers only its events.
+        with pytest.raises(IntegrityError, match="append-only"):
+            _raw(f"DELETE FROM {TABLE} WHERE id = %s", [other.id])
+    assert not LedgerEvent.objects.filter(pk__in=[first.id, later.id]).exists()
+    assert list(record.retention_ranges.values_list("first_id", "last_id")) == [(first.id, first.id),
+                                                                                 (later.id, later.id)]
+    # A range added to that record later opens nothing once another event is the head.
+    make_event(kept)
+    RetentionRange.objects.create(retention_event=record, first_id=other.id, last_id=other.id, events=1,
+                                  prev_hash=other.prev_hash, last_hash=other.hash)
+    with pytest.raises(IntegrityError, match="append-only"):
+        _raw(f"DELETE FROM {TABLE} WHERE id = %s", [other.id])
+    assert LedgerEvent.objects.filter(pk=other.id).exists()
 
 
 def test_it_the_api_offers_no_update_or_delete_on_events(api: APIClient) -> None:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app import services
-from ledger_app.append_only import HEAD_TABLE, TABLE, ledger_purge_transaction, trigger_sql
+from ledger_app.append_only import HEAD_TABLE, TABLE
 from ledger_app.chain import CHAIN_FIELDS, GENESIS_HASH, UNHASHED_FIELDS, chain_head
 from ledger_app.chain_verify import chain_verify
 from ledger_app.models import LEDGER_PURGED, LedgerChainHead, LedgerEvent, RetentionRange
@@ -21,6 +21,7 @@ from ralphsite.core.errors import InvalidInput
 from sessions_app.models import SessionStatus
 from sessions_app.services.sessions import session_finish
 from tests.ledger_app.factories import make_event, make_session
+from tests.ledger_guards import ledger_guards_off
 
 pytestmark = pytest.mark.django_db
 
@@ -43,9 +44,9 @@ def _chain() -> list[tuple[int, str, str]]:
     return list(LedgerEvent.objects.order_by("id").values_list("id", "prev_hash", "hash"))
 
 
-def _purge_switch_delete(sql: str, params: list) -> None:
-    """What a program holding the purge switch can do: delete rows past the append-only triggers."""
-    with ledger_purge_transaction(), connection.cursor() as cursor:
+def _guards_off_delete(sql: str, params: list) -> None:
+    """What the tables' owner can do: delete rows past the append-only triggers."""
+    with ledger_guards_off(), connection.cursor() as cursor:
         cursor.execute(sql, params)
 
 
@@ -111,9 +112,7 @@ def test_it_verify_reports_an_intact_chain_and_exits_0() -> None:
 def test_it_verify_names_an_event_changed_behind_the_triggers_back() -> None:
     session = make_session()
     events = [make_event(session, n) for n in range(4)]
-    with connection.cursor() as cursor:  # an attacker who can drop triggers (rolled back with the test)
-        for statement in trigger_sql(connection.vendor, create=False):
-            cursor.execute(statement)
+    with ledger_guards_off(), connection.cursor() as cursor:
         cursor.execute(f"UPDATE {TABLE} SET tokens_in = 999 WHERE id = %s", [events[2].id])
     code, _, err = _verify()
     assert code == 1
@@ -149,21 +148,20 @@ def test_it_refuses_insert_or_replace_over_an_existing_event() -> None:
     assert chain_verify().intact
 
 
-def test_it_verify_finds_a_delete_made_with_the_purge_switch() -> None:
+def test_it_verify_finds_a_delete_made_past_the_triggers() -> None:
     events = [make_event(make_session(), n) for n in range(5)]
-    _purge_switch_delete(f"DELETE FROM {TABLE} WHERE id = %s", [events[2].id])
+    _guards_off_delete(f"DELETE FROM {TABLE} WHERE id = %s", [events[2].id])
     code, _, err = _verify()
     assert code == 1
     assert f"BROKEN at event #{events[3].id}" in err and f"does not link to event #{events[1].id}" in err
 
 
-def test_it_verify_finds_the_newest_events_deleted_with_the_purge_switch() -> None:
+def test_it_verify_finds_the_newest_events_deleted_past_the_triggers() -> None:
     events = [make_event(make_session(), n) for n in range(5)]
-    _purge_switch_delete(f"DELETE FROM {TABLE} WHERE id >= %s", [events[3].id])
-    # The head cannot be moved back over the hole, purge switch or not.
-    with pytest.raises(IntegrityError, match="ledger_chain_head"), ledger_purge_transaction(), \
-            connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {HEAD_TABLE} SET last_id = %s, last_hash = %s", [events[2].id, events[2].hash])
+    _guards_off_delete(f"DELETE FROM {TABLE} WHERE id >= %s", [events[3].id])
+    # The head cannot be moved back over the hole.
+    with pytest.raises(IntegrityError, match="ledger_chain_head"):
+        _raw(f"UPDATE {HEAD_TABLE} SET last_id = %s, last_hash = %s", [events[2].id, events[2].hash])
     report = chain_verify()
     assert not report.intact and f"names event #{events[4].id}" in report.problem
     assert f"newest event is #{events[2].id}" in report.problem
@@ -171,8 +169,8 @@ def test_it_verify_finds_the_newest_events_deleted_with_the_purge_switch() -> No
 
 def test_it_verify_finds_a_head_deleted_and_started_again() -> None:
     events = [make_event(make_session(), n) for n in range(3)]
-    _purge_switch_delete(f"DELETE FROM {TABLE} WHERE id = %s", [events[2].id])
-    _purge_switch_delete(f"DELETE FROM {HEAD_TABLE}", [])
+    _guards_off_delete(f"DELETE FROM {TABLE} WHERE id = %s", [events[2].id])
+    _guards_off_delete(f"DELETE FROM {HEAD_TABLE}", [])
     assert "head record is missing" in chain_verify().problem
     restarted = make_event(make_session())  # a new head starts at the genesis hash
     assert restarted.prev_hash == GENESIS_HASH
@@ -184,7 +182,7 @@ def test_it_refuses_a_second_head_and_a_head_not_at_genesis() -> None:
     make_event(make_session())
     with pytest.raises(IntegrityError, match="ledger_chain_head"):
         _raw(f"INSERT INTO {HEAD_TABLE} (id, last_id, last_hash) VALUES (2, 0, %s)", [GENESIS_HASH])
-    _purge_switch_delete(f"DELETE FROM {HEAD_TABLE}", [])
+    _guards_off_delete(f"DELETE FROM {HEAD_TABLE}", [])
     with pytest.raises(IntegrityError, match="ledger_chain_head"):
         _raw(f"INSERT INTO {HEAD_TABLE} (id, last_id, last_hash) VALUES (1, 1, %s)", ["a" * 64])
 
@@ -215,7 +213,7 @@ def test_it_verify_finds_a_retention_range_forged_to_cover_a_delete() -> None:
     events = [make_event(make_session(), n) for n in range(4)]
     make_event(session)
     record = services.ledger_events_purge(session_ids=[session.id], reason="legit")
-    _purge_switch_delete(f"DELETE FROM {TABLE} WHERE id = %s", [events[1].id])
+    _guards_off_delete(f"DELETE FROM {TABLE} WHERE id = %s", [events[1].id])
     RetentionRange.objects.create(retention_event=record, first_id=events[1].id, last_id=events[1].id, events=1,
                                   prev_hash=events[1].prev_hash, last_hash=events[1].hash)
     report = chain_verify()

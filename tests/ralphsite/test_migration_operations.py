@@ -29,15 +29,20 @@ def test_it_drops_and_restores_the_foreign_key_index_keeping_rows_and_triggers()
     event = LedgerEvent.objects.create(session=session, type="x")
     assert _session_column_indexes() == []
 
-    call_command("migrate", "ledger_app", BEFORE, verbosity=0)
-    assert _session_column_indexes() != []
-    assert installed_triggers(connection) >= TRIGGER_NAMES[connection.vendor]
+    try:
+        call_command("migrate", "ledger_app", BEFORE, verbosity=0)
+        assert _session_column_indexes() != []
+        assert installed_triggers(connection) >= TRIGGER_NAMES[connection.vendor]
 
-    call_command("migrate", "ledger_app", AFTER, verbosity=0)
-    assert _session_column_indexes() == []
-    # On SQLite a table rebuild would have dropped the append-only triggers with the old table.
-    assert installed_triggers(connection) >= TRIGGER_NAMES[connection.vendor]
-    assert list(LedgerEvent.objects.values_list("pk", "session_id")) == [(event.pk, session.pk)]
+        call_command("migrate", "ledger_app", AFTER, verbosity=0)
+        assert _session_column_indexes() == []
+        # On SQLite a table rebuild would have dropped the append-only triggers with the old table.
+        assert installed_triggers(connection) >= TRIGGER_NAMES[connection.vendor]
+        assert list(LedgerEvent.objects.values_list("pk", "session_id")) == [(event.pk, session.pk)]
+    finally:
+        # The triggers of 0002 to 0009 need a purge switch this code no longer has: leave the ledger
+        # migrated, as the next test expects it.
+        call_command("migrate", "ledger_app", verbosity=0)
 
 
 def test_it_refuses_a_change_beyond_db_index() -> None:

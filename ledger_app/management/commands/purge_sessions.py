@@ -2,6 +2,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from ledger_app.anchor import AnchorRefused, ledger_anchor
 from ledger_app.services import sessions_purge
 from ralphsite.core.management import RalphCommand, parse_age, retention_arguments
 
@@ -23,3 +24,12 @@ class Command(RalphCommand):
                           f"({rows}){record}.")
         for session_id in run.session_ids:
             self.stdout.write(f"  {session_id}")
+        if dry_run or run.retention_event_id is None:
+            return
+        # The purge's retention record is the new head: anchor it now, not at the server's next turn.
+        try:
+            anchor = ledger_anchor()
+        except AnchorRefused as exc:
+            self.stderr.write(f"anchor not written: {exc}. Run manage.py ledger_verify.")
+            return
+        self.stdout.write(f"Anchored the ledger's head #{anchor.event_id} in {anchor.path}.")
