@@ -45,8 +45,10 @@ def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest
 
 @pytest.fixture
 def user(db):
-    """A staff member: the owner of the global token most API tests use."""
-    return get_user_model().objects.create_user(username="agent", password="agent-password-1", is_staff=True)
+    """A superuser: the owner of the global token most API tests use (a staff member's reach is their model
+    permissions, which tests/ralphsite/test_staff_permissions.py walks)."""
+    return get_user_model().objects.create_user(username="agent", password="agent-password-1", is_staff=True,
+                                                is_superuser=True)
 
 
 @pytest.fixture

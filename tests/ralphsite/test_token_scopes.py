@@ -16,6 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db import models
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -356,3 +358,88 @@ def test_the_chain_head_a_scoped_token_sees_is_the_newest_event_of_its_own_sessi
         head = _send(caller(user, scope, TokenPermission.READ, sessions).client, "get", "/api/v1/events/head/")
         assert head.json() == {"id": event.id, "hash": event.hash}, scope
     assert newest["elsewhere"].id > newest["sibling"].id > newest["mine"].id
+
+
+# -- a login is not a key: a staff member reaches what the admin's permissions give them ------------
+
+def _staff(username: str, *verbs: str) -> Any:
+    """A staff member (not a superuser) holding `verbs` (view, add, …) on every model."""
+    staff = get_user_model().objects.create_user(username=username, is_staff=True)
+    if verbs:
+        staff.user_permissions.set(Permission.objects.filter(codename__regex=rf"^({'|'.join(verbs)})_"))
+    return staff
+
+
+def _staff_doors(staff: Any) -> dict[str, APIClient]:
+    """The staff member's admin login, and a global write token minted for them."""
+    login = APIClient()
+    login.force_login(staff)
+    token = api_token_create(user=staff, scope=TokenScope.GLOBAL, permission=TokenPermission.WRITE)
+    return {"login": login, "token": APIClient(HTTP_AUTHORIZATION=f"Bearer {token.secret}")}
+
+
+def _refused(response: Any) -> bool:
+    return response.status_code == 403 and response.json().get("code") == "permission_denied"
+
+
+def test_a_staff_member_without_permissions_reaches_no_route_by_login_or_token(world) -> None:
+    """Issue #28 §1: a staff login with no permissions was a global write key."""
+    everything = tuple(world)
+    before = _snapshot(world, everything)
+    problems = []
+    for door, client in _staff_doors(_staff("no-permissions")).items():
+        for route in ROUTES:
+            path = _path(route, world["mine"])
+            response = _send(client, route.method, path)
+            if not _refused(response):
+                problems.append(f"{door} {route.method.upper()} {path}: {response.status_code}")
+    assert not problems, "\n".join(problems)
+    assert _snapshot(world, everything) == before
+
+
+def test_a_view_only_staff_member_reads_every_route_and_writes_none(world) -> None:
+    everything = tuple(world)
+    Session.objects.update(last_activity_at=timezone.now() - timedelta(days=1))
+    before = _snapshot(world, everything)
+    problems = []
+    for door, client in _staff_doors(_staff("viewer", "view")).items():
+        for route in ROUTES:
+            path = _path(route, world["mine"])
+            response = _send(client, route.method, path)
+            refused = _refused(response)
+            if route.method == "get" and (refused or response.status_code >= 500):
+                problems.append(f"{door} GET {path} refused a viewer: {response.status_code}")
+            elif route.method != "get" and not refused:
+                problems.append(f"{door} {route.method.upper()} {path}: {response.status_code}")
+    assert not problems, "\n".join(problems)
+    assert _snapshot(world, everything) == before
+
+
+def test_a_staff_member_writes_with_the_permission_of_that_action_only(world) -> None:
+    staff = _staff("session-editor")
+    staff.user_permissions.set(Permission.objects.filter(codename__in=["view_session", "change_session"]))
+    for door, client in _staff_doors(staff).items():
+        mine = world["mine"][Session]
+        assert _send(client, "patch", f"/api/v1/sessions/{mine.pk}/", {"user_request": door}).status_code == 200
+        assert _refused(_send(client, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets"})), door
+        assert _refused(_send(client, "delete", f"/api/v1/sessions/{mine.pk}/")), door
+        assert _refused(_send(client, "get", "/api/v1/tasks/")), door
+
+
+def test_minting_needs_the_add_permission_and_the_token_acts_with_its_owners_permissions(world) -> None:
+    """A staff login mints only with `ralphsite.add_apitoken`; what it mints is no broader than its owner."""
+    staff = _staff("minter")
+    login = APIClient()
+    login.force_login(staff)
+    body = {"scope": "global", "permission": "write"}
+    assert_error_shape(_send(login, "post", "/api/v1/tokens/", body), 403, "permission_denied")
+    assert not ApiToken.objects.filter(user=staff).exists()
+    staff.user_permissions.set(Permission.objects.filter(codename__in=["add_apitoken", "view_session"]))
+    minted = _send(login, "post", "/api/v1/tokens/", body)
+    assert minted.status_code == 201, minted.content
+    token = APIClient(HTTP_AUTHORIZATION=f"Bearer {minted.json()['token']}")
+    assert _send(token, "get", "/api/v1/sessions/").status_code == 200
+    assert _refused(_send(token, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets"}))
+    assert _refused(_send(token, "get", "/api/v1/events/"))
+    staff.user_permissions.clear()  # taking a permission away takes it from the user's tokens too
+    assert _refused(_send(token, "get", "/api/v1/sessions/"))
