@@ -63,6 +63,15 @@ def scope_path_of(model: type[models.Model]) -> str:
     return path
 
 
+def scope_fields(model: type[models.Model]) -> tuple[str, ...]:
+    """The fields whose value decides which scope a row of `model` is in: a session's `project_path`, or
+    the first foreign key on the model's path to its session (none for rows of no session)."""
+    path = scope_path_of(model)
+    if path in (SCOPE_SHARED, SCOPE_GLOBAL_ONLY):
+        return ()
+    return ("project_path",) if path == "" else (path.split("__")[0],)
+
+
 def session_model() -> type[models.Model]:
     """The Session model, named by label: the base layer imports no app."""
     return apps.get_model("sessions_app", "Session")

@@ -25,7 +25,7 @@ from rest_framework.test import APIClient
 from ledger_app.models import LedgerEvent
 from ledger_app.services import event_append_one
 from ledger_app.stats import STATS
-from ralphsite.core.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED, scope_path_of
+from ralphsite.core.access import SCOPE_GLOBAL_ONLY, SCOPE_SHARED, scope_fields, scope_path_of
 from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
 from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session
@@ -443,3 +443,64 @@ def test_minting_needs_the_add_permission_and_the_token_acts_with_its_owners_per
     assert _refused(_send(token, "get", "/api/v1/events/"))
     staff.user_permissions.clear()  # taking a permission away takes it from the user's tokens too
     assert _refused(_send(token, "get", "/api/v1/sessions/"))
+
+
+# -- scopes are closed: no token moves a row out of what it could have created it in ----------------
+
+def _destinations(model: type[models.Model], field: str, world: dict[str, Rows]) -> dict[str, Any]:
+    """Per session key, the value of a scope-deciding field that would put a row of `model` there."""
+    if field == "project_path":
+        return {key: PROJECTS[key] for key in world}
+    related = model._meta.get_field(field).related_model
+    return {key: rows[related].pk for key, rows in world.items()}
+
+
+def _stored(model: type[models.Model], pk: Any, field: str) -> Any:
+    return model._default_manager.filter(pk=pk).values_list(model._meta.get_field(field).attname, flat=True).get()
+
+
+def test_no_token_moves_a_row_where_it_could_not_create_one(user, world) -> None:
+    """Issue #28 §2: every scope-deciding field of every updatable model, with each scoped write token: a
+    session token moves nothing (not even its session into another project), a project token nothing out
+    of its project; both leave the row where it was."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    tokens = {scope: caller(user, scope, TokenPermission.WRITE, sessions)
+              for scope in (TokenScope.SESSION, TokenScope.PROJECT)}
+    refused = {TokenScope.SESSION: ("sibling", "elsewhere"), TokenScope.PROJECT: ("elsewhere",)}
+    problems, tried = [], set()
+    for route in ROUTES:
+        model = _route_model(route)
+        if route.method != "patch" or model is None or route.path.count("/01") != 1:
+            continue
+        for field in scope_fields(model):
+            tried.add(f"{model._meta.label}.{field}")
+            row = world["mine"][model]
+            before = _stored(model, row.pk, field)
+            for scope, who in tokens.items():
+                for key in refused[scope]:
+                    value = _destinations(model, field, world)[key]
+                    if value == before:  # the sibling session's project is mine: no move
+                        continue
+                    response = _send(who.client, "patch", _path(route, world["mine"]), {field: value})
+                    if response.status_code < 400 or _stored(model, row.pk, field) != before:
+                        problems.append(f"{scope} token moved {model._meta.label}.{field} to {key}: "
+                                        f"{response.status_code}")
+    assert "sessions_app.Session.project_path" in tried and "sessions_app.Task.session" in tried
+    assert not problems, "\n".join(problems)
+
+
+def test_a_session_token_minted_by_a_project_token_keeps_its_session_in_the_project(user, world) -> None:
+    """The reported escalation: a project token refused a move minted a session token that made it."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    mine = sessions["mine"]
+    assert_error_shape(_send(project.client, "patch", f"/api/v1/sessions/{mine.pk}/", {"project_path": "/srv/p2"}),
+                       403, "permission_denied")
+    minted = _send(project.client, "post", "/api/v1/tokens/", {"scope": "session", "session": mine.pk})
+    assert minted.status_code == 201, minted.content
+    session_token = APIClient(HTTP_AUTHORIZATION=f"Bearer {minted.json()['token']}")
+    assert_error_shape(_send(session_token, "patch", f"/api/v1/sessions/{mine.pk}/", {"project_path": "/srv/p2"}),
+                       403, "permission_denied")
+    assert _send(session_token, "patch", f"/api/v1/sessions/{mine.pk}/",
+                 {"project_path": "/srv/widgets", "user_request": "same project"}).status_code == 200
+    assert Session.objects.get(pk=mine.pk).project_path == "/srv/widgets"

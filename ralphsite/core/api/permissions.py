@@ -12,6 +12,7 @@ from ralphsite.core.access import (
     Scope,
     model_permission,
     scope_bind,
+    scope_fields,
     scope_path_of,
     user_permissions,
 )
@@ -82,6 +83,21 @@ def write_check(scope: Scope, model: type[models.Model] | None, action: str | No
         raise PermissionDenied(f"Only global tokens change {plural}.")
     if path == "" and scope.kind == TokenScope.SESSION and action in ("create", "destroy"):
         raise PermissionDenied(f"A session token neither creates nor deletes {plural}.")
+
+
+def scope_fields_check(scope: Scope, instance: models.Model, changes: dict[str, Any]) -> None:
+    """Refuse (403) a session token changing a field that decides which scope `instance` is in (its
+    project, the session it belongs to): a session token never moves a row, not even its own session
+    into another project. Other scoped tokens move a row only where they could have created it (the
+    viewset checks the row it leaves, `RalphModelViewSet._written_in_scope`)."""
+    if scope.kind != TokenScope.SESSION:
+        return
+    for name in scope_fields(type(instance)):
+        if name in changes:
+            new = changes[name]
+            if getattr(new, "pk", new) != getattr(instance, instance._meta.get_field(name).attname):
+                raise PermissionDenied(f"A session token does not change {name}: it decides the row's scope.",
+                                       details={name: ["A session token does not change it."]})
 
 
 class ScopedTokenPermission(BasePermission):

@@ -18,6 +18,7 @@ from rest_framework.serializers import BaseSerializer
 
 from ralphsite.core.access import OutOfScope, current_scope
 from ralphsite.core.addressing import address_key_of, as_ulid, by_key
+from ralphsite.core.api.permissions import scope_fields_check
 from ralphsite.core.api.query import StrictQueryParametersMixin
 from ralphsite.core.api.representation import represent_row
 from ralphsite.core.api.serializers import RalphModelSerializer
@@ -167,6 +168,7 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             lambda: self.writes.create(serializer.validated_data, **self.write_options("create"))))
 
     def perform_update(self, serializer: BaseSerializer) -> None:
+        scope_fields_check(current_scope(), serializer.instance, serializer.validated_data)
         serializer.instance = self._reread(self._written_in_scope(
             lambda: self.writes.update(serializer.instance, serializer.validated_data, **self.write_options("update"))))
 
