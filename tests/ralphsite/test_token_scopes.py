@@ -504,3 +504,48 @@ def test_a_session_token_minted_by_a_project_token_keeps_its_session_in_the_proj
     assert _send(session_token, "patch", f"/api/v1/sessions/{mine.pk}/",
                  {"project_path": "/srv/widgets", "user_request": "same project"}).status_code == 200
     assert Session.objects.get(pk=mine.pk).project_path == "/srv/widgets"
+
+
+# -- no existence oracles -----------------------------------------------------------------------------
+
+def test_a_create_naming_an_id_held_out_of_scope_answers_as_for_a_fresh_id(user, world) -> None:
+    """Issue #28 §4: an id another session's row holds was a 409 `unique … id` where a fresh one was a 201
+    or a validation error, so any token could probe ids across scopes."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    different = []
+    for route in ROUTES:
+        model = _route_model(route)
+        if route.action != "create" or model is None or _session_of(model) is None or route.path.count("/01"):
+            continue
+        hidden = _send(who.client, "post", route.path, {"id": world["elsewhere"][model].pk})
+        fresh = _send(who.client, "post", route.path, {"id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
+        if hidden.status_code < 400 or hidden.json() != fresh.json() or _leaks(hidden, world, who.hidden):
+            different.append(f"POST {route.path}: {hidden.status_code} {hidden.content[:200]!r}")
+    assert not different, "\n".join(different)
+
+
+def test_a_valid_create_with_another_scopes_id_is_refused_without_saying_it_exists(user, world) -> None:
+    from sessions_app.models import Question
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    body = {"session": sessions["mine"].pk, "key": "Q-NEW-001", "text": "Which database?",
+            "category": "technical"}
+    hidden = _send(who.client, "post", "/api/v1/questions/", {**body, "id": world["elsewhere"][Question].pk})
+    assert_error_shape(hidden, 409, "conflict")
+    assert "exist" not in hidden.content.decode() and "unique" not in hidden.content.decode()
+    created = _send(who.client, "post", "/api/v1/questions/", {**body, "id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
+    assert created.status_code == 201, created.content
+    retried = _send(who.client, "post", "/api/v1/questions/", {**body, "id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
+    assert (retried.status_code, retried.json()["id"]) == (200, created.json()["id"])  # a retry, in scope
+
+
+def test_a_session_key_shaped_like_a_ulid_is_refused(user, world) -> None:
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    squat = {"project_path": "/srv/widgets", "key": sessions["elsewhere"].pk.lower()}
+    assert_error_shape(_send(who.client, "post", "/api/v1/sessions/", squat), 400, "validation_error")
+    renamed = _send(who.client, "patch", f"/api/v1/sessions/{sessions['mine'].pk}/", {"key": squat["key"]})
+    assert_error_shape(renamed, 400, "validation_error")
+    assert not Session.objects.filter(key__iexact=sessions["elsewhere"].pk).exists()
