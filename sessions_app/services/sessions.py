@@ -88,7 +88,8 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
 
 def session_delete(*, session: Session) -> None:
     """Delete a finished session and what seed 003 cascades from it; its ledger events leave through
-    the ledger's retention path (a retention record), rows the seed keeps lose only their session.
+    the ledger's retention path (a retention record), rows the seed keeps lose only their session
+    (a task in progress is cancelled and every claim released).
     A running session is refused: finish it first."""
     with transaction.atomic():
         session = Session.objects.select_for_update().get(pk=session.pk)
@@ -96,6 +97,10 @@ def session_delete(*, session: Session) -> None:
             raise Conflict(f"Session {session.pk} is running; finish it before deleting it.",
                            code="session_running", details={"session": session.pk, "status": session.status})
         ledger().events_purge(session_ids=[session.pk], reason=f"session {session.pk} deleted")
+        # Its tasks are kept without a session (seed 003's SET NULL); no one can work on them any more, so
+        # none stays in progress or claimed.
+        session.tasks.filter(status=TaskStatus.IN_PROGRESS).update(status=TaskStatus.CANCELLED)
+        session.tasks.exclude(claimed_by="").update(claimed_by="", lease_expires_at=None)
         session.delete()
 
 
