@@ -1,5 +1,8 @@
+from typing import Any
+
 from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from rest_framework.authtoken.models import TokenProxy
@@ -29,6 +32,13 @@ class ApiTokenAdmin(ServiceModelAdmin):
     fields = ["user", "label", "scope", "session", "project_path", "permission", "agent", "expires_at"]
     minted_fields = ["user", "scope", "session", "project_path", "permission", "agent", "expires_at", "prefix",
                      "created_at", "last_used_at"]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        """A staff member other than a superuser mints tokens for themselves only: a token acts with its
+        owner's permissions, so minting for another user would lend the minter theirs."""
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = get_user_model().objects.filter(pk=request.user.pk)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_fields(self, request: HttpRequest, obj: ApiToken | None = None) -> list[str]:
         return self.fields if obj is None else ["label", *self.minted_fields]

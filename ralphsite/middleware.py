@@ -13,7 +13,6 @@ from whitenoise.middleware import WhiteNoiseMiddleware
 
 from ralphsite.core.access import scope_unbound_during
 from ralphsite.core.api.errors import payload_too_large_response
-from ralphsite.views import answers_json
 
 # Where agents call: the REST API and the MCP endpoint (`/mcp`, `/mcp/`).
 AGENT_PREFIXES = ("/api/", "/mcp")
@@ -89,9 +88,8 @@ class RequestBodyLimitMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         length = request.META.get("CONTENT_LENGTH")
         if length and length.isdigit() and int(length) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-            if answers_json(request):
-                return payload_too_large_response()
-            return HttpResponse("Request body too large.", status=413, content_type="text/plain")
+            # JSON on every path (/mcp/ and /admin/ too): a client learns the limit in one shape.
+            return payload_too_large_response()
         return self.get_response(request)
 class AdminContentSecurityPolicyMiddleware:
     """The admin's Content-Security-Policy (`RALPH_ADMIN_CSP`), the same on Django 5.2 and 6: it loads

@@ -37,11 +37,11 @@ def answers_json(request: HttpRequest) -> bool:
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """Django's answer to a request it refuses before any view (a Host not in ALLOWED_HOSTS, a body
-    past the limit read as a form)."""
-    if not answers_json(request):
-        return django_bad_request(request, exception)
+    past the limit read as a form: the JSON 413 on every path, as `RequestBodyLimitMiddleware` answers)."""
     if isinstance(exception, RequestDataTooBig):
         return payload_too_large_response()
+    if not answers_json(request):
+        return django_bad_request(request, exception)
     if isinstance(exception, DisallowedHost):
         return plain_error_response(status_code=400, code="invalid_host",
                                     message="The Host header names a host this server does not answer for.")

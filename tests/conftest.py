@@ -110,7 +110,10 @@ class SharedUser:
 
 
 def _make_user() -> AbstractBaseUser:
-    return get_user_model().objects.create_user(username="agent", password="agent-password-1", is_staff=True)
+    """A superuser: the owner of the global token most API tests use (a staff member's reach is their model
+    permissions, which tests/ralphsite/test_token_scopes.py walks)."""
+    return get_user_model().objects.create_user(username="agent", password="agent-password-1", is_staff=True,
+                                                is_superuser=True)
 
 
 @pytest.fixture(scope="module")

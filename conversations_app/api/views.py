@@ -17,7 +17,7 @@ from conversations_app import selectors, services
 from conversations_app.api import filters
 from conversations_app.api import serializers as s
 from conversations_app.errors import RUN_NOT_FOUND, not_found
-from conversations_app.models import Chat, Message, Run, SyncEntity
+from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
 from conversations_app.search.backends import search_validated
 from ralphsite.core.api.pagination import StrictCursorPagination
 from ralphsite.core.api.query import query_parameters
@@ -227,6 +227,8 @@ class SyncMappingViewSet(RalphReadOnlyModelViewSet):
 class SyncViewSet(RalphViewSet):
     """What still needs syncing, and marking rows synced with their remote ids."""
 
+    permission_models = (Chat, Run, Message)
+
     @extend_schema(responses=inline_serializer("SyncPending", {
         entity: s.SyncPendingEntitySerializer(required=False) for entity in SyncEntity.values}),
         summary="List rows waiting to be synced",
@@ -256,6 +258,8 @@ class SyncViewSet(RalphViewSet):
 
 class SearchViewSet(RalphViewSet):
     """Full-text search over message content and observation content + tool names."""
+
+    permission_models = (Message, Observation)
 
     @extend_schema(responses=s.SearchPageSerializer, summary="Search messages and observations",
                    description="Full-text search over message content and over observation content and tool "

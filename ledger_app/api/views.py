@@ -12,12 +12,14 @@ from rest_framework.response import Response
 from ledger_app import selectors, services
 from ledger_app.api import filters
 from ledger_app.api import serializers as s
+from ledger_app.models import ErrorLog, GateResult, TokenUsage
 from ledger_app.stats import STATS, StatFilters
 from ralphsite.core.api.pagination import IdCursorPagination
 from ralphsite.core.api.query import query_parameters
 from ralphsite.core.api.viewsets import RalphModelViewSet, RalphViewSet
 from ralphsite.core.errors import Conflict, InvalidInput, NotFound
 from ralphsite.core.fields import BIGINT_MAX
+from sessions_app.models import Session
 
 # Append-only resources: no PUT, PATCH or DELETE (405).
 APPEND_ONLY_METHODS = ["get", "post", "head", "options"]
@@ -291,6 +293,7 @@ class StatsViewSet(RalphViewSet):
     """Seed 003's views, one read-only resource each: `GET stats/<name>/`."""
 
     lookup_field = "name"
+    permission_models = (Session, TokenUsage, ErrorLog, GateResult)  # what the statistics read
 
     @extend_schema(responses=s.StatsResultSerializer(many=True), summary="List the statistics",
                    description="Every statistic this server computes, with its description and columns (no rows: "

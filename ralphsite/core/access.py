@@ -39,10 +39,19 @@ def token_secret_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def user_permissions(user: Any) -> frozenset[str] | None:
+    """The Django model permissions bounding what `user` reaches through the API, with a login or any
+    token of theirs: None (no bound beyond the token's scope) for a superuser and for an agent account
+    (not staff: it never logs in and holds no global token); a staff member's granted permissions."""
+    if user.is_superuser or not user.is_staff:
+        return None
+    return frozenset(user.get_all_permissions())
+
+
 def token_scope(token: ApiToken) -> "Scope":
     return Scope(kind=token.scope, writable=token.permission == TokenPermission.WRITE, agent=token.agent,
                  session_id=token.session_id, project_path=token.project_path, token_id=token.pk,
-                 expires_at=token.expires_at)
+                 expires_at=token.expires_at, permissions=user_permissions(token.user))
 
 
 def scope_path_of(model: type[models.Model]) -> str:
@@ -52,6 +61,15 @@ def scope_path_of(model: type[models.Model]) -> str:
         raise TypeError(f"{model._meta.label} declares no scope_path: say how its rows reach their session "
                         "(see ralphsite.core.access).")
     return path
+
+
+def scope_fields(model: type[models.Model]) -> tuple[str, ...]:
+    """The fields whose value decides which scope a row of `model` is in: a session's `project_path`, or
+    the first foreign key on the model's path to its session (none for rows of no session)."""
+    path = scope_path_of(model)
+    if path in (SCOPE_SHARED, SCOPE_GLOBAL_ONLY):
+        return ()
+    return ("project_path",) if path == "" else (path.split("__")[0],)
 
 
 def session_model() -> type[models.Model]:
@@ -74,11 +92,18 @@ class Scope:
     project_path: str = ""
     token_id: int | None = None
     expires_at: datetime | None = None
+    # The owner's model permissions (`user_permissions`): a staff member's login or token reaches no
+    # further than the admin lets them. None: the scope alone decides.
+    permissions: frozenset[str] | None = None
     _sessions_seen: dict[str, bool] = field(default_factory=dict, repr=False)
 
     @property
     def is_global(self) -> bool:
         return self.kind == TokenScope.GLOBAL
+
+    def permits(self, model: type[models.Model], verb: str) -> bool:
+        """Whether the owner's model permissions allow `verb` (view, add, change, delete) on `model`."""
+        return self.permissions is None or model_permission(model, verb) in self.permissions
 
     def session_lookup(self, model: type[models.Model]) -> tuple[str, str] | None:
         """(lookup, value) that keeps `model`'s rows of this scope; None when every row is visible.
@@ -134,6 +159,11 @@ class Scope:
     def contains(self, instance: models.Model) -> bool:
         """Whether this scope sees `instance` as it is stored now (one query; none for a global scope)."""
         return self.is_global or self.filter(type(instance)._default_manager.filter(pk=instance.pk)).exists()
+
+
+def model_permission(model: type[models.Model], verb: str) -> str:
+    """Django's name of the permission to `verb` rows of `model`: `sessions_app.view_session`."""
+    return f"{model._meta.app_label}.{verb}_{model._meta.model_name}"
 
 
 class OutOfScope(Exception):

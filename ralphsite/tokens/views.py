@@ -64,6 +64,7 @@ class ApiTokenMintInputSerializer(RalphInputSerializer):
 class ApiTokenViewSet(StrictQueryParametersMixin, IntegerIdMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                       mixins.DestroyModelMixin, viewsets.GenericViewSet):
     serializer_class = ApiTokenSerializer
+    permission_models = (ApiToken,)  # a staff member mints with add_apitoken (the admin's add permission)
     resource_noun = ("API token", "API tokens")
     filter_backends = (StrictOrderingFilter,)
     ordering_fields = ["created_at", "expires_at", "last_used_at"]

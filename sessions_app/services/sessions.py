@@ -8,6 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ralphsite.core.activity import sessions_touch
+from ralphsite.core.addressing import as_ulid
 from ralphsite.core.errors import Conflict, InvalidInput, detail_time
 from ralphsite.core.services import instance_create, instance_update
 from sessions_app import selectors
@@ -29,6 +30,7 @@ def session_create(*, data: dict[str, Any]) -> Session:
     """A new session; its current iteration (1 unless given) exists from the start. A session created
     finished gets its ended_at (now unless given); a running one has none."""
     data = dict(data)
+    _key_check(data)
     status = data.get("status", SessionStatus.RUNNING)
     if status == SessionStatus.RUNNING and data.get("ended_at") is not None:
         raise InvalidInput("A running session has no ended_at.", details={"ended_at": [_ENDED_AT_RULE]})
@@ -40,6 +42,14 @@ def session_create(*, data: dict[str, Any]) -> Session:
     return session
 
 
+def _key_check(data: dict[str, Any]) -> None:
+    """A key shaped like a ULID is refused: wherever an id is taken, a ULID-shaped reference is tried as an
+    id first, so such a key would name another session (or squat one's id)."""
+    if as_ulid(data.get("key", "")):
+        raise InvalidInput("A session key is not shaped like a ULID: it would read as a session's id.",
+                           details={"key": ["Not shaped like a ULID."]})
+
+
 _ENDED_AT_RULE = "ended_at changes with status only (finish/, or a status in the same write)."
 
 
@@ -49,6 +59,8 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
     `session_finished` event); a finished session keeps its status (409 `session_finished`; `resume/`
     runs it again); ended_at alone is a 400. A new current_iteration gets its iteration row."""
     data = dict(data)
+    if data.get("key", session.key) != session.key:
+        _key_check(data)
     with transaction.atomic():
         session = lock_rows(Session.objects.filter(pk=session.pk)).get()
         status = data.pop("status", session.status)
@@ -76,7 +88,8 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
 
 def session_delete(*, session: Session) -> None:
     """Delete a finished session and what seed 003 cascades from it; its ledger events leave through
-    the ledger's retention path (a retention record), rows the seed keeps lose only their session.
+    the ledger's retention path (a retention record), rows the seed keeps lose only their session
+    (a task in progress is cancelled and every claim released).
     A running session is refused: finish it first."""
     with transaction.atomic():
         session = Session.objects.select_for_update().get(pk=session.pk)
@@ -84,6 +97,10 @@ def session_delete(*, session: Session) -> None:
             raise Conflict(f"Session {session.pk} is running; finish it before deleting it.",
                            code="session_running", details={"session": session.pk, "status": session.status})
         ledger().events_purge(session_ids=[session.pk], reason=f"session {session.pk} deleted")
+        # Its tasks are kept without a session (seed 003's SET NULL); no one can work on them any more, so
+        # none stays in progress or claimed.
+        session.tasks.filter(status=TaskStatus.IN_PROGRESS).update(status=TaskStatus.CANCELLED)
+        session.tasks.exclude(claimed_by="").update(claimed_by="", lease_expires_at=None)
         session.delete()
 
 

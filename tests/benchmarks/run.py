@@ -117,7 +117,8 @@ def _token_create() -> str:
     from ralphsite.core.models import TokenScope
     from ralphsite.tokens.services import api_token_create
 
-    user = get_user_model().objects.create_user(username=BENCH_USERNAME, password=None, is_staff=True)
+    user = get_user_model().objects.create_user(username=BENCH_USERNAME, password=None, is_staff=True,
+                                                is_superuser=True)
     token = api_token_create(user=user, scope=TokenScope.GLOBAL).secret
     connection.close()
     return token

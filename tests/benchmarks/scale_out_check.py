@@ -23,7 +23,8 @@ def token_create() -> str:
     from ralphsite.core.models import TokenScope
     from ralphsite.tokens.services import api_token_create
 
-    user, _ = get_user_model().objects.get_or_create(username=BENCH_USERNAME, defaults={"is_staff": True})
+    user, _ = get_user_model().objects.get_or_create(username=BENCH_USERNAME,
+                                                     defaults={"is_staff": True, "is_superuser": True})
     return api_token_create(user=user, scope=TokenScope.GLOBAL, label="scale-out benchmark").secret
 
 

@@ -1,5 +1,7 @@
+import threading
+
 import pytest
-from django.db import DataError, IntegrityError, transaction
+from django.db import DataError, IntegrityError, OperationalError, connections, transaction
 from rest_framework.test import APIClient
 
 from ralphsite.core.api.errors import api_exception_handler
@@ -74,3 +76,37 @@ def test_it_refuses_a_key_repeated_in_a_json_object(api: APIClient) -> None:
                         content_type="application/json")
     body = assert_error_shape(response, 400, "parse_error")
     assert "'key'" in body["message"] and "twice" in body["message"], body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_deadlock_is_a_503_that_says_deadlock_not_busy() -> None:
+    """Issue #28 §5: PostgreSQL's "deadlock detected … blocked by process" was read as SQLite's "locked"
+    (`database_busy`). Two transactions lock two sessions in opposite orders; the database rolls one back."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite serialises writers: a lock wait there is `database is locked`, not a deadlock")
+    first, second = Session.objects.create(key="first"), Session.objects.create(key="second")
+    both_locked = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def lock(one: Session, other: Session) -> None:
+        try:
+            with transaction.atomic():
+                Session.objects.select_for_update().get(pk=one.pk)
+                both_locked.wait()
+                Session.objects.select_for_update().get(pk=other.pk)
+        except OperationalError as exc:
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=lock, args=pair) for pair in ((first, second), (second, first))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    [deadlock] = failures
+    response = api_exception_handler(deadlock, {})
+    assert (response.status_code, response.data["code"], response["Retry-After"]) == (503, "database_deadlock", "1")
+    assert "deadlock" in response.data["message"]

@@ -132,3 +132,11 @@ def test_it_refuses_event_meta_past_the_json_limit_and_text_past_the_text_limit(
     at_limits = {"session": session, "type": "x-big", "message": "a" * TEXT_MAX_CHARS,
                  "meta": {"blob": "a" * (JSON_MAX_BYTES - len('{"blob":""}'))}}
     assert api.post("/api/v1/events/", at_limits, format="json").status_code == 201
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=4096)
+@pytest.mark.parametrize("path", ["/mcp/", "/admin/login/", "/admin/sessions_app/session/add/", "/no-such-page/"])
+def test_it_answers_a_body_past_the_limit_with_the_json_413_on_every_path(anon_api: APIClient, path: str) -> None:
+    """Issue #28 §5: /mcp/ and /admin/ answered a text/plain 413."""
+    response = anon_api.post(path, "a" * 4097, content_type="application/x-www-form-urlencoded")
+    assert assert_error_shape(response, 413, "payload_too_large")["details"] == {"limit_bytes": 4096}

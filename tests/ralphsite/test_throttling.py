@@ -19,7 +19,7 @@ def three_per_minute(settings) -> None:
 
 
 def _client(username: str) -> APIClient:
-    user = get_user_model().objects.create_user(username=username, is_staff=True)
+    user = get_user_model().objects.create_user(username=username, is_staff=True, is_superuser=True)
     minted = api_token_create(user=user, scope=TokenScope.GLOBAL, label="throttle test")
     return APIClient(HTTP_AUTHORIZATION=f"Bearer {minted.secret}")
 

@@ -5,6 +5,7 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
@@ -182,3 +183,19 @@ def test_the_admin_refuses_a_global_token_for_a_non_staff_user(admin_client: Cli
     assert "staff" in response.content.decode()
     assert not ApiToken.objects.filter(user=person).exists()
 
+
+
+def test_a_staff_member_mints_in_the_admin_for_themselves_only(admin_user) -> None:
+    """A token acts with its owner's permissions: minting one for a superuser would lend the minter theirs."""
+    minter = get_user_model().objects.create_user(username="minter", password="pw-minter-1", is_staff=True)
+    minter.user_permissions.set(Permission.objects.filter(codename__in=["add_apitoken", "view_apitoken"]))
+    client = Client()
+    client.force_login(minter)
+    body = {"label": "", "scope": "global", "project_path": "", "permission": "write", "agent": "",
+            "expires_at_0": "", "expires_at_1": ""}
+    refused = client.post("/admin/ralphsite/apitoken/add/", {**body, "user": admin_user.pk})
+    assert refused.status_code == 200 and "Select a valid choice" in refused.content.decode()
+    assert not ApiToken.objects.filter(user=admin_user).exists()
+    minted = client.post("/admin/ralphsite/apitoken/add/", {**body, "user": minter.pk})
+    assert minted.status_code == 200 and ApiToken.objects.filter(user=minter).count() == 1
+    assert_error_shape(_client(minted.context["secret"]).get("/api/v1/sessions/"), 403, "permission_denied")

@@ -16,12 +16,15 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db import models
 from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent
 from ledger_app.stats import STATS
+from ralphsite.core.access import scope_fields
 from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
 from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session
@@ -269,3 +272,194 @@ def test_the_chain_head_a_scoped_token_sees_is_the_newest_event_of_its_own_sessi
         head = _send(caller(user, scope, TokenPermission.READ, sessions).client, "get", "/api/v1/events/head/")
         assert head.json() == {"id": event.id, "hash": event.hash}, scope
     assert newest["elsewhere"].id > newest["sibling"].id > newest["mine"].id
+
+
+# -- a login is not a key: a staff member reaches what the admin's permissions give them ------------
+
+def _staff(username: str, *verbs: str) -> Any:
+    """A staff member (not a superuser) holding `verbs` (view, add, …) on every model."""
+    staff = get_user_model().objects.create_user(username=username, is_staff=True)
+    if verbs:
+        staff.user_permissions.set(Permission.objects.filter(codename__regex=rf"^({'|'.join(verbs)})_"))
+    return staff
+
+
+def _staff_doors(staff: Any) -> dict[str, APIClient]:
+    """The staff member's admin login, and a global write token minted for them."""
+    login = APIClient()
+    login.force_login(staff)
+    token = api_token_create(user=staff, scope=TokenScope.GLOBAL, permission=TokenPermission.WRITE)
+    return {"login": login, "token": APIClient(HTTP_AUTHORIZATION=f"Bearer {token.secret}")}
+
+
+def _refused(response: Any) -> bool:
+    return response.status_code == 403 and response.json().get("code") == "permission_denied"
+
+
+def test_a_staff_member_without_permissions_reaches_no_route_by_login_or_token(world) -> None:
+    """Issue #28 §1: a staff login with no permissions was a global write key."""
+    everything = tuple(world)
+    before = _snapshot(world, everything)
+    problems = []
+    for door, client in _staff_doors(_staff("no-permissions")).items():
+        for route in ROUTES:
+            path = route_path(route, world["mine"])
+            response = _send(client, route.method, path)
+            if not _refused(response):
+                problems.append(f"{door} {route.method.upper()} {path}: {response.status_code}")
+    assert not problems, "\n".join(problems)
+    assert _snapshot(world, everything) == before
+
+
+def test_a_view_only_staff_member_reads_every_route_and_writes_none(world) -> None:
+    everything = tuple(world)
+    Session.objects.update(last_activity_at=timezone.now() - timedelta(days=1))
+    before = _snapshot(world, everything)
+    problems = []
+    for door, client in _staff_doors(_staff("viewer", "view")).items():
+        for route in ROUTES:
+            path = route_path(route, world["mine"])
+            response = _send(client, route.method, path)
+            refused = _refused(response)
+            if route.method == "get" and (refused or response.status_code >= 500):
+                problems.append(f"{door} GET {path} refused a viewer: {response.status_code}")
+            elif route.method != "get" and not refused:
+                problems.append(f"{door} {route.method.upper()} {path}: {response.status_code}")
+    assert not problems, "\n".join(problems)
+    assert _snapshot(world, everything) == before
+
+
+def test_a_staff_member_writes_with_the_permission_of_that_action_only(world) -> None:
+    staff = _staff("session-editor")
+    staff.user_permissions.set(Permission.objects.filter(codename__in=["view_session", "change_session"]))
+    for door, client in _staff_doors(staff).items():
+        mine = world["mine"][Session]
+        assert _send(client, "patch", f"/api/v1/sessions/{mine.pk}/", {"user_request": door}).status_code == 200
+        assert _refused(_send(client, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets"})), door
+        assert _refused(_send(client, "delete", f"/api/v1/sessions/{mine.pk}/")), door
+        assert _refused(_send(client, "get", "/api/v1/tasks/")), door
+
+
+def test_minting_needs_the_add_permission_and_the_token_acts_with_its_owners_permissions(world) -> None:
+    """A staff login mints only with `ralphsite.add_apitoken`; what it mints is no broader than its owner."""
+    staff = _staff("minter")
+    login = APIClient()
+    login.force_login(staff)
+    body = {"scope": "global", "permission": "write"}
+    assert_error_shape(_send(login, "post", "/api/v1/tokens/", body), 403, "permission_denied")
+    assert not ApiToken.objects.filter(user=staff).exists()
+    staff.user_permissions.set(Permission.objects.filter(codename__in=["add_apitoken", "view_session"]))
+    minted = _send(login, "post", "/api/v1/tokens/", body)
+    assert minted.status_code == 201, minted.content
+    token = APIClient(HTTP_AUTHORIZATION=f"Bearer {minted.json()['token']}")
+    assert _send(token, "get", "/api/v1/sessions/").status_code == 200
+    assert _refused(_send(token, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets"}))
+    assert _refused(_send(token, "get", "/api/v1/events/"))
+    staff.user_permissions.clear()  # taking a permission away takes it from the user's tokens too
+    assert _refused(_send(token, "get", "/api/v1/sessions/"))
+
+
+# -- scopes are closed: no token moves a row out of what it could have created it in ----------------
+
+def _destinations(model: type[models.Model], field: str, world: dict[str, Rows]) -> dict[str, Any]:
+    """Per session key, the value of a scope-deciding field that would put a row of `model` there."""
+    if field == "project_path":
+        return {key: PROJECTS[key] for key in world}
+    related = model._meta.get_field(field).related_model
+    return {key: rows[related].pk for key, rows in world.items()}
+
+
+def _stored(model: type[models.Model], pk: Any, field: str) -> Any:
+    return model._default_manager.filter(pk=pk).values_list(model._meta.get_field(field).attname, flat=True).get()
+
+
+def test_no_token_moves_a_row_where_it_could_not_create_one(user, world) -> None:
+    """Issue #28 §2: every scope-deciding field of every updatable model, with each scoped write token: a
+    session token moves nothing (not even its session into another project), a project token nothing out
+    of its project; both leave the row where it was."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    tokens = {scope: caller(user, scope, TokenPermission.WRITE, sessions)
+              for scope in (TokenScope.SESSION, TokenScope.PROJECT)}
+    refused = {TokenScope.SESSION: ("sibling", "elsewhere"), TokenScope.PROJECT: ("elsewhere",)}
+    problems, tried = [], set()
+    for route in ROUTES:
+        model = route_model(route)
+        if route.method != "patch" or model is None or route.path.count("/01") != 1:
+            continue
+        for field in scope_fields(model):
+            tried.add(f"{model._meta.label}.{field}")
+            row = world["mine"][model]
+            before = _stored(model, row.pk, field)
+            for scope, who in tokens.items():
+                for key in refused[scope]:
+                    value = _destinations(model, field, world)[key]
+                    if value == before:  # the sibling session's project is mine: no move
+                        continue
+                    response = _send(who.client, "patch", route_path(route, world["mine"]), {field: value})
+                    if response.status_code < 400 or _stored(model, row.pk, field) != before:
+                        problems.append(f"{scope} token moved {model._meta.label}.{field} to {key}: "
+                                        f"{response.status_code}")
+    assert "sessions_app.Session.project_path" in tried and "sessions_app.Task.session" in tried
+    assert not problems, "\n".join(problems)
+
+
+def test_a_session_token_minted_by_a_project_token_keeps_its_session_in_the_project(user, world) -> None:
+    """The reported escalation: a project token refused a move minted a session token that made it."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    mine = sessions["mine"]
+    assert_error_shape(_send(project.client, "patch", f"/api/v1/sessions/{mine.pk}/", {"project_path": "/srv/p2"}),
+                       403, "permission_denied")
+    minted = _send(project.client, "post", "/api/v1/tokens/", {"scope": "session", "session": mine.pk})
+    assert minted.status_code == 201, minted.content
+    session_token = APIClient(HTTP_AUTHORIZATION=f"Bearer {minted.json()['token']}")
+    assert_error_shape(_send(session_token, "patch", f"/api/v1/sessions/{mine.pk}/", {"project_path": "/srv/p2"}),
+                       403, "permission_denied")
+    assert _send(session_token, "patch", f"/api/v1/sessions/{mine.pk}/",
+                 {"project_path": "/srv/widgets", "user_request": "same project"}).status_code == 200
+    assert Session.objects.get(pk=mine.pk).project_path == "/srv/widgets"
+
+
+# -- no existence oracles -----------------------------------------------------------------------------
+
+def test_a_create_naming_an_id_held_out_of_scope_answers_as_for_a_fresh_id(user, world) -> None:
+    """Issue #28 §4: an id another session's row holds was a 409 `unique … id` where a fresh one was a 201
+    or a validation error, so any token could probe ids across scopes."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    different = []
+    for route in ROUTES:
+        model = route_model(route)
+        if route.action != "create" or model is None or session_of(model) is None or route.path.count("/01"):
+            continue
+        hidden = _send(who.client, "post", route.path, {"id": world["elsewhere"][model].pk})
+        fresh = _send(who.client, "post", route.path, {"id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
+        if hidden.status_code < 400 or hidden.json() != fresh.json() or _leaks(hidden, world, who.hidden):
+            different.append(f"POST {route.path}: {hidden.status_code} {hidden.content[:200]!r}")
+    assert not different, "\n".join(different)
+
+
+def test_a_valid_create_with_another_scopes_id_is_refused_without_saying_it_exists(user, world) -> None:
+    from sessions_app.models import Question
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    body = {"session": sessions["mine"].pk, "key": "Q-NEW-001", "text": "Which database?",
+            "category": "technical"}
+    hidden = _send(who.client, "post", "/api/v1/questions/", {**body, "id": world["elsewhere"][Question].pk})
+    assert_error_shape(hidden, 409, "conflict")
+    assert "exist" not in hidden.content.decode() and "unique" not in hidden.content.decode()
+    created = _send(who.client, "post", "/api/v1/questions/", {**body, "id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
+    assert created.status_code == 201, created.content
+    retried = _send(who.client, "post", "/api/v1/questions/", {**body, "id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
+    assert (retried.status_code, retried.json()["id"]) == (200, created.json()["id"])  # a retry, in scope
+
+
+def test_a_session_key_shaped_like_a_ulid_is_refused(user, world) -> None:
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    squat = {"project_path": "/srv/widgets", "key": sessions["elsewhere"].pk.lower()}
+    assert_error_shape(_send(who.client, "post", "/api/v1/sessions/", squat), 400, "validation_error")
+    renamed = _send(who.client, "patch", f"/api/v1/sessions/{sessions['mine'].pk}/", {"key": squat["key"]})
+    assert_error_shape(renamed, 400, "validation_error")
+    assert not Session.objects.filter(key__iexact=sessions["elsewhere"].pk).exists()

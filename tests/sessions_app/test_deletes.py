@@ -121,3 +121,16 @@ def test_deleting_a_running_session_is_a_409_in_the_api_and_refused_in_the_admin
     assert Session.objects.filter(pk=session.pk).exists()
     assert LedgerEvent.objects.filter(session=session.pk).count() == 1
     assert not LedgerEvent.objects.filter(type="ledger_purged").exists()
+
+
+def test_a_deleted_sessions_tasks_are_kept_without_a_session_and_none_in_progress(api: APIClient) -> None:
+    """Issue #28 §5: a task stayed `in_progress` (and claimed) with no session to finish it."""
+    session = make_session(status="completed", ended_at=timezone.now())
+    running = make_task(session, "task-1", status="in_progress")
+    Task.objects.filter(pk=running.pk).update(claimed_by="exec-1")
+    done = make_task(session, "task-2", status="completed")
+    assert api.delete(f"/api/v1/sessions/{session.pk}/").status_code == 204
+    kept = {task["key"]: task for task in api.get(TASKS).json()["results"]}
+    assert {key: (task["session"], task["status"], task["claimed_by"]) for key, task in kept.items()} == {
+        "task-1": (None, "cancelled", ""), "task-2": (None, "completed", "")}
+    assert done.pk in {task["id"] for task in kept.values()}

@@ -16,10 +16,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from ralphsite.agents.mcp.protocol import INVALID_PARAMS, RpcError
-from ralphsite.core.access import current_scope
+from ralphsite.core.access import Scope, current_scope
 from ralphsite.core.addressing import by_reference
 from ralphsite.core.api.errors import api_exception_handler
-from ralphsite.core.api.permissions import write_check
+from ralphsite.core.api.permissions import model_permissions_check, write_check
 from ralphsite.core.errors import InvalidInput, NotFound, PermissionDenied
 from ralphsite.core.models import TokenScope
 from sessions_app.models import Question, Session, Task
@@ -91,6 +91,8 @@ class Tool:
     action: str = "create"
     # Acts on one session: named by the `session` argument, or by the token when it is session-bound.
     session_bound: bool = True
+    # The kinds of row a reading tool shows: a staff member's token or login needs their view permission.
+    reads: tuple[type[Model], ...] = ()
     _definitions: dict[bool, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def takes(self, *, session_argument: bool) -> dict[str, Arg]:
@@ -129,12 +131,13 @@ Run = Callable[["ToolCall"], Any]
 
 
 def tool(name: str, description: str, /, *, writes: type[Model] | None, action: str = "create",
-         session_bound: bool = True, **arguments: Arg) -> Callable[[Run], Run]:
+         session_bound: bool = True, reads: tuple[type[Model], ...] = (), **arguments: Arg) -> Callable[[Run], Run]:
     """Register the decorated function as the tool `name` (its arguments in the order given)."""
 
     def register(run: Run) -> Run:
         assert name not in TOOLS, f"tool {name} is registered twice"
-        TOOLS[name] = Tool(name, description, arguments, run, writes, action, session_bound)
+        assert (writes is None) == bool(reads), f"tool {name} either writes a model or names the models it reads"
+        TOOLS[name] = Tool(name, description, arguments, run, writes, action, session_bound, reads)
         return run
 
     return register
@@ -208,11 +211,19 @@ def tool_result(payload: Any, *, error: bool = False) -> dict[str, Any]:
             "isError": error}
 
 
+def tool_check(scope: Scope, tool: Tool) -> None:
+    """Refuse (403) a tool the scope may not use: the API's write permission for a writing tool, the
+    owner's view permissions for a reading one (`model_permissions_check`)."""
+    if tool.writes is not None:
+        write_check(scope, tool.writes, tool.action)
+    else:
+        model_permissions_check(scope, tool.reads, "view")
+
+
 def run_tool(call: ToolCall) -> dict[str, Any]:
     """Run the tool; any failure is answered as the API would answer it, with `isError: true`."""
     try:
-        if call.tool.writes is not None:
-            write_check(current_scope(), call.tool.writes, call.tool.action)
+        tool_check(current_scope(), call.tool)
         call.check_arguments()
         return tool_result(call.tool.run(call))
     except Exception as exc:  # everything the API's handler shapes: domain, DRF, database, unexpected
@@ -249,10 +260,8 @@ class Toolbox:
         return f"{INSTRUCTIONS} Every tool acts on session {name}{request}."
 
     def _usable(self, tool: Tool) -> bool:
-        if tool.writes is None:
-            return True
         try:
-            write_check(self.scope, tool.writes, tool.action)
+            tool_check(self.scope, tool)
         except PermissionDenied:
             return False
         return True

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from conversations_app import services as memory
 from conversations_app.api import serializers as memory_api
-from conversations_app.models import GlobalPattern, Observation, ObservationType, PatternType
+from conversations_app.models import GlobalPattern, Message, Observation, ObservationType, PatternType
 from conversations_app.search.backends import search_validated
 from ledger_app import services as ledger
 from ledger_app.api import serializers as ledger_api
@@ -38,6 +38,7 @@ from sessions_app.api import filters
 from sessions_app.api import serializers as api
 from sessions_app.models import (
     AttemptStatus,
+    FeedbackItem,
     Level,
     Question,
     QuestionCategory,
@@ -124,7 +125,7 @@ REQUEST_ID = text("The provider's request id: the same call reported again, by a
 
 @tool("get_plan", "Read the session's current plan (markdown), the iteration it was written in, and the "
       "iterations whose earlier plan was kept as a snapshot. An empty content means no plan exists yet.",
-      writes=None)
+      writes=None, reads=(Session,))
 def get_plan(call: ToolCall) -> Any:  # GET sessions/{id}/plan/
     plan = selectors.session_plan(session=call.session())
     return {"content": plan["content"], **pick(plan, ("iteration", "snapshots"))}
@@ -141,7 +142,7 @@ def update_plan(call: ToolCall) -> Any:  # PUT sessions/{id}/plan/
 
 
 @tool("get_task", "Read one task: title, objective, type, status, files, success criteria, the keys it depends "
-      "on, notes, who holds it, and its latest attempt.", writes=None, task=TASK)
+      "on, notes, who holds it, and its latest attempt.", writes=None, reads=(Task,), task=TASK)
 def get_task(call: ToolCall) -> Any:  # GET tasks/{id}/
     return task_result(call.task())
 
@@ -168,7 +169,7 @@ def create_task(call: ToolCall) -> Any:  # POST tasks/
 
 @tool("update_task_status", "Set a task's status, with a one-line annotation saying why. Ending statuses "
       "(completed, failed, cancelled, skipped) end its claim.",
-      writes=Task,
+      writes=Task, action="update",
       task=TASK, status=choice("The new status.", TaskStatus, required=True),
       annotation=text("Why, in a line.", max_length=500), agent=AGENT, claim=CLAIM)
 def update_task_status(call: ToolCall) -> Any:  # POST tasks/{id}/status/
@@ -176,7 +177,7 @@ def update_task_status(call: ToolCall) -> Any:  # POST tasks/{id}/status/
 
 
 @tool("get_progress", "Progress of the session's tasks: counts by status and by wave, and each task's key, "
-      "title, status and wave.", writes=None)
+      "title, status and wave.", writes=None, reads=(Session, Task))
 def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
     progress = selectors.session_progress(session=call.session())
     return {"total": progress["total"],
@@ -200,7 +201,7 @@ def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
 
 
 @tool("submit_review", "Submit a review (PART 2) with its verdict, on the task's latest report.",
-      writes=TaskAttempt,
+      writes=TaskAttempt, action="update",
       task=TASK, review_report=text("The review (markdown).", required=True),
       verdict=choice("qualified or failed.", ReviewVerdict, required=True), agent=AGENT)
 def submit_review(call: ToolCall) -> Any:  # POST tasks/{id}/review/
@@ -210,7 +211,7 @@ def submit_review(call: ToolCall) -> Any:  # POST tasks/{id}/review/
 
 
 @tool("get_questions", "List the session's questions (optionally of one category or status), with answers.",
-      writes=None,
+      writes=None, reads=(Question,),
       category=choice("Only this category.", QuestionCategory),
       status=choice("Only questions with this status.", QuestionStatus))
 def get_questions(call: ToolCall) -> Any:  # GET questions/?session=…&category=…&status=…
@@ -234,7 +235,7 @@ def create_question(call: ToolCall) -> Any:  # POST questions/
 
 
 @tool("answer_question", "Answer a question: the answer, where it comes from, how confident, and what it implies.",
-      writes=Question,
+      writes=Question, action="update",
       question=text("The question's key, e.g. Q-TECH-001 (or its id).", required=True),
       answer=text("The answer.", required=True), answer_source=text("Where the answer comes from.", max_length=500),
       answer_confidence=choice("How confident the answer is.", Level),
@@ -252,7 +253,7 @@ class FeedbackQuerySerializer(RalphInputSerializer):
 
 
 @tool("get_feedback", "Read the session's feedback batches (of one iteration when given): each issue with its "
-      "severity, description, evidence, suggested fix and whether it is resolved.", writes=None,
+      "severity, description, evidence, suggested fix and whether it is resolved.", writes=None, reads=(FeedbackItem,),
       iteration=integer("Only this iteration number's feedback.", minimum=1))
 def get_feedback(call: ToolCall) -> Any:  # GET sessions/{id}/feedback/?iteration=…
     number = call.validated(FeedbackQuerySerializer).get("iteration")
@@ -274,7 +275,7 @@ def create_signal(call: ToolCall) -> Any:  # POST signals/
 
 
 @tool("poll_signal", "Take the oldest unprocessed signal (it is marked processed); null when there is none.",
-      writes=Signal,
+      writes=Signal, action="update",
       agent=AGENT)
 def poll_signal(call: ToolCall) -> Any:  # POST sessions/{id}/poll-signal/
     signal = signal_poll(session=call.session(), **call.validated(api.AgentInputSerializer))
@@ -293,7 +294,7 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
 @tool("claim_task", "Claim the next task the plan lets start: it is set in progress and leased to you. Answers "
       "the task, or task null with the reason nothing can be claimed: all_done, waiting (work in progress will "
       "unblock more), blocked (a failed dependency), at_capacity or session_finished.",
-      writes=Task,
+      writes=Task, action="update",
       agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
 def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
     try:
@@ -306,27 +307,27 @@ def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
 
 
 @tool("heartbeat_task", "Extend the lease of a task you hold, so nobody else claims it.",
-      writes=Task,
+      writes=Task, action="update",
       task=TASK, agent=HOLDER, lease_seconds=LEASE, claim=CLAIM)
 def heartbeat_task(call: ToolCall) -> Any:  # POST tasks/{id}/heartbeat/
     return task_brief(task_heartbeat(task=call.task(), **call.validated(api.HeartbeatInputSerializer)))
 
 
 @tool("release_task", "Give back a task you hold: it is not started again and anyone may claim it.",
-      writes=Task,
+      writes=Task, action="update",
       task=TASK, agent=HOLDER, reason=text("Why."), claim=CLAIM)
 def release_task(call: ToolCall) -> Any:  # POST tasks/{id}/release/
     return task_brief(task_release(task=call.task(), **call.validated(api.ReleaseInputSerializer)))
 
 
 @tool("get_waves", "The session's tasks in waves: wave 1 has no dependencies, each later wave depends only on "
-      "earlier ones.", writes=None)
+      "earlier ones.", writes=None, reads=(Task,))
 def get_waves(call: ToolCall) -> Any:  # GET sessions/{id}/waves/
     return selectors.session_waves(session=call.session())
 
 
 @tool("get_state", "Read the session's key/value state: one key, or every key when none is named. A key that "
-      "is not set is absent from the answer.", writes=None, key=text("The key to read."))
+      "is not set is absent from the answer.", writes=None, reads=(SessionStateEntry,), key=text("The key to read."))
 def get_state(call: ToolCall) -> Any:  # GET session-state/?session=…&key=…
     entries = selectors.session_state_list().filter(session=call.session())
     if "key" in call.arguments:
@@ -405,7 +406,7 @@ def add_token_usage(call: ToolCall) -> Any:  # POST token-usage/
 
 @tool("search_memory", "Full-text search of past messages and observations (English with stemming; Chinese, "
       "Japanese and Korean too). Answers the best matches first, each with a snippet: <mark> around the matches.",
-      writes=None,
+      writes=None, reads=(Message, Observation),
       session_bound=False,
       q=text("What to look for.", required=True),
       kind=choice("message or observation; both when omitted.", ("message", "observation")),

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from django.http.request import split_domain_port, validate_host
+from rest_framework.parsers import BaseParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -67,12 +68,23 @@ class McpScopePermission(BasePermission):
         return True
 
 
+class BodyLeftToProtocol(BaseParser):
+    """Accepts any body without reading it: the JSON-RPC layer reads `request.body` itself (a parse error
+    is its own answer). Declared so that what touches `request.POST` before the view (the CSRF check of
+    an admin login) meets no 415 `unsupported_media_type`."""
+
+    media_type = "*/*"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> dict[str, Any]:
+        return {}
+
+
 class McpView(APIView):
     """The MCP endpoint. GET (the handshake era's server-to-client stream) and DELETE (session end)
     answer 405: this server keeps no sessions and sends nothing unasked."""
 
     permission_classes = [McpScopePermission]
-    parser_classes: list[Any] = []  # the body is JSON-RPC, read by the protocol (a parse error is its own)
+    parser_classes = [BodyLeftToProtocol]
     schema = None  # not a REST resource: the tools describe themselves through tools/list
 
     def handle_exception(self, exc: Exception) -> HttpResponse:

@@ -14,7 +14,12 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from ralphsite.core.db.availability import UNAVAILABLE_CODE, UNAVAILABLE_MESSAGE, database_unavailable
+from ralphsite.core.db.availability import (
+    UNAVAILABLE_CODE,
+    UNAVAILABLE_MESSAGE,
+    database_deadlock,
+    database_unavailable,
+)
 from ralphsite.core.errors import DomainError
 
 logger = logging.getLogger("ralphsite.core.api")
@@ -148,6 +153,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code=UNAVAILABLE_CODE,
                               message=UNAVAILABLE_MESSAGE,
                               headers={"Retry-After": str(settings.RALPH_DB_RETRY_AFTER)})
+    if isinstance(exc, DatabaseError) and database_deadlock(exc):
+        return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="database_deadlock",
+                              message="A deadlock with a concurrent request rolled this one back; retry the request.",
+                              headers={"Retry-After": "1"})
     if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
         return error_response(status_code=status.HTTP_503_SERVICE_UNAVAILABLE, code="database_busy",
                               message="The database is busy; retry the request.",

@@ -83,7 +83,8 @@ ERROR_RESPONSES: dict[str, str] = {
            "long search as `POST /api/v1/search/`.",
     "413": "The body is larger than the server's limit (`payload_too_large`; `details.limit_bytes`).",
     "429": "Too many requests with this token (`throttled`): retry after the `Retry-After` seconds.",
-    "503": "The database cannot be reached (`database_unavailable`): retry after the `Retry-After` seconds.",
+    "503": "The database cannot be reached (`database_unavailable`), or a deadlock with a concurrent request "
+           "rolled this one back (`database_deadlock`): retry after the `Retry-After` seconds.",
 }
 
 # What an `If-Match` header may hold: `*`, or the ETag of one version (`"3"`, weak `W/"3"`).

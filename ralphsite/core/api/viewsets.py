@@ -18,6 +18,7 @@ from rest_framework.serializers import BaseSerializer
 
 from ralphsite.core.access import OutOfScope, current_scope
 from ralphsite.core.addressing import address_key_of, as_ulid, by_key
+from ralphsite.core.api.permissions import scope_fields_check
 from ralphsite.core.api.query import StrictQueryParametersMixin
 from ralphsite.core.api.representation import represent_row
 from ralphsite.core.api.serializers import RalphModelSerializer
@@ -168,6 +169,7 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             lambda: self.writes.create(serializer.validated_data, **self.write_options("create"))))
 
     def perform_update(self, serializer: BaseSerializer) -> None:
+        scope_fields_check(current_scope(), serializer.instance, serializer.validated_data)
         serializer.instance = self._reread(self._written_in_scope(
             lambda: self.writes.update(serializer.instance, serializer.validated_data, **self.write_options("update"))))
 
@@ -196,12 +198,16 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             return retried
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        if retry_lookup:
+            self._unavailable_check(*retry_lookup)
         try:
             self.perform_create(serializer)
         except IntegrityError:
             # A concurrent create with the same id (or key) won the race: answer as for a retry.
             if retry_lookup and (retried := self._retried_create(request, *retry_lookup)) is not None:
                 return retried
+            if retry_lookup:
+                self._unavailable_check(*retry_lookup)
             raise
         data = self.get_serializer(serializer.instance).data
         return Response(data, status=status.HTTP_201_CREATED, headers=self.get_success_headers(data))
@@ -242,6 +248,15 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
                 details={name: value},
             )
         return Response(self.get_serializer(existing).data, status=status.HTTP_200_OK)
+
+    def _unavailable_check(self, name: str, value: str) -> None:
+        """Refuse a client's id (or retry key) that a row out of the caller's scope holds (the rows in scope
+        were a retry, `_retried_create`) without saying so: the database's `unique … id` would tell any
+        token that a row it may not see exists (an existence oracle)."""
+        if self.model._default_manager.filter(**{"pk" if name == "id" else name: value}).exists():
+            or_none = ", or none and the server chooses one" if name == "id" else ""
+            raise Conflict(f"The {name} {value} is not available: send another{or_none}.",
+                           details={name: ["Not available."]})
 
     def create_retry_matches(self, instance: models.Model, data: dict[str, Any]) -> bool:
         """Whether a retried create carries the content the stored row already has."""

@@ -13,6 +13,16 @@ UNAVAILABLE_MESSAGE = "The database cannot be reached; retry later."
 _PG_GOING_AWAY = {"57P01", "57P02", "57P03"}
 
 
+# PostgreSQL: a deadlock, or a serialization failure, rolled the transaction back; retrying it succeeds.
+_PG_ROLLED_BACK_BY_A_RACE = {"40P01", "40001"}
+
+
+def database_deadlock(exc: BaseException) -> bool:
+    """Whether a concurrent transaction's deadlock (or serialization conflict) rolled this one back. Its
+    message says "blocked by process …", which must not be read as SQLite's "database is locked"."""
+    return getattr(exc.__cause__, "sqlstate", None) in _PG_ROLLED_BACK_BY_A_RACE
+
+
 def database_unavailable(exc: BaseException) -> bool:
     if isinstance(exc, InterfaceError):  # "connection already closed"
         return True
