@@ -40,7 +40,8 @@ class EventRequestIdField(serializers.CharField):
     chain hashes); its usage is counted once per request id in the session (token usage)."""
 
     def get_attribute(self, instance: LedgerEvent) -> str:
-        return (instance.meta or {}).get("request_id", "")
+        meta = instance.meta
+        return meta.get("request_id", "") if isinstance(meta, dict) else ""  # a row older than meta's shape
 
 
 class LedgerEventSerializer(RalphModelSerializer):

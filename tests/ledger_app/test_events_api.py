@@ -171,8 +171,10 @@ SESSION = object()  # replaced by a real session id
     {"type": "run_started", "session": SESSION, "tokens_in": -1},
     {"type": "run_started", "session": SESSION, "surprise": 1},  # unknown key
     {"type": "x-", "session": SESSION},                         # empty custom name
-    {"type": "run_started", "session": SESSION, "data": "x" * 10},  # fine: data may be any JSON
-], ids=["no-session", "bad-session", "negative-tokens", "unknown-key", "empty-custom-type", "control"])
+    {"type": "run_started", "session": SESSION, "meta": "x" * 10},  # meta and data are JSON objects (#26)
+    {"type": "run_started", "session": SESSION, "data": {"x": "x" * 10}},  # fine
+], ids=["no-session", "bad-session", "negative-tokens", "unknown-key", "empty-custom-type", "meta-not-an-object",
+        "control"])
 def test_it_rejects_bad_bodies_with_a_400(api: APIClient, body: dict[str, Any]) -> None:
     session_id = make_session().id
     body = {name: session_id if value is SESSION else value for name, value in body.items()}
