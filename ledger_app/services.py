@@ -32,7 +32,7 @@ from ralphsite.core.access import current_scope
 from ralphsite.core.activity import sessions_touch
 from ralphsite.core.errors import Conflict, InvalidInput, NotFound
 from ralphsite.core.services import column_holds, instance_create
-from ralphsite.core.shapes import json_shapes_check
+from ralphsite.core.shapes import stored_values_check
 from sessions_app.models import Session, SessionStatus
 from sessions_app.services.base import lock_rows
 from sessions_app.services.usage import session_usage_add
@@ -90,7 +90,7 @@ def _event_new(*, request_id: str = "", prices: "PriceList | None" = None, **fie
     if not cost_sent:
         fields.pop("cost_usd", None)
     event = LedgerEvent(**fields)
-    json_shapes_check(event)
+    stored_values_check(event)
     if not event.tokens_total:
         event.tokens_total = event.tokens_in + event.tokens_out
     if not cost_sent and (event.tokens_in or event.tokens_out):

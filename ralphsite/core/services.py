@@ -13,7 +13,7 @@ from django.db import models, transaction
 
 from ralphsite.core.activity import owner_session_ids, owners_touch, sessions_touch
 from ralphsite.core.db.precompiled import instances_insert
-from ralphsite.core.shapes import json_shapes_check
+from ralphsite.core.shapes import stored_values_check
 
 M = TypeVar("M", bound=models.Model)
 
@@ -49,7 +49,7 @@ def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
     plain, many = _split_many_to_many(model, data)
     with _one_transaction():
         instance = model(**plain)
-        json_shapes_check(instance)
+        stored_values_check(instance)
         instances_insert([instance])
         for name, values in many.items():
             getattr(instance, name).set(values)
@@ -62,7 +62,7 @@ def instance_update(*, instance: M, data: dict[str, Any]) -> M:
     with _one_transaction():
         for name, value in plain.items():
             setattr(instance, name, value)
-        json_shapes_check(instance, plain)
+        stored_values_check(instance, plain)
         update_fields = [*plain.keys()]
         if any(f.name == "updated_at" for f in instance._meta.concrete_fields):
             update_fields.append("updated_at")

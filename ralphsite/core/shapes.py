@@ -1,6 +1,6 @@
 """JSON shapes: what each JSON field may hold, declared once on the model field.
 
-A shape is a field validator, so model validation knows it; `json_shapes_check` runs every JSON field's
+A shape is a field validator, so model validation knows it; `stored_values_check` runs every JSON field's
 shapes in the service verbs every door calls (REST, bulk, MCP, CLI, admin), and the importers ask
 `shape.reshape` for the value that fits. Where the database can state the top-level type,
 `json_type_check` adds a CHECK (`json_type` on SQLite, `jsonb_typeof` on PostgreSQL: both answer
@@ -19,6 +19,7 @@ from django.db.models import Q
 from django.db.models.lookups import Exact
 from django.utils.deconstruct import deconstructible
 
+from ralphsite.core.api.fields import TEXT_MAX_CHARS
 from ralphsite.core.errors import InvalidInput
 
 
@@ -150,18 +151,24 @@ def shaped_fields(model: type[models.Model]) -> Iterable[tuple[models.Field, Sha
             yield model_field, shape
 
 
-def json_shapes_check(instance: models.Model, names: Iterable[str] | None = None) -> None:
-    """Model validation of the instance's shaped JSON fields (all, or `names`): a 400 `validation_error`
-    with the messages by field, the same through every door. NULL passes where the field allows it."""
+def stored_values_check(instance: models.Model, names: Iterable[str] | None = None) -> None:
+    """Model validation of what the instance's fields (all, or `names`) would store: each shaped JSON field's
+    shape, and each text field without a max_length within `TEXT_MAX_CHARS` (the API's limit). A 400
+    `validation_error` with the messages by field, the API's words, the same through every door (REST,
+    MCP, CLI, the admin). NULL passes where the field allows it."""
     wanted = None if names is None else set(names)
     errors: dict[str, list[str]] = {}
-    for model_field, shape in shaped_fields(type(instance)):
+    for model_field in type(instance)._meta.concrete_fields:
         if wanted is not None and model_field.name not in wanted:
             continue
         value = getattr(instance, model_field.attname)
         if value is None and model_field.null:
             continue
-        problem = shape.problem(value)
+        shape = field_shape(model_field)
+        problem = shape.problem(value) if shape is not None else None
+        if isinstance(model_field, models.TextField) and model_field.max_length is None \
+                and isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
+            problem = f"Ensure this field has no more than {TEXT_MAX_CHARS} characters."
         if problem:
             errors[model_field.name] = [problem]
     if errors:

@@ -15,7 +15,7 @@ from conversations_app.models import Message, Run
 from ledger_app.models import LedgerEvent
 from ralphsite.core.errors import InvalidInput
 from ralphsite.core.models import SeedRow
-from ralphsite.core.shapes import JSONList, JSONString, json_shapes_check
+from ralphsite.core.shapes import JSONList, JSONString, stored_values_check
 from sessions_app.models import Task
 from tests.api_mixins import assert_error_shape
 from tests.ledger_app.factories import make_event, make_session
@@ -114,7 +114,7 @@ def test_import_reshapes_tool_calls_it_can_and_sets_aside_the_rest(tmp_path: Pat
     assert kept["tool_calls"] == calls[2]  # as the tool wrote it
     assert api.get("/api/v1/messages/", {"page_size": 100}).status_code == 200
     for message in messages:
-        json_shapes_check(message)
+        stored_values_check(message)
 
 
 def test_an_imported_ralphy_ledger_whose_meta_is_not_json_is_read(tmp_path: Path, api: APIClient) -> None:
@@ -137,7 +137,7 @@ def test_task_success_criteria_are_a_list_of_strings(api: APIClient) -> None:
                                            "success_criteria": ["passes"]}, format="json")
     assert response.status_code == 201, response.content
     with pytest.raises(InvalidInput):
-        json_shapes_check(Task(session=session, key="t-2", success_criteria="one"))
+        stored_values_check(Task(session=session, key="t-2", success_criteria="one"))
     assert JSONList(JSONString()).problem(["a", 1]) == "Item 1: Must be a string, not a number."
     with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(f"UPDATE {Task._meta.db_table} SET success_criteria = %s", ['"one"'])

@@ -119,6 +119,7 @@ def test_every_get_route_reads_the_worst_rows(api: APIClient, worst: dict) -> No
         for query in ({}, {"session": session.pk}, {"q": "zz"}):
             response = api.get(path, query)
             unread = route.action == "retrieve" and not query and response.status_code != 200 \
+                and _route_model(route) in worst \
                 and route.path.count(f"/{lookup_value(route.viewset)}/") == 1  # (a nested route names two rows)
             if response.status_code >= 500 or unread:
                 failures.append(f"{path} {query}: {response.status_code} {response.content[:300]!r}")
