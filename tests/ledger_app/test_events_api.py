@@ -286,3 +286,15 @@ def test_it_filters_events_by_each_field_and_time(api: APIClient, params: dict[s
               make_event(session, 5, timestamp=utc("2025-03-03T00:00:00Z"))]
     body = api.get(URL, {"session": session.id, **params}).json()
     assert [row["id"] for row in body["results"]] == [events[i].id for i in expected]
+
+
+@pytest.mark.parametrize("spelling", ["AgentCompleted", "agent-completed", "AGENT_COMPLETED", "agentCompleted"])
+def test_it_accepts_the_seed_spellings_of_an_event_type_the_schema_lists(api: APIClient, spelling: str) -> None:
+    """Issue #26 §4: the schema's x-aliases are accepted, stored as the canonical type."""
+    session = make_session()
+    response = api.post(URL, {"session": session.id, "type": spelling}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["type"] == "agent_completed"
+    bulk = api.post(URL, [{"session": session.id, "type": spelling}], format="json")
+    assert [item["status"] for item in bulk.json()] == ["created"]
+    assert set(LedgerEvent.objects.filter(session=session).values_list("type", flat=True)) == {"agent_completed"}
