@@ -26,6 +26,7 @@ from ralphsite.core.access import current_scope
 from ralphsite.core.activity import sessions_touch
 from ralphsite.core.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from ralphsite.core.services import instance_create, instance_update
+from ralphsite.core.shapes import stored_values_check
 
 MAX_BULK_MESSAGES = 1000
 TERMINAL_RUN_STATUSES = (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
@@ -214,6 +215,8 @@ def message_append(*, run_id: str, items: list[dict[str, Any]], reopen: bool = F
             run_changes |= {"status": RunStatus.RUNNING, "completed_at": None}
         created = [Message(**item, run_id=run_id, sequence_number=run.message_count + position)
                    for position, item in enumerate(new_items, start=1)]
+        for message in created:
+            stored_values_check(message)
         Message.objects.bulk_create(created)
         Run.objects.filter(pk=run_id).update(**run_changes)
         Chat.objects.filter(pk=run.chat_id).update(updated_at=timezone.now())  # as run_create: activity, no version

@@ -31,6 +31,7 @@ from ralphsite.core.access import current_scope
 from ralphsite.core.activity import sessions_touch
 from ralphsite.core.errors import Conflict, InvalidInput, NotFound
 from ralphsite.core.services import column_holds, instance_create
+from ralphsite.core.shapes import stored_values_check
 from sessions_app.models import Session, SessionStatus
 from sessions_app.services.base import lock_rows
 from sessions_app.services.usage import session_usage_add
@@ -81,11 +82,14 @@ def _event_new(*, request_id: str = "", prices: "PriceList | None" = None, **fie
     id is kept in `meta` (hashed with the event): usage is counted once per request id. An event that
     reports a call without its cost (`cost_usd` absent or None) has it priced (`PriceList.priced`)."""
     if request_id:
-        fields["meta"] = {**(fields.get("meta") or {}), "request_id": request_id}
+        meta = fields.get("meta")
+        fields["meta"] = {**(meta if isinstance(meta, dict) else {}), "request_id": request_id} \
+            if meta is None or isinstance(meta, dict) else meta  # a meta of another shape is refused below
     cost_sent = fields.get("cost_usd") is not None
     if not cost_sent:
         fields.pop("cost_usd", None)
     event = LedgerEvent(**fields)
+    stored_values_check(event)
     if not event.tokens_total:
         event.tokens_total = event.tokens_in + event.tokens_out
     if not cost_sent and (event.tokens_in or event.tokens_out):

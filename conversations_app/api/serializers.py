@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 
 from conversations_app.models import (
+    TOOL_CALLS,
     Chat,
     GlobalPattern,
     Message,
@@ -29,6 +30,7 @@ from ralphsite.core.api.fields import (
     ReferenceFilterField,
     ReferenceIdField,
     StorableJSONField,
+    StoredShapeListSerializer,
     ULIDSerializerField,
 )
 from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
@@ -81,8 +83,8 @@ class MessageAppendSerializer(RalphModelSerializer):
 
     # The list may be null, its items may not: `many=True` would hand `allow_null` to each item too,
     # storing `[null]` that no read could then render.
-    tool_calls = serializers.ListSerializer(child=ToolCallSerializer(), required=False, allow_null=True,
-                                           max_length=MAX_TOOL_CALLS)
+    tool_calls = StoredShapeListSerializer(child=ToolCallSerializer(), required=False, allow_null=True,
+                                           max_length=MAX_TOOL_CALLS, shape=TOOL_CALLS)
 
     class Meta:
         model = Message

@@ -1,4 +1,5 @@
 from conversations_app.models.chats import (
+    TOOL_CALLS,
     Chat,
     ChatTag,
     Message,
@@ -12,6 +13,7 @@ from conversations_app.models.memory import GlobalPattern, Observation, Observat
 from conversations_app.models.sync import SyncEntity, SyncMapping
 
 __all__ = [
+    "TOOL_CALLS",
     "Chat",
     "ChatTag",
     "GlobalPattern",

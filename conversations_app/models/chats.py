@@ -5,6 +5,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ralphsite.core.models import ULIDModel
+from ralphsite.core.shapes import JSONList, JSONRecord, json_type_check
 
 
 class SyncStatus(models.TextChoices):
@@ -137,6 +138,11 @@ class Run(SyncedModel):
         return f"run {self.sequence_number} of chat {self.chat_id}"
 
 
+# Seed 002's tool call (FR-027…031); the API's ToolCallSerializer bounds each key further.
+TOOL_CALLS = JSONList(JSONRecord(required=("id", "name", "arguments", "status"), optional=("result",),
+                                 choices={"status": tuple(ToolCallStatus.values)}))
+
+
 class Message(SyncedModel):
     """Seed 002 `messages`: id; run_id → run; role; content; tool_calls (JSON list of
     {id, name, arguments, result?, status}); created_at; sequence_number (server-assigned, unique
@@ -148,13 +154,14 @@ class Message(SyncedModel):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="messages", db_index=False)
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     content = models.TextField(blank=True, default="")
-    tool_calls = models.JSONField(null=True, blank=True)
+    tool_calls = models.JSONField(null=True, blank=True, validators=[TOOL_CALLS])
     sequence_number = models.PositiveIntegerField(editable=False)
 
     class Meta:
         ordering = ["run_id", "sequence_number"]
         constraints = [
             models.UniqueConstraint(fields=["run", "sequence_number"], name="message_run_sequence_unique"),
+            json_type_check("tool_calls", "array", model="message"),
         ]
         indexes = [
             # Role first: it serves ?role= alone, and ?run=&role= as well (a run alone has its unique index).

@@ -21,6 +21,7 @@ from ledger_app.models import (
 )
 from ralphsite.core.api.fields import ActingAgentField, ReferenceFilterField, ReferenceIdField, ULIDSerializerField
 from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
+from ralphsite.core.choices import choice_canonical
 from ralphsite.core.fields import INTEGER_MAX
 from ralphsite.core.money import COST_SENT_OR_PRICED
 
@@ -40,7 +41,8 @@ class EventRequestIdField(serializers.CharField):
     chain hashes); its usage is counted once per request id in the session (token usage)."""
 
     def get_attribute(self, instance: LedgerEvent) -> str:
-        return (instance.meta or {}).get("request_id", "")
+        meta = instance.meta
+        return meta.get("request_id", "") if isinstance(meta, dict) else ""  # a row older than meta's shape
 
 
 class LedgerEventSerializer(RalphModelSerializer):
@@ -60,6 +62,8 @@ class LedgerEventSerializer(RalphModelSerializer):
         validators: list = []
 
     def validate_type(self, value: str) -> str:
+        # The seeds' spellings the schema lists as x-aliases (AgentCompleted, agent-completed, AGENT_COMPLETED).
+        value = value if event_type_is_valid(value) else (choice_canonical(EVENT_TYPES, value) or value)
         if not event_type_is_valid(value):
             raise serializers.ValidationError(
                 f"{value!r} is not a valid event type; allowed: {', '.join(EVENT_TYPES)}, or a custom "

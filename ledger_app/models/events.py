@@ -9,6 +9,7 @@ from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from ralphsite.core.money import MoneyField
+from ralphsite.core.shapes import JSONObject, json_type_check
 
 # ralphy ledger types (seed 001).
 RALPHY_EVENT_TYPES = (
@@ -108,8 +109,8 @@ class LedgerEvent(models.Model):
     cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
     is_estimated = models.BooleanField(default=False)
     message = models.TextField(blank=True, default="")
-    data = models.JSONField(default=dict, blank=True)
-    meta = models.JSONField(default=dict, blank=True)
+    data = models.JSONField(default=dict, blank=True, validators=[JSONObject()])
+    meta = models.JSONField(default=dict, blank=True, validators=[JSONObject()])
     idempotency_key = models.CharField(max_length=200, blank=True, default="")
     prev_hash = models.CharField(max_length=CHAIN_HASH_LENGTH, editable=False)
     hash = models.CharField(max_length=CHAIN_HASH_LENGTH, editable=False)
@@ -126,6 +127,9 @@ class LedgerEvent(models.Model):
             models.CheckConstraint(condition=Q(Exact(Length("hash"), CHAIN_HASH_LENGTH),
                                                Exact(Length("prev_hash"), CHAIN_HASH_LENGTH)),
                                    name="ledgerevent_chained"),
+            # An append-only row cannot be mended later: one the read path could not render is refused.
+            json_type_check("data", "object", model="ledgerevent"),
+            json_type_check("meta", "object", model="ledgerevent"),
         ]
         indexes = [
             models.Index(fields=["session", "id"], name="ledgerevent_session_id"),

@@ -12,6 +12,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 from ralphsite.core.activity import owner_session_ids, owners_touch, sessions_touch
+from ralphsite.core.shapes import stored_values_check
 
 M = TypeVar("M", bound=models.Model)
 
@@ -47,6 +48,7 @@ def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
     plain, many = _split_many_to_many(model, data)
     with _one_transaction():
         instance = model(**plain)
+        stored_values_check(instance)
         instance.save(force_insert=True)
         for name, values in many.items():
             getattr(instance, name).set(values)
@@ -59,6 +61,7 @@ def instance_update(*, instance: M, data: dict[str, Any]) -> M:
     with _one_transaction():
         for name, value in plain.items():
             setattr(instance, name, value)
+        stored_values_check(instance, plain)
         update_fields = [*plain.keys()]
         if any(f.name == "updated_at" for f in instance._meta.concrete_fields):
             update_fields.append("updated_at")

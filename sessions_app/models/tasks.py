@@ -5,6 +5,7 @@ from ralphsite.core.choices import input_aliases
 from ralphsite.core.fields import request_id_field, token_count_field
 from ralphsite.core.models import ULIDModel
 from ralphsite.core.money import MoneyField
+from ralphsite.core.shapes import JSONList, JSONString, json_type_check
 from sessions_app.models.planning import Priority
 
 
@@ -98,7 +99,7 @@ class Task(ULIDModel):
     work_type = models.CharField(max_length=16, choices=WorkType.choices, blank=True, default="")
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.NOT_STARTED)
     status_annotation = models.CharField(max_length=500, blank=True, default="")
-    success_criteria = models.JSONField(default=list, blank=True)
+    success_criteria = models.JSONField(default=list, blank=True, validators=[JSONList(JSONString())])
     notes = models.TextField(blank=True, default="")
     wave = models.PositiveIntegerField(null=True, blank=True)
     iteration_created = models.PositiveIntegerField(default=1)
@@ -131,6 +132,7 @@ class Task(ULIDModel):
         ordering = ["session", F("wave").asc(nulls_last=True), "sequence", "key"]
         constraints = [
             models.UniqueConstraint(fields=["session", "key"], name="task_session_key_unique"),
+            json_type_check("success_criteria", "array", model="task"),
         ]
         indexes = [
             models.Index(fields=["session", "status"], name="task_session_status"),

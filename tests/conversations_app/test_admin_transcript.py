@@ -28,8 +28,8 @@ def two_runs(make_chat: Callable[..., Chat], make_run: Callable[..., Run]) -> tu
     services.message_append(run_id=second.pk, items=[
         {"role": "user", "content": "Please <script>alert(1)</script> fix the parser"},
         {"role": "assistant", "content": "변경 사항을 확인했습니다 ✅",
-         "tool_calls": [{"Id": "c1", "Name": "bash", "Arguments": {"cmd": "pytest -q"}, "Result": "3 passed",
-                         "Status": "Completed"}]},
+         "tool_calls": [{"id": "c1", "name": "bash", "arguments": {"cmd": "pytest -q"}, "result": "3 passed",
+                         "status": "completed"}]},
     ])
     return chat, first, second
 
@@ -52,7 +52,7 @@ def test_it_folds_tool_calls_with_name_status_arguments_and_result(admin_client:
     chat, _, _ = two_runs
     html = admin_client.get(transcript_url(chat), {"run": 2}).content.decode()
     assert '<details class="rt-tool-call">' in html
-    assert "<summary><code>bash</code>" in html and "Completed" in html
+    assert "<summary><code>bash</code>" in html and "completed" in html
     assert "&quot;cmd&quot;: &quot;pytest -q&quot;" in html and "3 passed" in html
 
 

@@ -170,8 +170,10 @@ SESSION = object()  # replaced by a real session id
     {"type": "run_started", "session": SESSION, "tokens_in": -1},
     {"type": "run_started", "session": SESSION, "surprise": 1},  # unknown key
     {"type": "x-", "session": SESSION},                         # empty custom name
-    {"type": "run_started", "session": SESSION, "data": "x" * 10},  # fine: data may be any JSON
-], ids=["no-session", "bad-session", "negative-tokens", "unknown-key", "empty-custom-type", "control"])
+    {"type": "run_started", "session": SESSION, "meta": "x" * 10},  # meta and data are JSON objects (#26)
+    {"type": "run_started", "session": SESSION, "data": {"x": "x" * 10}},  # fine
+], ids=["no-session", "bad-session", "negative-tokens", "unknown-key", "empty-custom-type", "meta-not-an-object",
+        "control"])
 def test_it_rejects_bad_bodies_with_a_400(api: APIClient, body: dict[str, Any]) -> None:
     session_id = make_session().id
     body = {name: session_id if value is SESSION else value for name, value in body.items()}
@@ -283,3 +285,15 @@ def test_it_filters_events_by_each_field_and_time(api: APIClient, params: dict[s
               make_event(session, 5, timestamp=utc("2025-03-03T00:00:00Z"))]
     body = api.get(URL, {"session": session.id, **params}).json()
     assert [row["id"] for row in body["results"]] == [events[i].id for i in expected]
+
+
+@pytest.mark.parametrize("spelling", ["AgentCompleted", "agent-completed", "AGENT_COMPLETED", "agentCompleted"])
+def test_it_accepts_the_seed_spellings_of_an_event_type_the_schema_lists(api: APIClient, spelling: str) -> None:
+    """Issue #26 §4: the schema's x-aliases are accepted, stored as the canonical type."""
+    session = make_session()
+    response = api.post(URL, {"session": session.id, "type": spelling}, format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["type"] == "agent_completed"
+    bulk = api.post(URL, [{"session": session.id, "type": spelling}], format="json")
+    assert [item["status"] for item in bulk.json()] == ["created"]
+    assert set(LedgerEvent.objects.filter(session=session).values_list("type", flat=True)) == {"agent_completed"}

@@ -1,6 +1,8 @@
 """The append-only trigger migration reverses cleanly and re-applies with working triggers (on the
 backend the suite runs on: SQLite or PostgreSQL)."""
 
+import json
+
 import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
@@ -77,3 +79,40 @@ def test_it_migrates_the_chain_back_and_forward_and_chains_the_events_there() ->
     assert report.intact and report.events == 3, report.problem
     assert {"ledger_append_only_no_replace"} <= installed_triggers(connection) or connection.vendor == "postgresql"
     assert LedgerEvent.objects.create(session=make_session(), type="x-after").prev_hash == report.head_hash
+
+
+SHAPES_MIGRATION = ("ledger_app", "0011_event_json_shapes")
+
+
+def test_it_reshapes_an_event_meta_that_is_not_an_object_and_back_with_the_chain_intact(capsys) -> None:
+    """Issue #26 §1: a `meta` stored before the shape was enforced is wrapped (the original kept as a
+    quarantine SeedRow), the chain re-linked; going back restores it."""
+    from ledger_app.chain_verify import chain_verify
+    from ledger_app.migrations.frozen.append_only_v2 import create_all_triggers, drop_all_triggers
+    from ralphsite.core.models import SeedRow
+
+    events = [make_event(make_session(), n) for n in range(3)]
+    call_command("migrate", "ledger_app", "0010", verbosity=0)
+    with connection.schema_editor() as editor:  # an older server stored it; no trigger or CHECK stopped it
+        drop_all_triggers(None, editor)
+        editor.execute(f"UPDATE {TABLE} SET meta = %s WHERE id = %s", ['"hello"', events[1].id])
+        create_all_triggers(None, editor)
+
+    call_command("migrate", "ledger_app", verbosity=0)
+    assert "ledger_app.LedgerEvent.meta: 1 stored value(s) did not fit" in capsys.readouterr().out
+    assert LedgerEvent.objects.get(pk=events[1].id).meta == {"value": "hello"}
+    assert SeedRow.objects.get(kind="quarantine", object_id=str(events[1].id)).extra == {"value": "hello"}
+    report = chain_verify()
+    assert report.intact and report.events == 3, report.problem
+    with pytest.raises(IntegrityError):
+        _raw_update(events[0], "the triggers are back")
+
+    call_command("migrate", "ledger_app", "0010", verbosity=0)
+    assert SHAPES_MIGRATION not in _applied()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT meta FROM {TABLE} WHERE id = %s", [events[1].id])
+        [stored] = cursor.fetchone()
+    assert json.loads(stored) == "hello"
+    assert not SeedRow.objects.filter(kind="quarantine").exists()
+    assert chain_verify().intact
+    call_command("migrate", "ledger_app", verbosity=0)

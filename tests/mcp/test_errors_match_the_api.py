@@ -50,6 +50,8 @@ def test_tool_errors_are_the_rest_twins_errors(api: APIClient, connect: Callable
         ("create_task", {"key": "task-9", "title": "Orphan", "depends_on": ["task-404"]},
          "tasks/", {"session": session.id, "key": "task-9", "title": "Orphan", "depends_on": ["task-404"]}, 400),
         ("append_event", {"type": "made_up"}, "events/", {"session": session.id, "type": "made_up"}, 400),
+        ("append_event", {"type": "x-test", "meta": "hello"}, "events/",
+         {"session": session.id, "type": "x-test", "meta": "hello"}, 400),  # issue #26 §1: a shape, one message
         ("add_token_usage", {"model": "m", "input_tokens": -1, "output_tokens": 1, "cost_usd": 0.5},
          "token-usage/", {"session": session.id, "model": "m", "input_tokens": -1, "output_tokens": 1,
                           "cost_usd": 0.5}, 400),

@@ -90,7 +90,7 @@ def world(django_db_setup: None, django_db_blocker: Any) -> Iterator[World]:
         builder = RowBuilder(session)
         for model in ROUTE_MODELS:
             builder.row(model)
-        user = get_user_model().objects.create_user(username="differ", password=None, is_staff=True)
+        user = get_user_model().objects.create_user(username="differ", password=None, is_staff=True, is_superuser=True)
         tokens = {
             "global": api_token_create(user=user, scope=TokenScope.GLOBAL),
             "session": api_token_create(user=user, scope=TokenScope.SESSION, session_id=session.pk,

@@ -347,3 +347,18 @@ class Base64BinaryField(serializers.Field):
         if self.max_bytes is not None and len(raw) > self.max_bytes:
             self.fail("too_large", size=len(raw), limit=self.max_bytes)
         return raw
+
+
+class StoredShapeListSerializer(serializers.ListSerializer):
+    """A list of nested objects over a JSON column with a declared shape (`ralphsite.core.shapes`):
+    a stored value that does not fit it (written before the shape was enforced) is shown as stored,
+    so the read path never fails on a row the database holds."""
+
+    def __init__(self, *args: Any, shape: Any, **kwargs: Any) -> None:
+        self.shape = shape
+        super().__init__(*args, **kwargs)
+
+    def to_representation(self, data: Any) -> Any:
+        if self.shape.problem(data) is not None:
+            return data
+        return super().to_representation(data)

@@ -55,6 +55,8 @@ def summary_table(results: list[TableResult]) -> str:
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
     rendered = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
                 for row in [header, *lines]]
+    rendered += [f"{r.table}: {n:,} value(s) set aside (imported as the field's default, the tool's value kept "
+                 f"on the seed row): {reason}" for r in results for reason, n in sorted(r.set_aside.items())]
     created = sum(r.created for r in results)
     rendered.append(f"{created:,} rows created" if created else "nothing new: every row was already imported")
     return "\n".join(rendered)

@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
+from ralphsite.core.shapes import NotShaped, shaped_fields
 from sessions_app.models import Session
 
 CHUNK_ROWS = 500
@@ -198,11 +199,17 @@ class TableResult:
     present: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_rows: list[SkippedRow] = field(default_factory=list)
+    # Values imported as their field's default because they fit neither its shape nor its choices
+    # (the original is kept on the SeedRow, so an export writes it back).
+    set_aside: dict[str, int] = field(default_factory=dict)
 
     def skip(self, reason: str, *, key: str = "", column: str = "", value: Any = None) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
         shown = "" if value is None else repr(value)[:200]
         self.skipped_rows.append(SkippedRow(self.table, key, reason, column, shown))
+
+    def set_aside_one(self, reason: str) -> None:
+        self.set_aside[reason] = self.set_aside.get(reason, 0) + 1
 
 
 class BadValue(ValueError):
@@ -565,6 +572,8 @@ class SeedImporter:
                 continue
             extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
             extra.update(values.pop(EXTRA, {}))
+            for reason in _shapes_fit(table, row, values, extra):
+                result.set_aside_one(reason)
             linked = table.existing(row, values, self.context)
             if isinstance(linked, str):
                 result.skip(linked, key=key)
@@ -597,6 +606,26 @@ class SeedImporter:
         ours = table.model._default_manager.in_bulk(ids)
         return [(key, linked if linked is not None else ours.get(values.get("id")), extra, values)
                 for key, linked, extra, values in new_objects]
+
+
+def _shapes_fit(table: TableImport, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each JSON value in the shape its field declares (`ralphsite.core.shapes`): reshaped when it can be
+    (keys spelled another way, one object for a list), else the field's default with the tool's value kept
+    in `extra`. Returns a reason per value set aside."""
+    reasons = []
+    columns = {name: column for column, (name, _convert) in getattr(table, "columns", {}).items()}
+    for model_field, shape in shaped_fields(table.model):
+        value = values.get(model_field.name)
+        if model_field.name not in values or (value is None and model_field.null) or shape.problem(value) is None:
+            continue
+        try:
+            values[model_field.name] = shape.reshape(value)
+        except NotShaped as unfit:
+            column = columns.get(model_field.name, model_field.name)
+            extra.setdefault(column, jsonable(row[column]) if column in row else value)
+            values[model_field.name] = None if model_field.null else model_field.get_default()
+            reasons.append(f"{column}: {unfit}")
+    return reasons
 
 
 def _seed_rows_insert(source: str, kind: str, table: str, model_label: str,
