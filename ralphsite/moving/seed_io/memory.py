@@ -28,7 +28,7 @@ from ralphsite.moving.seed_io.base import (
     moment,
     text,
 )
-from sessions_app.models import LoopRun
+from sessions_app.models import LoopRun, SessionStatus
 
 
 def importance(value: Any) -> float:
@@ -54,6 +54,8 @@ class MemorySessions(SessionTable):
         values = super().fields(row, context)
         assert isinstance(values, dict)
         values["updated_at"] = values["last_activity_at"]
+        # ralph-mem's session has no status: one with an end time has ended (it is not an interrupted run).
+        values["status"] = SessionStatus.COMPLETED if values["ended_at"] else SessionStatus.RUNNING
         return values
 
 
