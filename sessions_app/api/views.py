@@ -373,6 +373,11 @@ class SessionTaskViewSet(TaskViewSet):
         self.check_object_permissions(self.request, task)
         return task
 
+    def scoped_row(self) -> Task:
+        # The path names the task by key within its session: the nested lookup scopes both (a scoped
+        # token's task routes by key answered 404 through the base lookup, issue #27 §4).
+        return self.get_object()
+
 
 class TaskAttemptViewSet(RalphModelViewSet):
     queryset = TaskAttempt.objects.all()
