@@ -254,11 +254,11 @@ def _claim_fence(*, task: Task, claim: int | None) -> None:
                        code="claim_required", details=details)
 
 
-def _leases_expire(*, expired: QuerySet[Task]) -> int:
+def _leases_expire(*, expired: QuerySet[Task], skip_locked: bool = True) -> int:
     """Return the tasks of `expired` (in progress, lease past) to the ready pool, each with a
     `lease_expired` event naming the agent that held it. Rows another transaction holds are skipped
-    (their holder is acting on them; the next sweep sees them)."""
-    tasks = list(lock_rows(expired, skip_locked=True))
+    (their holder is acting on them; the next sweep sees them) unless not `skip_locked`."""
+    tasks = list(lock_rows(expired, skip_locked=skip_locked))
     for task in tasks:
         holder, lease = task.claimed_by, task.lease_expires_at
         instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
@@ -317,8 +317,10 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
                                  details={"reason": "session_finished", "session": session.pk,
                                           "status": limits["status"]})
         now = timezone.now()
+        # Waiting, not skipping: a late holder locking its expired task is refused (stale_claim) without
+        # writing anything else, so the wait is short and the task is handed out, never lost to the race.
         _leases_expire(expired=Task.objects.filter(session_id=session.pk, status=TaskStatus.IN_PROGRESS,
-                                                   lease_expires_at__lt=now))
+                                                   lease_expires_at__lt=now), skip_locked=False)
         running, sequential_running = selectors.tasks_running(session_id=session.pk, now=now)
         task = None
         if running < limits["max_concurrency"] and not sequential_running:
