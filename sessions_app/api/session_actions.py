@@ -112,8 +112,9 @@ class SessionOrchestrationActions:
         """The next task the plan lets start, in progress and leased to the agent (200). When there is
         none: 409 `nothing_to_claim` whose `details.reason` says why: `all_done`, `waiting` (work in
         progress will unblock more), `blocked` (a failed, cancelled or blocked dependency),
-        `at_capacity` (max_concurrency reached, or a sequential task runs or waits to run alone) or
-        `session_finished`; `details` names the tasks behind it."""
+        `at_capacity` (max_concurrency reached, or a sequential task runs or waits to run alone),
+        `session_finished`, or `stop` / `paused` (an operator's signal waits for poll-signal/: it comes
+        before more work); `details` names the tasks or the signal behind it."""
         body = validated(api.LeaseInputSerializer, request)
         task = task_claim_next(session=self.get_object(), agent=body["agent"],
                                lease_seconds=body["lease_seconds"])

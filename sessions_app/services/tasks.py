@@ -23,6 +23,8 @@ from sessions_app.models import (
     AgentInvocation,
     ReviewVerdict,
     Session,
+    Signal,
+    SignalType,
     Task,
     TaskAttempt,
     TaskDependency,
@@ -293,7 +295,8 @@ def task_leases_expire(*, now: datetime | None = None) -> int:
 
 class NothingToClaim(Conflict):
     """claim-task has no task for the caller: `details.reason` says why, machine-readably
-    (`all_done`, `waiting`, `blocked`, `at_capacity`, `session_finished`; see selectors.claim_outlook)."""
+    (`all_done`, `waiting`, `blocked`, `at_capacity`, `session_finished`, see selectors.claim_outlook; `stop`
+    and `paused` while an operator's signal of that type waits to be polled)."""
 
     code = "nothing_to_claim"
 
@@ -316,6 +319,16 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
             raise NothingToClaim(f"Session {session.pk} is {limits['status']}: it hands out no more tasks.",
                                  details={"reason": "session_finished", "session": session.pk,
                                           "status": limits["status"]})
+        # An operator's Stop or Pause not yet polled comes before any more work (issue #27 §6): the agent is
+        # told so (`stop`, `paused`) and its orchestrator polls the signal.
+        pending = (Signal.objects.filter(session_id=session.pk, is_processed=False,
+                                         type__in=[SignalType.STOP, SignalType.PAUSE])
+                   .order_by("sent_at", "id").values("id", "type").first())
+        if pending is not None:
+            reason = "stop" if pending["type"] == SignalType.STOP else "paused"
+            raise NothingToClaim(f"Session {session.pk} has a {pending['type']} signal not yet polled: no task is "
+                                 "handed out before the orchestrator takes it (poll-signal).",
+                                 details={"reason": reason, "session": session.pk, "signal": pending["id"]})
         now = timezone.now()
         # Waiting, not skipping: a late holder locking its expired task is refused (stale_claim) without
         # writing anything else, so the wait is short and the task is handed out, never lost to the race.

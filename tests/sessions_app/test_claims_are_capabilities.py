@@ -136,3 +136,17 @@ def test_the_reviewer_decides_without_the_executors_claim(api: APIClient, user: 
     assert review.status_code == 200, review.content
     task = Task.objects.get(pk=claimed["id"])
     assert (task.status, task.claimed_by) == (status, "")
+
+
+@pytest.mark.parametrize(("kind", "reason"), [("stop", "stop"), ("pause", "paused")])
+def test_a_pending_stop_or_pause_comes_before_the_next_claim(api: APIClient, kind: str, reason: str) -> None:
+    """Issue #27 §6: an operator's signal sent while the loop runs is delivered before more work."""
+    session = make_session()
+    make_task(session, "task-1")
+    assert api.post("/api/v1/signals/", {"session": session.pk, "type": kind}, format="json").status_code == 201
+    refused = assert_error_shape(api.post(f"/api/v1/sessions/{session.pk}/claim-task/", {"agent": "exec-1"},
+                                          format="json"), 409, "nothing_to_claim")
+    assert refused["details"]["reason"] == reason
+    polled = api.post(f"/api/v1/sessions/{session.pk}/poll-signal/", {"agent": "orchestrator"}, format="json")
+    assert polled.json()["type"] == kind
+    assert claim(api, session)["key"] == "task-1"
