@@ -43,7 +43,9 @@ from sessions_app.services.questions import (
     feedback_batch_create,
     feedback_batch_update,
     question_create,
+    question_update,
     signal_create,
+    signal_update,
 )
 from sessions_app.services.sessions import (
     iteration_create,
@@ -68,11 +70,11 @@ WRITES = {
     Task: Writes(create=task_create, update=task_update, delete=task_delete),
     TaskAttempt: Writes(create=task_attempt_create, update=task_attempt_update,
                         delete=task_attempt_delete),
-    Question: Writes(create=question_create),
+    Question: Writes(create=question_create, update=question_update),
     FeedbackBatch: Writes(create=feedback_batch_create, update=feedback_batch_update),
     FeedbackAttachment: Writes(create=feedback_attachment_create,
                                update=feedback_attachment_update),
-    Signal: Writes(create=signal_create),
+    Signal: Writes(create=signal_create, update=signal_update),
     AgentInvocation: Writes(create=agent_invocation_create, update=agent_invocation_update,
                             delete=agent_invocation_delete),
     ResearchFinding: Writes(create=research_finding_create, update=research_finding_update,

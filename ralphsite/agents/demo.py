@@ -252,8 +252,7 @@ class Loop:
                 self.wait()
         self.transition("session_review", "reviewing the session")
         self.event("session_ended", category="session", agent="orchestrator", message="all tasks done")
-        self.transition("complete", "complete")
-        self.finish("completed", "all_tasks_done")
+        self.finish("completed", "all_tasks_done")  # the session's state becomes complete with it
 
     def claim(self, agent: str) -> dict[str, Any] | None:
         """The next task for `agent`, or None when the plan lets nothing start now (a 409

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ralphsite.core.access import Scope, token_secret_hash
-from ralphsite.core.errors import InvalidInput, PermissionDenied
+from ralphsite.core.errors import Conflict, InvalidInput, PermissionDenied
 from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
 from ralphsite.core.ulid import ulid_normalize
 from sessions_app.models import Session
@@ -47,6 +47,18 @@ def _not_broader(*, minter: Scope, scope: str, session_project_path: str | None,
     if minter.expires_at is not None and (expires_at is None or expires_at > minter.expires_at):
         raise PermissionDenied(f"A token expiring at {minter.expires_at.isoformat()} cannot mint one that "
                                "outlives it.")
+
+
+def _agent_unclaimed(*, minter: Scope, agent: str) -> None:
+    """An agent name is bound to the token it was minted for: once a live token acts as `agent`, only a token
+    bound to that agent mints more for it (409 `agent_taken`), so no other token can borrow the name and act
+    on the agent's claims. The admin and manage.py (operators, no minter) may still mint for any agent."""
+    if not agent or minter.agent == agent:
+        return
+    live = ApiToken.objects.filter(agent=agent).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+    if live.exists():
+        raise Conflict(f"Agent {agent!r} already has its token; only a token bound to {agent!r} mints more for it.",
+                       code="agent_taken", details={"agent": agent})
 
 
 def api_token_create(*, user: AbstractBaseUser, scope: str, permission: str = TokenPermission.WRITE,
@@ -84,6 +96,7 @@ def api_token_create(*, user: AbstractBaseUser, scope: str, permission: str = To
     if minter is not None:
         _not_broader(minter=minter, scope=scope, session_project_path=session_project_path, session_id=session_id,
                      project_path=project_path, permission=permission, agent=agent, expires_at=expires_at)
+        _agent_unclaimed(minter=minter, agent=agent)
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
         token = ApiToken.objects.create(

@@ -82,7 +82,8 @@ class ApiTokenViewSet(StrictQueryParametersMixin, IntegerIdMixin, mixins.ListMod
         key) or `project_path` within your scope (`global` for staff only), `read` if you are read-only,
         an expiry (`expires_in` seconds) no later than yours (yours when omitted), your agent if you are
         bound to one. 201 answers the secret as `token`, this once: only its hash is kept. 403
-        `permission_denied` names the way the token would be broader than yours."""
+        `permission_denied` names the way the token would be broader than yours; 409 `agent_taken` when
+        another token already acts as that `agent` (only a token bound to it mints more for it)."""
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         body = serializer.validated_data

@@ -27,6 +27,7 @@ from ralphsite.core.service_admin import (
 from sessions_app.admin.base import LedgerHistoryMixin, ReadOnlyInline, SessionScopedAdmin
 from sessions_app.downloads import attachment_download_response
 from sessions_app.models import (
+    TASK_STATUS_LIFECYCLE,
     AgentInvocation,
     FeedbackAttachment,
     FeedbackBatch,
@@ -174,7 +175,9 @@ def _task_status(status: str) -> Callable[[HttpRequest, Task, dict[str, str]], s
     return run
 
 
-_TASK_OPEN = {TaskStatus.NOT_STARTED, TaskStatus.IN_PROGRESS, TaskStatus.REVIEW_PENDING, TaskStatus.BLOCKED}
+def _task_may_become(status: str) -> Callable[[Task], bool]:
+    """A button is shown where the task lifecycle allows its change (the service refuses the rest)."""
+    return lambda task: task.status != status and TASK_STATUS_LIFECYCLE.allows(task.status, status)
 
 
 @admin.register(Task)
@@ -196,12 +199,14 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
                        shown=lambda task: task.status == TaskStatus.IN_PROGRESS and bool(task.claimed_by),
                        help="Take the task back from its agent: not started again, claimable by anyone."),
         OperatorAction("fail", "Mark failed", _task_fail, style="danger", inputs=(("reason", "why it failed"),),
-                       shown=lambda task: task.status in _TASK_OPEN,
+                       shown=_task_may_become(TaskStatus.FAILED),
                        help="The task fails (its claim is cleared); tasks that depend on it stay blocked."),
         OperatorAction("complete", "Mark completed", _task_status(TaskStatus.COMPLETED),
-                       shown=lambda task: task.status in _TASK_OPEN),
+                       shown=_task_may_become(TaskStatus.COMPLETED)),
         OperatorAction("reopen", "Reopen", _task_status(TaskStatus.NOT_STARTED),
-                       shown=lambda task: task.status not in _TASK_OPEN,
+                       # a claimed task goes back through Release (its event names the holder)
+                       shown=lambda task: task.status != TaskStatus.IN_PROGRESS
+                       and _task_may_become(TaskStatus.NOT_STARTED)(task),
                        help="Back to not started: claimable again."),
     )
 

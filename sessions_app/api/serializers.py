@@ -13,10 +13,18 @@ from ralphsite.core.api.fields import (
 )
 from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.core.fields import BIGINT_MAX, INTEGER_MAX
+from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.money import COST_SENT_OR_PRICED
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
+    ATTEMPT_STATUS_LIFECYCLE,
+    ATTEMPT_VERDICT_LIFECYCLE,
     FINISHED_SESSION_STATUSES,
+    QUESTION_STATUS_LIFECYCLE,
+    SESSION_STATE_LIFECYCLE,
+    SESSION_STATUS_LIFECYCLE,
+    SIGNAL_LIFECYCLE,
+    TASK_STATUS_LIFECYCLE,
     AcceptanceCriterion,
     AgentInvocation,
     Bug,
@@ -70,6 +78,11 @@ from sessions_app.services.devteam import (
 from sessions_app.services.usage import SESSION_TOTAL_FIELDS
 
 
+def lifecycle_help(lifecycle: Lifecycle, what: str = "") -> dict[str, str]:
+    """A status field's description: its lifecycle table (a change it does not allow is a 409 `invalid_transition`)."""
+    return {"help_text": (f"{what} " if what else "") + f"The {lifecycle.name} lifecycle (from → allowed next): "
+                         f"{lifecycle.describe()}. Any other change is a 409 `invalid_transition`."}
+
 class SessionSerializer(RalphModelSerializer):
     summary_embedding = Base64BinaryField(required=False, allow_null=True, max_bytes=1024 * 1024)
     total_cost_cents = serializers.IntegerField(read_only=True)
@@ -88,6 +101,8 @@ class SessionSerializer(RalphModelSerializer):
         ]
         # token_count is ralph-mem's own count (seed 004 writes it); usage rows add to it as well.
         read_only_fields = [*SESSION_TOTAL_FIELDS, "last_activity_at", "created_at", "updated_at"]
+        extra_kwargs = {"status": lifecycle_help(SESSION_STATUS_LIFECYCLE, "A final status finishes the session."),
+                        "state": lifecycle_help(SESSION_STATE_LIFECYCLE, "complete and stopped end the session.")}
 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------
@@ -294,7 +309,9 @@ class TaskAttemptSerializer(RalphModelSerializer):
         model = TaskAttempt
         fields = _model_fields(TaskAttempt)
         read_only_fields = ["session", "is_estimated"]
-        extra_kwargs = {"attempt_number": {"required": False}, "cost_usd": COST_SENT_OR_PRICED}
+        extra_kwargs = {"attempt_number": {"required": False}, "cost_usd": COST_SENT_OR_PRICED,
+                        "status": lifecycle_help(ATTEMPT_STATUS_LIFECYCLE),
+                        "review_verdict": lifecycle_help(ATTEMPT_VERDICT_LIFECYCLE)}
         # attempt_number is server-assigned when omitted; a duplicate given one is the constraint's 409.
         validators: list = []
 
@@ -365,8 +382,10 @@ class TaskSerializer(RalphModelSerializer):
 
     class Meta:
         model = Task
-        fields = _model_fields(Task, "depends_on", "files", "latest_attempt")
-        read_only_fields = ["claimed_by", "lease_expires_at", "claim"]
+        # The claim value proves holding the claim: it is in the claim answer only (ClaimedTaskSerializer).
+        fields = [name for name in _model_fields(Task, "depends_on", "files", "latest_attempt") if name != "claim"]
+        read_only_fields = ["claimed_by", "lease_expires_at"]
+        extra_kwargs = {"status": lifecycle_help(TASK_STATUS_LIFECYCLE)}
 
     @extend_schema_field(TaskAttemptSerializer(allow_null=True))
     def get_latest_attempt(self, task: Task) -> dict[str, Any] | None:
@@ -385,10 +404,22 @@ class TaskSerializer(RalphModelSerializer):
         return value
 
 
+class ClaimedTaskSerializer(TaskSerializer):
+    """claim-task's answer, to the claimer only: the task with its `claim` value."""
+
+    claim = serializers.IntegerField(
+        read_only=True, help_text="Your claim: send it with heartbeat/, report/, status/, release/ and a delete of "
+                                  "this task. It is shown here only, to you.")
+
+    class Meta(TaskSerializer.Meta):
+        fields = [*TaskSerializer.Meta.fields, "claim"]
+
+
 class QuestionSerializer(RalphModelSerializer):
     class Meta:
         model = Question
         fields = _model_fields(Question)
+        extra_kwargs = {"status": lifecycle_help(QUESTION_STATUS_LIFECYCLE, "answer/ answers a question.")}
 
 
 class FeedbackItemSerializer(RalphModelSerializer):
@@ -462,6 +493,7 @@ class SignalSerializer(RalphModelSerializer):
         fields = _model_fields(Signal)
         # Ralph V2 writes IsProcessed and ProcessedAt (seed 000); poll-signal sets them and processed_by.
         read_only_fields = ["processed_by"]
+        extra_kwargs = {"is_processed": lifecycle_help(SIGNAL_LIFECYCLE)}
 
 
 class AgentInvocationSerializer(RalphModelSerializer):
@@ -506,7 +538,8 @@ def claim_field() -> serializers.IntegerField:
 
 class TaskStatusInputSerializer(AgentInputSerializer):
     claim = claim_field()
-    status = ChoiceFieldNamingAllowed(choices=TaskStatus.choices)
+    status = ChoiceFieldNamingAllowed(choices=TaskStatus.choices, **lifecycle_help(
+        TASK_STATUS_LIFECYCLE, "in_progress comes from claim-task only; completed waits for the dependencies."))
     annotation = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
@@ -527,6 +560,8 @@ class TaskReviewInputSerializer(AgentInputSerializer):
     verdict = ChoiceFieldNamingAllowed(choices=ReviewVerdict.choices)
     complete = serializers.BooleanField(required=False, default=False,
                                         help_text="A qualified verdict also completes the task.")
+    send_back = serializers.BooleanField(required=False, default=False,
+                                         help_text="A failed verdict also sends the task back to not_started.")
 
 
 class LeaseInputSerializer(RalphInputSerializer):
@@ -549,10 +584,16 @@ class QuestionAnswerInputSerializer(AgentInputSerializer):
     answer_source = serializers.CharField(max_length=500, required=False, allow_blank=True)
     answer_confidence = ChoiceFieldNamingAllowed(choices=Level.choices, required=False)
     answer_implication = serializers.CharField(required=False, allow_blank=True)
+    replace = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Replace an earlier answer (kept in the ledger's event); without it a second answer is a 409 "
+                  "`already_answered`.")
 
 
 class TransitionInputSerializer(AgentInputSerializer):
-    state = ChoiceFieldNamingAllowed(choices=OrchestratorState.choices)
+    state = ChoiceFieldNamingAllowed(choices=OrchestratorState.choices, **lifecycle_help(
+        SESSION_STATE_LIFECYCLE, "complete and stopped end the session (completed, stopped; `message` is the exit "
+                                 "reason)."))
     current_iteration = serializers.IntegerField(min_value=1, max_value=INTEGER_MAX, required=False)
     current_wave = serializers.IntegerField(min_value=0, max_value=INTEGER_MAX, required=False, allow_null=True)
     current_phase = serializers.CharField(max_length=100, required=False, allow_blank=True)

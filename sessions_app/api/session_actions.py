@@ -94,7 +94,10 @@ class SessionOrchestrationActions:
     @extend_schema(request=api.TransitionInputSerializer, responses=SessionSerializer,
                    summary="Change a session's orchestrator state",
                    description="The orchestrator's state change, with the iteration, wave and phase it moves to; "
-                               "`message` is recorded with the change.")
+                               "`message` is recorded with the change. The session state lifecycle (the `state` "
+                               "field's description) decides: any other change is a 409 `invalid_transition`. "
+                               "complete and stopped end the session (completed, stopped) with `message` as its "
+                               "exit reason; a finished session is a 409 `session_finished`.")
     @action(detail=True, methods=["post"])
     def transition(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TransitionInputSerializer, request)
@@ -102,20 +105,21 @@ class SessionOrchestrationActions:
         session = session_transition(session=self.get_object(), data=body, agent=agent, message=message)
         return Response(SessionSerializer(session).data)
 
-    @extend_schema(request=api.LeaseInputSerializer, responses={200: api.TaskSerializer},
+    @extend_schema(request=api.LeaseInputSerializer, responses={200: api.ClaimedTaskSerializer},
                    summary="Claim the next task")
     @action(detail=True, methods=["post"], url_path="claim-task")
     def claim_task(self, request: Request, pk: str | None = None) -> Response:
         """The next task the plan lets start, in progress and leased to the agent (200). When there is
         none: 409 `nothing_to_claim` whose `details.reason` says why: `all_done`, `waiting` (work in
         progress will unblock more), `blocked` (a failed, cancelled or blocked dependency),
-        `at_capacity` (max_concurrency reached, or a sequential task runs or waits to run alone) or
-        `session_finished`; `details` names the tasks behind it."""
+        `at_capacity` (max_concurrency reached, or a sequential task runs or waits to run alone),
+        `session_finished`, or `stop` / `paused` (an operator's signal waits for poll-signal/: it comes
+        before more work); `details` names the tasks or the signal behind it."""
         body = validated(api.LeaseInputSerializer, request)
         task = task_claim_next(session=self.get_object(), agent=body["agent"],
                                lease_seconds=body["lease_seconds"])
         # The claim saved every changed column of `task`: only its relations need loading.
-        return Response(api.TaskSerializer(selectors.task_details_load(task=task)).data)
+        return Response(api.ClaimedTaskSerializer(selectors.task_details_load(task=task)).data)
 
     @extend_schema(responses=SessionSerializer(many=True), summary="List interrupted sessions",
                    description="Running sessions with no activity for `idle_seconds` (their loop stopped without "

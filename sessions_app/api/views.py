@@ -297,9 +297,11 @@ class TaskViewSet(RalphModelViewSet):
 
     @extend_schema(request=api.TaskStatusInputSerializer, responses=api.TaskSerializer, summary="Set a task's status",
                    description="UpdateTaskStatus: the new status with an optional annotation; the times it implies "
-                               "(started, completed) are set. A change the task's current status does not allow "
-                               "is a 409; on a claimed task send its `claim` (409 `stale_claim` when no longer "
-                               "current).")
+                               "(completed) are set. A change the task lifecycle (the `status` field's description) "
+                               "does not allow is a 409 `invalid_transition` naming the allowed next statuses; "
+                               "only claim-task puts a task in progress (409 `claim_required`); a task completes "
+                               "after the tasks it depends on (409 `dependencies_unfinished`). On a claimed task "
+                               "send its `claim` (409 `stale_claim` when no longer current).")
     @action(detail=True, methods=["post"])
     def status(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskStatusInputSerializer, request)
@@ -319,8 +321,9 @@ class TaskViewSet(RalphModelViewSet):
     @extend_schema(request=api.TaskReviewInputSerializer, responses=api.TaskAttemptSerializer,
                    summary="Submit a task review",
                    description="SubmitReview: the review and verdict go on the task's latest attempt (409 when it has "
-                               "none). With `complete`, a `qualified` verdict also completes the task; a `failed` "
-                               "verdict leaves the task's status to the orchestrator.")
+                               "none). The reviewer needs no claim: with `complete`, a `qualified` verdict also "
+                               "completes the task; with `send_back`, a `failed` one returns it to not_started; "
+                               "otherwise the status is left to the orchestrator.")
     @action(detail=True, methods=["post"])
     def review(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskReviewInputSerializer, request)
@@ -370,6 +373,11 @@ class SessionTaskViewSet(TaskViewSet):
         self.check_object_permissions(self.request, task)
         return task
 
+    def scoped_row(self) -> Task:
+        # The path names the task by key within its session: the nested lookup scopes both (a scoped
+        # token's task routes by key answered 404 through the base lookup, issue #27 §4).
+        return self.get_object()
+
 
 class TaskAttemptViewSet(RalphModelViewSet):
     queryset = TaskAttempt.objects.all()
@@ -394,12 +402,13 @@ class QuestionViewSet(RalphModelViewSet):
     @extend_schema(request=api.QuestionAnswerInputSerializer, responses=api.QuestionSerializer,
                    summary="Answer a question",
                    description="AnswerQuestion: the answer with its source, confidence and implication; the "
-                               "question becomes answered.")
+                               "question becomes answered. A second answer is a 409 `already_answered` unless it "
+                               "says `replace: true` (the replaced answer stays in the ledger's event).")
     @action(detail=True, methods=["post"])
     def answer(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.QuestionAnswerInputSerializer, request)
-        agent = body.pop("agent")
-        question = question_answer(question=self.get_object(), data=body, agent=agent)
+        agent, replace = body.pop("agent"), body.pop("replace")
+        question = question_answer(question=self.get_object(), data=body, agent=agent, replace=replace)
         return Response(self.get_serializer(question).data)
 
 

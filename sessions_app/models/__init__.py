@@ -21,9 +21,12 @@ from sessions_app.models.planning import (
     ResearchSession,
     ResearchStatus,
 )
-from sessions_app.models.questions import Level, Question, QuestionCategory, QuestionStatus
+from sessions_app.models.questions import QUESTION_STATUS_LIFECYCLE, Level, Question, QuestionCategory, QuestionStatus
 from sessions_app.models.sessions import (
+    ENDING_STATES,
     FINISHED_SESSION_STATUSES,
+    SESSION_STATE_LIFECYCLE,
+    SESSION_STATUS_LIFECYCLE,
     CircuitBreakerState,
     CommandType,
     ExecutionMode,
@@ -31,11 +34,14 @@ from sessions_app.models.sessions import (
     Session,
     SessionStatus,
 )
-from sessions_app.models.steering import Signal, SignalType
+from sessions_app.models.steering import SIGNAL_LIFECYCLE, Signal, SignalType, signal_stage
 from sessions_app.models.tasks import (
+    ATTEMPT_STATUS_LIFECYCLE,
+    ATTEMPT_VERDICT_LIFECYCLE,
     DEPENDENCY_BLOCKING_STATUSES,
     DEPENDENCY_SATISFIED_STATUSES,
     TASK_ENDED_STATUSES,
+    TASK_STATUS_LIFECYCLE,
     AttemptStatus,
     EstimatedEffort,
     FileAccess,
@@ -52,11 +58,19 @@ from sessions_app.models.tasks import (
 
 __all__ = [
     "ATTACHMENT_MAX_BYTES",
+    "ATTEMPT_STATUS_LIFECYCLE",
+    "ATTEMPT_VERDICT_LIFECYCLE",
     "DEPENDENCY_BLOCKING_STATUSES",
     "DEPENDENCY_SATISFIED_STATUSES",
+    "ENDING_STATES",
     "FINISHED_INVOCATION_STATUSES",
     "FINISHED_SESSION_STATUSES",
+    "QUESTION_STATUS_LIFECYCLE",
+    "SESSION_STATE_LIFECYCLE",
+    "SESSION_STATUS_LIFECYCLE",
+    "SIGNAL_LIFECYCLE",
     "TASK_ENDED_STATUSES",
+    "TASK_STATUS_LIFECYCLE",
     "AgentInvocation",
     "AgentRole",
     "AttemptStatus",
@@ -102,6 +116,7 @@ __all__ = [
     "TaskStatus",
     "TaskType",
     "WorkType",
+    "signal_stage",
 ]
 
 # DevTeam quality, context, interview and state tables (seed 003).

@@ -1,6 +1,7 @@
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
 
 
@@ -17,6 +18,15 @@ class QuestionStatus(models.TextChoices):
     UNANSWERED = "unanswered"
     ANSWERED = "answered"
     RESEARCH_NEEDED = "research_needed"
+
+
+# A question is answered once (a second answer replaces the first only when it says so: `replace`); one that
+# needs research goes back to unanswered or is answered.
+QUESTION_STATUS_LIFECYCLE = Lifecycle("question status", {
+    QuestionStatus.UNANSWERED: frozenset({QuestionStatus.ANSWERED, QuestionStatus.RESEARCH_NEEDED}),
+    QuestionStatus.RESEARCH_NEEDED: frozenset({QuestionStatus.ANSWERED, QuestionStatus.UNANSWERED}),
+    QuestionStatus.ANSWERED: frozenset(),
+})
 
 
 class Level(models.TextChoices):

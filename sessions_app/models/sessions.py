@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from ralphsite.core.choices import input_aliases
 from ralphsite.core.fields import token_count_field
+from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
 from ralphsite.core.money import MoneyField, usd_to_cents
 
@@ -37,6 +38,28 @@ class SessionStatus(models.TextChoices):
 
 # A session in any of these has ended: it hands out no more work (see services.tasks.task_claim_next).
 FINISHED_SESSION_STATUSES = frozenset(SessionStatus) - {SessionStatus.RUNNING}
+
+# A running session finishes once (finish/, or a status in a PATCH); resume/ runs an interrupted one again;
+# a completed one is final (seed 001: start a new session).
+SESSION_STATUS_LIFECYCLE = Lifecycle("session status", {
+    status: (FINISHED_SESSION_STATUSES if status == SessionStatus.RUNNING
+             else frozenset() if status == SessionStatus.COMPLETED else frozenset({SessionStatus.RUNNING}))
+    for status in SessionStatus
+})
+
+# Ralph V2's states that end its loop, and the session status each ends it with, on every path (transition/,
+# a PATCH, the import): Complete completes the session, Stopped stops it.
+ENDING_STATES = {OrchestratorState.COMPLETE: SessionStatus.COMPLETED, OrchestratorState.STOPPED: SessionStatus.STOPPED}
+_WORKING_STATES = frozenset(OrchestratorState) - set(ENDING_STATES) - {OrchestratorState.INITIALIZING}
+# The orchestrator moves freely between its working states (seed 000 gives no order between them: it replans,
+# pauses and awaits feedback from any of them) and never back to initializing; complete is final; a stopped
+# loop, once resumed (resume/), goes on in any working state.
+SESSION_STATE_LIFECYCLE = Lifecycle("session state", {
+    state: (frozenset() if state == OrchestratorState.COMPLETE
+            else _WORKING_STATES if state == OrchestratorState.STOPPED
+            else (_WORKING_STATES | set(ENDING_STATES)) - {state})
+    for state in OrchestratorState
+})
 
 
 class CommandType(models.TextChoices):

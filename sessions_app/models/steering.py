@@ -1,6 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
 
 
@@ -9,6 +10,14 @@ class SignalType(models.TextChoices):
     PAUSE = "pause"
     STOP = "stop"
     INFO = "info"
+
+
+# A signal is delivered once (poll-signal marks it processed); a processed signal stays processed.
+SIGNAL_LIFECYCLE = Lifecycle("signal", {"unprocessed": frozenset({"processed"}), "processed": frozenset()})
+
+
+def signal_stage(is_processed: bool) -> str:
+    return "processed" if is_processed else "unprocessed"
 
 
 class Signal(ULIDModel):

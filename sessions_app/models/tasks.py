@@ -3,6 +3,7 @@ from django.db.models import F, Q
 
 from ralphsite.core.choices import input_aliases
 from ralphsite.core.fields import request_id_field, token_count_field
+from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
 from ralphsite.core.money import MoneyField
 from ralphsite.core.shapes import JSONList, JSONString, json_type_check
@@ -26,6 +27,25 @@ class TaskStatus(models.TextChoices):
     BLOCKED = "blocked"
     SKIPPED = "skipped"
 
+
+_S = TaskStatus
+# The task lifecycle (seed 000's TaskItemStatus flow, with DevTeam's blocked and skipped; ralphy's and DevTeam's
+# spellings arrive through TaskStatus's aliases). Only claim-task enters in_progress (a live claim); the
+# executor hands the work to review (review_pending, the claim ends) or finishes it; the reviewer completes
+# it, sends it back to the pool (not_started) or fails it; failed, cancelled, blocked and skipped tasks are
+# retried through not_started (a task that cannot be done fails or is cancelled before it starts, too);
+# completed is final.
+TASK_STATUS_LIFECYCLE = Lifecycle("task status", {
+    _S.NOT_STARTED: frozenset({_S.IN_PROGRESS, _S.BLOCKED, _S.SKIPPED, _S.CANCELLED, _S.FAILED}),
+    _S.IN_PROGRESS: frozenset({_S.NOT_STARTED, _S.REVIEW_PENDING, _S.COMPLETED, _S.FAILED, _S.BLOCKED,
+                               _S.CANCELLED}),
+    _S.REVIEW_PENDING: frozenset({_S.COMPLETED, _S.NOT_STARTED, _S.FAILED, _S.CANCELLED}),
+    _S.COMPLETED: frozenset(),
+    _S.FAILED: frozenset({_S.NOT_STARTED, _S.CANCELLED}),
+    _S.CANCELLED: frozenset({_S.NOT_STARTED}),
+    _S.BLOCKED: frozenset({_S.NOT_STARTED, _S.SKIPPED, _S.CANCELLED, _S.FAILED}),
+    _S.SKIPPED: frozenset({_S.NOT_STARTED}),
+})
 
 # A task in one of these has ended: it holds no claim and nothing more is claimable in it.
 TASK_ENDED_STATUSES = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.SKIPPED})
@@ -186,6 +206,21 @@ class AttemptStatus(models.TextChoices):
     SUCCESS = "success"
     FAILED = "failed"
     ESCALATED = "escalated"
+
+
+# An attempt's outcome (DevTeam task_attempts.status) is written once, except that a failure may be escalated;
+# its review (seed 000 ReviewVerdict) is given once: a failed review is answered by a new attempt.
+ATTEMPT_STATUS_LIFECYCLE = Lifecycle("attempt status", {
+    "": frozenset({AttemptStatus.SUCCESS, AttemptStatus.FAILED, AttemptStatus.ESCALATED}),
+    AttemptStatus.SUCCESS: frozenset(),
+    AttemptStatus.FAILED: frozenset({AttemptStatus.ESCALATED}),
+    AttemptStatus.ESCALATED: frozenset(),
+})
+ATTEMPT_VERDICT_LIFECYCLE = Lifecycle("attempt review verdict", {
+    "": frozenset({ReviewVerdict.QUALIFIED, ReviewVerdict.FAILED}),
+    ReviewVerdict.QUALIFIED: frozenset(),
+    ReviewVerdict.FAILED: frozenset(),
+})
 
 
 class TaskAttempt(ULIDModel):

@@ -5,9 +5,12 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from ralphsite.core.errors import Conflict, detail_time
 from ralphsite.core.services import instance_create, instance_update
 from sessions_app.ledger import ledger
 from sessions_app.models import (
+    QUESTION_STATUS_LIFECYCLE,
+    SIGNAL_LIFECYCLE,
     FeedbackAttachment,
     FeedbackBatch,
     FeedbackItem,
@@ -15,28 +18,61 @@ from sessions_app.models import (
     QuestionStatus,
     Session,
     Signal,
+    signal_stage,
 )
-from sessions_app.services.base import lock_rows
+from sessions_app.services.base import lock_rows, session_open_check
 
 
 def question_create(*, data: dict[str, Any]) -> Question:
     """CreateQuestion: asked in the session's current iteration unless the caller says otherwise."""
     data = dict(data)
     with transaction.atomic():
+        session_open_check(session_id=data["session"].pk, verb="ask a question")
         if "iteration_number" not in data:
             data["iteration_number"] = (Session.objects.filter(pk=data["session"].pk)
                                         .values_list("current_iteration", flat=True).get())
         return instance_create(model=Question, data=data)
 
 
-def question_answer(*, question: Question, data: dict[str, Any], agent: str = "") -> Question:
-    """AnswerQuestion: the answer, its source, confidence and implication; status answered."""
+def question_update(*, question: Question, data: dict[str, Any]) -> Question:
+    """A plain update: the status follows QUESTION_STATUS_LIFECYCLE (409 `invalid_transition`); answering is
+    answer/'s (question_answer)."""
     with transaction.atomic():
+        question = lock_rows(Question.objects.filter(pk=question.pk)).get()
+        session_open_check(session_id=question.session_id, verb="update a question")
+        if "status" in data:
+            QUESTION_STATUS_LIFECYCLE.check(current=question.status, new=data["status"],
+                                            subject=f"Question {question.key}")
+        return instance_update(instance=question, data=data)
+
+
+ANSWER_FIELDS = ("answer", "answer_source", "answer_confidence", "answer_implication")
+
+
+def question_answer(*, question: Question, data: dict[str, Any], agent: str = "", replace: bool = False) -> Question:
+    """AnswerQuestion: the answer, its source, confidence and implication; status answered. A question is
+    answered once: a second answer is a 409 `already_answered` unless it says `replace`, and then the
+    replaced answer is kept in the `question_answered` event."""
+    with transaction.atomic():
+        question = lock_rows(Question.objects.filter(pk=question.pk)).get()
+        session_open_check(session_id=question.session_id, verb="answer a question")
+        replaced = None
+        if question.status == QuestionStatus.ANSWERED:
+            if not replace:
+                raise Conflict(f"{question.key} is already answered; send `replace: true` to replace the answer.",
+                               code="already_answered",
+                               details={"question": question.key, "answered_at": detail_time(question.answered_at)})
+            replaced: dict[str, Any] = {name: getattr(question, name) for name in ANSWER_FIELDS}
+            replaced["answered_at"] = detail_time(question.answered_at)
+        QUESTION_STATUS_LIFECYCLE.check(current=question.status, new=QuestionStatus.ANSWERED,
+                                        subject=f"Question {question.key}")
         question = instance_update(instance=question, data={
             **data, "status": QuestionStatus.ANSWERED, "answered_at": timezone.now()})
         ledger().event_append(session_id=question.session_id, event_type="question_answered", agent=agent,
-                              message=f"{question.key} answered",
-                              data={"question": question.id, "key": question.key})
+                              message=f"{question.key} answered" + (" again (replaced)" if replaced else ""),
+                              data={"question": question.id, "key": question.key,
+                                    **{name: getattr(question, name) for name in ANSWER_FIELDS},
+                                    **({"replaced": replaced} if replaced else {})})
     return question
 
 
@@ -89,12 +125,26 @@ def signal_create(*, data: dict[str, Any], agent: str = "") -> Signal:
     if data.get("is_processed") and not data.get("processed_at"):
         data = {**data, "processed_at": timezone.now()}
     with transaction.atomic():
+        session_open_check(session_id=data["session"].pk, verb="send a signal")
         signal = instance_create(model=Signal, data=data)
         ledger().event_append(session_id=signal.session_id, event_type="signal_sent", agent=agent,
                               message=f"{signal.type} signal sent"
                                       + (f": {signal.message[:200]}" if signal.message else ""),
                               data={"signal": signal.id, "type": signal.type})
     return signal
+
+
+def signal_update(*, signal: Signal, data: dict[str, Any]) -> Signal:
+    """A plain update: a processed signal stays processed (SIGNAL_LIFECYCLE: 409 `invalid_transition`);
+    one marked processed here is stamped now unless it says when."""
+    with transaction.atomic():
+        signal = lock_rows(Signal.objects.filter(pk=signal.pk)).get()
+        if "is_processed" in data:
+            SIGNAL_LIFECYCLE.check(current=signal_stage(signal.is_processed), new=signal_stage(data["is_processed"]),
+                                   subject=f"Signal {signal.pk}")
+            if data["is_processed"] and not signal.is_processed and not data.get("processed_at"):
+                data = {**data, "processed_at": timezone.now()}
+        return instance_update(instance=signal, data=data)
 
 
 def signal_poll(*, session: Session, agent: str = "") -> Signal | None:

@@ -14,7 +14,9 @@ from ralphsite.core.services import instance_create, instance_update
 from sessions_app import selectors
 from sessions_app.ledger import ledger
 from sessions_app.models import (
+    ENDING_STATES,
     FINISHED_SESSION_STATUSES,
+    SESSION_STATE_LIFECYCLE,
     Iteration,
     PlanSnapshot,
     Session,
@@ -23,7 +25,12 @@ from sessions_app.models import (
     Task,
     TaskStatus,
 )
-from sessions_app.services.base import lock_rows, stamp_on_change
+from sessions_app.services.base import (
+    FINISHED_SESSION_WRITABLE_FIELDS,
+    lock_rows,
+    session_open_check,
+    stamp_on_change,
+)
 
 
 def session_create(*, data: dict[str, Any]) -> Session:
@@ -31,6 +38,8 @@ def session_create(*, data: dict[str, Any]) -> Session:
     finished gets its ended_at (now unless given); a running one has none."""
     data = dict(data)
     _key_check(data)
+    if data.get("state") in ENDING_STATES:  # Ralph V2's Complete and Stopped end the loop they name
+        data.setdefault("status", ENDING_STATES[data["state"]])
     status = data.get("status", SessionStatus.RUNNING)
     if status == SessionStatus.RUNNING and data.get("ended_at") is not None:
         raise InvalidInput("A running session has no ended_at.", details={"ended_at": [_ENDED_AT_RULE]})
@@ -72,6 +81,10 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
             raise InvalidInput("A finished session runs again through resume/.", details={"status": [status]})
         if not finishing and ended_at != session.ended_at:
             raise InvalidInput(_ENDED_AT_RULE, details={"ended_at": [_ENDED_AT_RULE]})
+        if set(data) - FINISHED_SESSION_WRITABLE_FIELDS:
+            session_open_check(session_id=session.pk, verb=f"change {', '.join(sorted(data))}")
+        if "state" in data:
+            _state_check(session=session, state=data["state"])
         old_state, old_iteration = session.state, session.current_iteration
         session = instance_update(instance=session, data={**data, "last_activity_at": timezone.now()})
         if session.current_iteration != old_iteration:
@@ -80,10 +93,22 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
             ledger().event_append(session_id=session.id, event_type="session_state_changed", agent=agent,
                                   message=f"state {old_state} → {session.state}",
                                   data={"from": old_state, "to": session.state})
+        if not finishing and session.state in ENDING_STATES and session.state != old_state:
+            finishing, status = True, ENDING_STATES[session.state]
         if finishing:
             session = _session_end(session=session, status=status, exit_reason=session.exit_reason,
                                    ended_at=ended_at, agent=agent)
     return session
+
+
+def _state_check(*, session: Session, state: str) -> None:
+    """The orchestrator's state follows SESSION_STATE_LIFECYCLE (409 `invalid_transition`); a finished session
+    changes state only once resumed (409 `session_finished`)."""
+    if state == session.state:
+        return
+    if session.status in FINISHED_SESSION_STATUSES:
+        raise _already_finished(session)
+    SESSION_STATE_LIFECYCLE.check(current=session.state, new=state, subject=f"Session {session.key or session.pk}")
 
 
 def session_delete(*, session: Session) -> None:
@@ -111,6 +136,7 @@ def session_state_set(*, session: Session, key: str, value: Any) -> tuple[Sessio
     catches the unique violation and updates the row the other one made: the last write wins.
     """
     with transaction.atomic():
+        session_open_check(session_id=session.pk, verb="set the session's state")
         entry, created = SessionStateEntry.objects.update_or_create(session=session, key=key,
                                                                     defaults={"value": value})
         sessions_touch([session.pk])
@@ -121,6 +147,7 @@ def plan_update(*, session: Session, content: str, agent: str = "") -> Session:
     """UpdatePlan. The plan written in an earlier iteration is kept as that iteration's snapshot."""
     with transaction.atomic():
         session = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        session_open_check(session_id=session.pk, verb="update the plan")
         written_in = session.plan_iteration
         if session.current_plan_content and written_in is not None and written_in < session.current_iteration:
             PlanSnapshot.objects.get_or_create(session=session, iteration_number=written_in,
@@ -155,6 +182,7 @@ def session_waves_store(*, session: Session) -> list[dict[str, Any]]:
     """Compute the session's waves (selectors.session_waves) and write each task's `wave` to its
     number: one UPDATE per wave."""
     with transaction.atomic():
+        session_open_check(session_id=session.pk, verb="store the waves")
         waves = selectors.session_waves(session=session)
         for wave in waves:
             Task.objects.filter(session=session, key__in=wave["tasks"]).exclude(wave=wave["wave"]).update(
@@ -164,8 +192,12 @@ def session_waves_store(*, session: Session) -> list[dict[str, Any]]:
 
 
 def session_transition(*, session: Session, data: dict[str, Any], agent: str = "", message: str = "") -> Session:
-    """The orchestrator's state change (and the iteration/wave/phase it moves to)."""
+    """The orchestrator's state change (and the iteration/wave/phase it moves to), as SESSION_STATE_LIFECYCLE
+    allows. Ralph V2's Complete and Stopped end the session (completed, stopped) with the message as its exit
+    reason, as finish/ does."""
     with transaction.atomic():
+        session = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        _state_check(session=session, state=data["state"])
         old_state = session.state
         session = instance_update(instance=session, data={**data, "last_activity_at": timezone.now()})
         if "current_iteration" in data:
@@ -174,6 +206,9 @@ def session_transition(*, session: Session, data: dict[str, Any], agent: str = "
                               message=message or f"state {old_state} → {session.state}",
                               data={"from": old_state, "to": session.state,
                                     **{k: v for k, v in data.items() if k != "state"}})
+        if session.state in ENDING_STATES and session.status == SessionStatus.RUNNING:
+            session = _session_end(session=session, status=ENDING_STATES[session.state], exit_reason=message,
+                                   ended_at=None, agent=agent)
     return session
 
 
@@ -235,6 +270,19 @@ def session_finish(*, session: Session, status: str, exit_reason: str = "", summ
         return _session_end(session=session, status=status, exit_reason=exit_reason, ended_at=None, agent=agent)
 
 
+def _claims_release(*, session: Session, reason: str, agent: str) -> None:
+    """Ending a session releases the tasks still in progress (not started again, claimable when it is resumed),
+    each with a `task_released` event giving the reason and the holder: no claim outlives its session."""
+    for task in lock_rows(Task.objects.filter(session=session, status=TaskStatus.IN_PROGRESS).order_by("pk")):
+        holder = task.claimed_by
+        instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
+                                             "assigned_agent": "", "lease_expires_at": None,
+                                             "status_annotation": reason})
+        ledger().event_append(session_id=session.pk, event_type="task_released", task_key=task.key, agent=agent,
+                              message=f"{task.key} released ({reason})" + (f", claimed by {holder}" if holder else ""),
+                              data={"task": task.id, "reason": reason, "claimed_by": holder})
+
+
 def _already_finished(session: Session) -> Conflict:
     return Conflict(f"Session {session.pk} already finished ({session.status}); resume/ runs it again.",
                     code="session_finished",
@@ -245,8 +293,15 @@ def _already_finished(session: Session) -> Conflict:
 def _session_end(*, session: Session, status: str, exit_reason: str, ended_at: Any, agent: str) -> Session:
     """A running session's final status, with its ended_at (now unless given) and its ledger event."""
     now = timezone.now()
-    session = instance_update(instance=session, data={"status": status, "exit_reason": exit_reason,
-                                                      "ended_at": ended_at or now, "last_activity_at": now})
+    changes: dict[str, Any] = {"status": status, "exit_reason": exit_reason, "ended_at": ended_at or now,
+                               "last_activity_at": now}
+    # A completed (stopped) session is in Ralph V2's Complete (Stopped) state too, whichever path ended it.
+    for state, ends_as in ENDING_STATES.items():
+        if ends_as == status:
+            changes["state"] = state
+    session = instance_update(instance=session, data=changes)
+    _claims_release(session=session, reason=f"session {status}" + (f": {exit_reason}" if exit_reason else ""),
+                    agent=agent)
     ledger().event_append(session_id=session.pk, event_type="session_finished", agent=agent,
                           message=f"finished: {status}" + (f" ({exit_reason})" if exit_reason else ""),
                           data={"status": status, "exit_reason": exit_reason})

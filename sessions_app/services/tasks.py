@@ -14,11 +14,17 @@ from sessions_app import selectors
 from sessions_app.graph import kahn_layers
 from sessions_app.ledger import ledger
 from sessions_app.models import (
+    ATTEMPT_STATUS_LIFECYCLE,
+    ATTEMPT_VERDICT_LIFECYCLE,
+    DEPENDENCY_SATISFIED_STATUSES,
     FINISHED_SESSION_STATUSES,
     TASK_ENDED_STATUSES,
+    TASK_STATUS_LIFECYCLE,
     AgentInvocation,
     ReviewVerdict,
     Session,
+    Signal,
+    SignalType,
     Task,
     TaskAttempt,
     TaskDependency,
@@ -26,7 +32,7 @@ from sessions_app.models import (
     TaskStatus,
     TaskType,
 )
-from sessions_app.services.base import lock_rows
+from sessions_app.services.base import lock_rows, session_open_check
 from sessions_app.services.usage import usage_row_create, usage_row_delete, usage_row_update
 
 
@@ -82,12 +88,17 @@ def _files_set(*, task: Task, files: list[dict[str, Any]]) -> None:
 
 
 def task_create(*, data: dict[str, Any]) -> Task:
-    """CreateTask: the task, its dependencies (keys in the same session) and files, one transaction."""
+    """CreateTask: the task, its dependencies (keys in the same session) and files, one transaction. Not in
+    progress: only claim-task puts a task there (409 `claim_required`)."""
     data = dict(data)
     depends_on: list[str] = data.pop("depends_on", [])
     files: list[dict[str, Any]] = data.pop("files", [])
+    if data.get("status") == TaskStatus.IN_PROGRESS:  # no task is in progress without a live claim
+        raise Conflict("A task starts not_started: claim-task puts it in progress under a claim.",
+                       code="claim_required", details={"status": data["status"]})
     with transaction.atomic():
         session = data.get("session")
+        session_open_check(session_id=session.pk if session is not None else None, verb="create a task")
         if session is not None:
             data.setdefault("iteration_created", session.current_iteration)
             data.setdefault("iteration_updated", session.current_iteration)
@@ -103,13 +114,11 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
     data = dict(data)
     depends_on: list[str] | None = data.pop("depends_on", None)
     files: list[dict[str, Any]] | None = data.pop("files", None)
+    status = data.pop("status", task.status)
+    annotation = data.pop("status_annotation", None)
     with transaction.atomic():
-        if data.get("status", task.status) != task.status:
-            # No way around the fence: a PATCH carries no claim, so only the holder's agent-bound token
-            # changes a claimed task's status here (status/ takes the claim).
-            _claim_fence(task=lock_rows(Task.objects.filter(pk=task.pk)).get(), claim=None)
-        old_status, old_session_id = task.status, task.session_id
-        old_key = task.key
+        session_open_check(session_id=task.session_id, verb="update a task")
+        old_session_id, old_key = task.session_id, task.key
         task = instance_update(instance=task, data=data)
         if task.key != old_key:  # invocations name their task by key too (AgentInvocation.task_key)
             AgentInvocation.objects.filter(task=task).update(task_key=task.key)
@@ -119,8 +128,11 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
             _dependencies_set(task=task, keys=depends_on)
         if files is not None:
             _files_set(task=task, files=files)
-        if task.status != old_status:
-            _task_status_event(task=task, old_status=old_status, agent=agent)
+        if status != task.status or annotation is not None:
+            # The same verb as status/: the lifecycle, the dependencies and the fence (a PATCH carries no claim,
+            # so only the holder's agent-bound token changes a claimed task's status here).
+            task = task_status_set(task=task, status=status, agent=agent,
+                                   annotation=task.status_annotation if annotation is None else annotation)
     return task
 
 
@@ -142,6 +154,8 @@ def tasks_delete(*, tasks: list[Task]) -> None:
 def _tasks_delete(*, tasks: list[Task], claims: dict[str, int | None]) -> None:
     ids = [task.pk for task in tasks]
     with transaction.atomic():
+        for session_id in sorted({task.session_id for task in tasks if task.session_id}):
+            session_open_check(session_id=session_id, verb="delete a task")
         locked = list(lock_rows(Task.objects.filter(pk__in=ids).order_by("pk")))
         edges = (TaskDependency.objects.filter(depends_on_id__in=ids).exclude(task_id__in=ids)
                  .order_by("depends_on__key", "task__key").values_list("depends_on__key", "task__key"))
@@ -169,52 +183,84 @@ def _task_status_event(*, task: Task, old_status: str, agent: str) -> None:
 
 def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str = "", claim: int | None = None,
                     fenced: bool = True) -> Task:
-    """UpdateTaskStatus: the status, its annotation and the times it implies. On a claimed task the
+    """UpdateTaskStatus: the status, its annotation and the times it implies, as the task lifecycle
+    allows (TASK_STATUS_LIFECYCLE: 409 `invalid_transition` naming the allowed next statuses). Only
+    claim-task puts a task in progress (409 `claim_required` here); a task completes only when every
+    task it depends on is completed or skipped (409 `dependencies_unfinished`). On a claimed task the
     caller acts under the current claim (`_claim_fence`) unless not `fenced` (a person in the
-    console, a qualified review)."""
+    console, a qualified review). Handing the task to review or ending it ends the claim."""
     with transaction.atomic():
         task = lock_rows(Task.objects.filter(pk=task.pk).select_related("session")).get()
+        session_open_check(session_id=task.session_id, verb="set a task's status")
         if fenced:
             _claim_fence(task=task, claim=claim)
         old_status = task.status
+        _status_change_check(task=task, status=status)
         now = timezone.now()
         changes: dict[str, Any] = {"status": status, "status_annotation": annotation}
         if task.session is not None:
             changes["iteration_updated"] = task.session.current_iteration
-        if status == TaskStatus.IN_PROGRESS and task.started_at is None:
-            changes["started_at"] = now
         if status in TASK_ENDED_STATUSES:
-            changes |= {"completed_at": now, "claimed_by": "", "lease_expires_at": None}
+            changes["completed_at"] = now
+        if status != TaskStatus.IN_PROGRESS:
+            changes |= {"claimed_by": "", "lease_expires_at": None}
         task = instance_update(instance=task, data=changes)
-        _task_status_event(task=task, old_status=old_status, agent=agent)
+        if status != old_status:
+            _task_status_event(task=task, old_status=old_status, agent=agent)
     return task
+
+
+def _status_change_check(*, task: Task, status: str) -> None:
+    TASK_STATUS_LIFECYCLE.check(current=task.status, new=status, subject=f"Task {task.key}")
+    if status == TaskStatus.IN_PROGRESS and task.status != TaskStatus.IN_PROGRESS:
+        raise Conflict(f"Only claim-task puts {task.key} in progress: it gives the claim the work is done under.",
+                       code="claim_required", details={"status": task.status, "to": status})
+    if status == TaskStatus.COMPLETED and task.status != TaskStatus.COMPLETED:
+        unfinished = list(Task.objects.filter(dependents__task=task).exclude(status__in=DEPENDENCY_SATISFIED_STATUSES)
+                          .order_by("key").values_list("key", flat=True))
+        if unfinished:
+            raise Conflict(f"{task.key} cannot complete before {', '.join(unfinished)}: a task completes after the "
+                           "tasks it depends on are completed or skipped.", code="dependencies_unfinished",
+                           details={"task": task.key, "unfinished": unfinished})
 
 
 def _claim_fence(*, task: Task, claim: int | None) -> None:
     """Fenced claims: a write on a claimed task (heartbeat, release, status, report, delete) is made under
-    the claim its caller holds, the `claim` value claim-task returned (`task` is locked). A value that
-    is not the task's current claim (the lease expired and the task went back to the pool, or was
-    claimed again) is 409 `stale_claim`: the late holder changes nothing. Without a value only the
-    holder's agent-bound token acts (its agent name cannot be borrowed): 409 `claim_required`.
-    The current value is never in an answer: it is what proves a caller holds the claim."""
+    the claim its caller holds, the `claim` value claim-task returned to the claimer only (`task` is locked).
+    A claim holds while the task is in progress under it and its lease has not expired, at the moment of the
+    request (the sweep may not have run yet). A token bound to another agent than the holder is 409
+    `not_claim_holder` whatever it sends. A value that is not a live claim is 409 `stale_claim`, whose
+    `details.reason` says what happened: `never_issued`, `expired`, `ended` (released, handed to review or
+    finished) or `taken_over` (claimed again since): the late holder changes nothing. Without a value only
+    the holder's agent-bound token acts (its agent name is bound to its token): 409 `claim_required`."""
     held = task.status == TaskStatus.IN_PROGRESS and bool(task.claimed_by)
-    details = {"claimed_by": task.claimed_by, "status": task.status}
+    live = held and (task.lease_expires_at is None or task.lease_expires_at > timezone.now())
+    details = {"claimed_by": task.claimed_by if live else "", "status": task.status}
+    bound = current_scope().agent
+    if live and bound and bound != task.claimed_by:
+        raise Conflict(f"{task.key} is claimed by {task.claimed_by!r}, not by this token's agent {bound!r}.",
+                       code="not_claim_holder", details=details)
+    if claim is None and held and not live:
+        claim = task.claim  # whoever acts without a value on an expired claim is its late holder
     if claim is not None:
-        if not held or claim != task.claim:
-            raise Conflict(f"Claim {claim} on {task.key} is no longer current: its lease expired and the task went "
-                           "back to the pool or to another claim. Nothing was changed.", code="stale_claim",
-                           details={**details, "claim": claim})
-        return
-    if held and current_scope().agent != task.claimed_by:
+        if live and claim == task.claim:
+            return
+        reason = ("never_issued" if claim > task.claim or claim == 0 else "taken_over" if claim < task.claim
+                  else "expired" if held else "ended")
+        said = {"never_issued": "was never issued", "taken_over": "was taken over by a later claim",
+                "expired": "expired with its lease", "ended": f"ended (the task is {task.status})"}[reason]
+        raise Conflict(f"Claim {claim} on {task.key} {said}. Nothing was changed.", code="stale_claim",
+                       details={**details, "claim": claim, "reason": reason})
+    if live and bound != task.claimed_by:
         raise Conflict(f"{task.key} is claimed by {task.claimed_by!r}: send the `claim` value claim-task returned.",
                        code="claim_required", details=details)
 
 
-def _leases_expire(*, expired: QuerySet[Task]) -> int:
+def _leases_expire(*, expired: QuerySet[Task], skip_locked: bool = True) -> int:
     """Return the tasks of `expired` (in progress, lease past) to the ready pool, each with a
     `lease_expired` event naming the agent that held it. Rows another transaction holds are skipped
-    (their holder is acting on them; the next sweep sees them)."""
-    tasks = list(lock_rows(expired, skip_locked=True))
+    (their holder is acting on them; the next sweep sees them) unless not `skip_locked`."""
+    tasks = list(lock_rows(expired, skip_locked=skip_locked))
     for task in tasks:
         holder, lease = task.claimed_by, task.lease_expires_at
         instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
@@ -224,7 +270,7 @@ def _leases_expire(*, expired: QuerySet[Task]) -> int:
                                   agent=holder,
                                   message=f"{holder or 'the holder'}'s lease on {task.key} expired: "
                                           "it is ready to claim again",
-                                  data={"task": task.id, "claim": task.claim, "lease_expires_at": lease.isoformat()})
+                                  data={"task": task.id, "lease_expires_at": lease.isoformat()})
     return len(tasks)
 
 
@@ -249,7 +295,8 @@ def task_leases_expire(*, now: datetime | None = None) -> int:
 
 class NothingToClaim(Conflict):
     """claim-task has no task for the caller: `details.reason` says why, machine-readably
-    (`all_done`, `waiting`, `blocked`, `at_capacity`, `session_finished`; see selectors.claim_outlook)."""
+    (`all_done`, `waiting`, `blocked`, `at_capacity`, `session_finished`, see selectors.claim_outlook; `stop`
+    and `paused` while an operator's signal of that type waits to be polled)."""
 
     code = "nothing_to_claim"
 
@@ -272,9 +319,21 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
             raise NothingToClaim(f"Session {session.pk} is {limits['status']}: it hands out no more tasks.",
                                  details={"reason": "session_finished", "session": session.pk,
                                           "status": limits["status"]})
+        # An operator's Stop or Pause not yet polled comes before any more work (issue #27 §6): the agent is
+        # told so (`stop`, `paused`) and its orchestrator polls the signal.
+        pending = (Signal.objects.filter(session_id=session.pk, is_processed=False,
+                                         type__in=[SignalType.STOP, SignalType.PAUSE])
+                   .order_by("sent_at", "id").values("id", "type").first())
+        if pending is not None:
+            reason = "stop" if pending["type"] == SignalType.STOP else "paused"
+            raise NothingToClaim(f"Session {session.pk} has a {pending['type']} signal not yet polled: no task is "
+                                 "handed out before the orchestrator takes it (poll-signal).",
+                                 details={"reason": reason, "session": session.pk, "signal": pending["id"]})
         now = timezone.now()
+        # Waiting, not skipping: a late holder locking its expired task is refused (stale_claim) without
+        # writing anything else, so the wait is short and the task is handed out, never lost to the race.
         _leases_expire(expired=Task.objects.filter(session_id=session.pk, status=TaskStatus.IN_PROGRESS,
-                                                   lease_expires_at__lt=now))
+                                                   lease_expires_at__lt=now), skip_locked=False)
         running, sequential_running = selectors.tasks_running(session_id=session.pk, now=now)
         task = None
         if running < limits["max_concurrency"] and not sequential_running:
@@ -293,13 +352,14 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
             "iteration_count": task.iteration_count + 1, "claim": task.claim + 1})
         ledger().event_append(session_id=session.pk, event_type="task_claimed", task_key=task.key, agent=agent,
                               message=f"{agent} claimed {task.key}",
-                              data={"task": task.id, "from": old_status, "claim": task.claim,
+                              data={"task": task.id, "from": old_status,
                                     "lease_expires_at": task.lease_expires_at.isoformat()})
     return task
 
 
 def _held_task(*, task: Task, agent: str, claim: int | None) -> Task:
     task = lock_rows(Task.objects.filter(pk=task.pk)).get()
+    session_open_check(session_id=task.session_id, verb="act on a claimed task")
     _claim_fence(task=task, claim=claim)
     if task.status != TaskStatus.IN_PROGRESS or task.claimed_by != agent:
         raise Conflict(f"{task.key} is not claimed by {agent!r}.", code="not_claim_holder",
@@ -363,12 +423,24 @@ def task_attempt_create(*, data: dict[str, Any]) -> TaskAttempt:
 def task_report_submit(*, task: Task, data: dict[str, Any], claim: int | None = None) -> TaskAttempt:
     """SubmitReport: the task's next attempt, made under the current claim when the task is claimed."""
     with transaction.atomic():
+        session_open_check(session_id=task.session_id, verb="report on a task")
         _claim_fence(task=lock_rows(Task.objects.filter(pk=task.pk)).get(), claim=claim)
         return task_attempt_create(data={**data, "task": task})
 
 
+def _attempt_lifecycles_check(*, attempt: TaskAttempt, data: dict[str, Any]) -> None:
+    subject = f"Attempt {attempt.attempt_number} of {attempt.task.key}"
+    if "status" in data:
+        ATTEMPT_STATUS_LIFECYCLE.check(current=attempt.status, new=data["status"], subject=subject)
+    if "review_verdict" in data:
+        ATTEMPT_VERDICT_LIFECYCLE.check(current=attempt.review_verdict, new=data["review_verdict"], subject=subject)
+
+
 def task_attempt_update(*, attempt: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
+    """An attempt's outcome and review follow their lifecycles (ATTEMPT_STATUS_LIFECYCLE, ATTEMPT_VERDICT_LIFECYCLE)."""
     with transaction.atomic():
+        attempt = lock_rows(TaskAttempt.objects.filter(pk=attempt.pk).select_related("task")).get()
+        _attempt_lifecycles_check(attempt=attempt, data=data)
         return usage_row_update(row=attempt, data=data)
 
 
@@ -378,17 +450,25 @@ def task_attempt_delete(*, attempt: TaskAttempt) -> None:
 
 
 def task_review_submit(*, task: Task, review_report: str, verdict: str, agent: str = "",
-                       complete: bool = False) -> TaskAttempt:
-    """SubmitReview: the review and verdict go on the task's latest attempt. With `complete`, a
-    `qualified` verdict also completes the task in the same transaction (as task_status_set does); a
-    `failed` verdict leaves the task's status to the orchestrator."""
+                       complete: bool = False, send_back: bool = False) -> TaskAttempt:
+    """SubmitReview: the review and verdict go on the task's latest attempt. The reviewer's verbs need no
+    claim (seed 000's flow: the executor reports, the reviewer decides): with `complete`, a `qualified`
+    verdict also completes the task, with `send_back` a `failed` one returns it to not_started (its claim
+    ends), in the same transaction and as the task lifecycle allows; otherwise the task's status is left
+    to the orchestrator."""
     with transaction.atomic():
-        attempt = lock_rows(TaskAttempt.objects.filter(task=task).order_by("-attempt_number")).first()
+        session_open_check(session_id=task.session_id, verb="review a task")
+        attempt = lock_rows(TaskAttempt.objects.filter(task=task).order_by("-attempt_number")
+                            .select_related("task")).first()
         if attempt is None:
             raise Conflict(f"{task.key} has no report to review.", code="no_report", details={"task": task.pk})
+        _attempt_lifecycles_check(attempt=attempt, data={"review_verdict": verdict})
         attempt = instance_update(instance=attempt, data={"review_report": review_report, "review_verdict": verdict,
                                                           "reviewed_at": timezone.now()})
         if complete and verdict == ReviewVerdict.QUALIFIED:
             task_status_set(task=task, status=TaskStatus.COMPLETED, agent=agent, fenced=False,
                             annotation=f"qualified at attempt {attempt.attempt_number}")
+        if send_back and verdict == ReviewVerdict.FAILED:
+            task_status_set(task=task, status=TaskStatus.NOT_STARTED, agent=agent, fenced=False,
+                            annotation=f"sent back at attempt {attempt.attempt_number}")
     return attempt

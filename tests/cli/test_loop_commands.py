@@ -7,6 +7,8 @@ import pytest
 
 from conversations_app.models import Observation
 from ledger_app.models import Checkpoint, Issue, LedgerEvent
+from ralphsite.core.models import TokenScope
+from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session, Signal, Task, TaskAttempt
 from tests.cli.conftest import RalphRunner
 from tests.sessions_app.factories import make_session, make_task
@@ -145,3 +147,18 @@ def test_search_and_progress(ralph: RalphRunner, session: Session) -> None:
                                          "task-2  not_started     API"]
     as_json = json.loads(ralph("progress", "--json", RALPH_SESSION="loop-1").stdout)
     assert as_json["total"] == 2 and as_json["by_status"]["not_started"] == 2
+
+
+def test_the_task_commands_run_with_an_agent_bound_session_token(ralph: RalphRunner, session: Session, user) -> None:
+    """The README's least-privilege set-up (issue #27 §4): one agent, one session token bound to it, tasks by key."""
+    minted = api_token_create(user=user, scope=TokenScope.SESSION, session_id=session.pk, agent="exec-1")
+    env = {"RALPH_SESSION": "loop-1", "RALPH_TOKEN": minted.secret}
+    claimed = ralph("task", "claim", **env)
+    assert claimed.status == 0, claimed.stderr
+    assert json.loads(claimed.stdout)["claimed_by"] == "exec-1"
+    for args in (("task", "heartbeat", "task-1"), ("task", "report", "task-1", "-"),
+                 ("task", "status", "task-1", "review_pending", "--note", "ready for review")):
+        run = ralph(*args, input="implemented", **env)
+        assert run.status == 0, (args, run.stderr)
+    task = Task.objects.get(session=session, key="task-1")
+    assert (task.status, task.claimed_by, task.attempts.get().agent) == ("review_pending", "", "exec-1")

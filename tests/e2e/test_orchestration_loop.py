@@ -149,12 +149,13 @@ def test_it_runs_a_whole_orchestration_loop_and_keeps_its_audit_trail(agent: Age
     reviewed = agent.ok("POST", f"{V1}/sessions/{sid}/transition/",
                         {"state": "session_review", "message": "all waves done", "agent": "orchestrator"})
     assert reviewed["state"] == "session_review"
-    agent.ok("POST", f"{V1}/sessions/{sid}/transition/", {"state": "complete", "agent": "orchestrator"})
-    finished = agent.ok("POST", f"{V1}/sessions/{sid}/finish/", {
-        "status": "completed", "exit_reason": "all_tasks_done", "summary": "4 tasks", "agent": "orchestrator"})
+    # Ralph V2's Complete state ends the session, its message the exit reason (issue #27 §1).
+    finished = agent.ok("POST", f"{V1}/sessions/{sid}/transition/",
+                        {"state": "complete", "message": "all_tasks_done", "agent": "orchestrator"})
     assert finished["status"] == "completed" and finished["exit_reason"] == "all_tasks_done"
-    assert finished["ended_at"] is not None and finished["summary"] == "4 tasks"
-    assert finished["state"] == "complete"
+    assert finished["ended_at"] is not None and finished["state"] == "complete"
+    assert agent.post(f"{V1}/sessions/{sid}/finish/", {"status": "completed"}).json()["code"] == "session_finished"
+    assert agent.ok("PATCH", f"{V1}/sessions/{sid}/", {"summary": "4 tasks"})["summary"] == "4 tasks"
     # A finished session cannot be finished as "running".
     assert agent.post(f"{V1}/sessions/{sid}/finish/", {"status": "running"}).status == 400
 

@@ -33,10 +33,10 @@ class Action:
 
 def _task_status(session: Session) -> Action:
     task = Task.objects.create(session=session, key="TASK-001", title="Build")
-    return Action(f"/api/v1/tasks/{task.id}/status/", {"status": "in_progress", "annotation": "go",
+    return Action(f"/api/v1/tasks/{task.id}/status/", {"status": "blocked", "annotation": "go",
                                                        "agent": "executor"},
                   "task_status_changed", "TASK-001", "executor",
-                  {"task": task.id, "from": "not_started", "to": "in_progress", "annotation": "go"},
+                  {"task": task.id, "from": "not_started", "to": "blocked", "annotation": "go"},
                   lambda: Task.objects.get(pk=task.id).status)
 
 

@@ -115,7 +115,7 @@ def test_every_nested_task_route_takes_ids_and_keys(api: APIClient, route: ApiRo
 
 def test_a_nested_get_is_one_object_and_a_nested_status_changes_it(api: APIClient) -> None:
     session = make_session(key="sess-a")
-    task = make_task(session, "task-1")
+    task = make_task(session, "task-1", status="review_pending")
     got = api.get("/api/v1/sessions/sess-a/tasks/task-1/")
     assert got.status_code == 200 and got.json() == api.get(f"/api/v1/tasks/{task.pk}/").json()
     changed = api.post("/api/v1/sessions/sess-a/tasks/task-1/status/", {"status": "done"}, format="json")

@@ -130,14 +130,23 @@ def test_bodies_take_the_seeds_spellings_and_answers_stay_canonical(api: APIClie
                                        "task_type": "Parallelizable"}, format="json")
     assert task.status_code == 201, task.content
     assert (task.json()["status"], task.json()["task_type"]) == ("not_started", "parallelizable")
-    status = api.post(f"/api/v1/tasks/{task.json()['id']}/status/", {"status": "running"}, format="json")
-    assert status.status_code == 200, status.content
-    assert status.json()["status"] == "in_progress"
-    assert api.post(f"/api/v1/tasks/{task.json()['id']}/report/", {"agent": "a", "implementation_report": "did it"},
+    claimed = api.post(f"/api/v1/sessions/{session['id']}/claim-task/", {"agent": "a"}, format="json")
+    assert claimed.json()["status"] == "in_progress"
+    listed = api.get(f"/api/v1/tasks/?session={session['id']}&status=running").json()["results"]
+    assert [row["key"] for row in listed] == ["t1"]
+    assert api.post(f"/api/v1/tasks/{task.json()['id']}/report/", {"agent": "a", "implementation_report": "did it",
+                                                                  "claim": claimed.json()["claim"]},
                     format="json").status_code == 201
+    status = api.post(f"/api/v1/tasks/{claimed.json()['id']}/status/", {"status": "Review_Pending",
+                                                                        "claim": claimed.json()["claim"]},
+                      format="json")
+    assert status.status_code == 200, status.content
+    assert status.json()["status"] == "review_pending"
     review = api.post(f"/api/v1/tasks/{task.json()['id']}/review/",
                       {"verdict": "Qualified", "agent": "r", "review_report": "fine"}, format="json")
     assert review.status_code == 200, review.content
+    done = api.post(f"/api/v1/tasks/{claimed.json()['id']}/status/", {"status": "done"}, format="json")
+    assert done.json()["status"] == "completed"
     assert review.json()["review_verdict"] == "qualified"
     body = assert_error_shape(api.post(f"/api/v1/tasks/{task.json()['id']}/status/", {"status": "finished"},
                                        format="json"), 400, "validation_error")

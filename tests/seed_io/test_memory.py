@@ -73,6 +73,8 @@ def test_it_imports_every_row_and_column_of_a_memory_db(tmp_path: Path) -> None:
     assert (first.status, second.status) == ("completed", "running")  # an ended session arrives ended
     assert (second.summary, second.summary_embedding, second.token_count, second.ended_at) == ("", None, 0, None)
     assert second.started_at == datetime(2026, 1, 6, 7, 0, tzinfo=UTC)
+    # A session with an end time has ended (issue #27 §1): it is not an interrupted run to resume.
+    assert (first.status, second.status) == ("completed", "running")
 
     by_key = {row.source_key: Observation.objects.get(pk=row.object_id)
               for row in SeedRow.objects.filter(kind="memory", source_table="observations")}

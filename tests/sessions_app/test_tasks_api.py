@@ -133,15 +133,15 @@ def test_it_gets_a_task_by_key_with_dependencies_files_and_latest_attempt(api: A
 def test_it_updates_a_status_with_its_annotation_and_times(api: APIClient, session: Session,
                                                            events: list[dict[str, Any]]) -> None:
     task = make_task(session, "task-1")
-    response = api.post(f"{TASKS}{task.pk}/status/", {"status": "in_progress", "annotation": "(Attempt 1)",
+    response = api.post(f"{TASKS}{task.pk}/status/", {"status": "blocked", "annotation": "(waiting on CI)",
                                                       "agent": "orchestrator"}, format="json")
     body = response.json()
     assert response.status_code == 200
-    assert (body["status"], body["status_annotation"]) == ("in_progress", "(Attempt 1)")
-    assert body["started_at"] and not body["completed_at"]
-    assert api.post(f"{TASKS}{task.pk}/status/", {"status": "completed"}, format="json").json()["completed_at"]
+    assert (body["status"], body["status_annotation"]) == ("blocked", "(waiting on CI)")
+    assert not body["completed_at"]
+    assert api.post(f"{TASKS}{task.pk}/status/", {"status": "skipped"}, format="json").json()["completed_at"]
     assert [(e["event_type"], e["task_key"], e["data"]["to"]) for e in events] == [
-        ("task_status_changed", "task-1", "in_progress"), ("task_status_changed", "task-1", "completed")]
+        ("task_status_changed", "task-1", "blocked"), ("task_status_changed", "task-1", "skipped")]
     assert events[0]["agent"] == "orchestrator" and events[0]["session_id"] == session.pk
 
 

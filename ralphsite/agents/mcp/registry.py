@@ -59,6 +59,10 @@ def number(description: str, *, required: bool = False) -> Arg:
     return Arg({"type": "number", "minimum": 0, "description": description}, required)
 
 
+def flag(description: str) -> Arg:
+    return Arg({"type": "boolean", "description": description})
+
+
 def choice(description: str, choices: type[TextChoices] | Iterable[str], *, required: bool = False) -> Arg:
     values = list(choices.values) if isinstance(choices, type) and issubclass(choices, TextChoices) else list(choices)
     return Arg({"type": "string", "enum": values, "description": description}, required)

@@ -23,6 +23,7 @@ from ralphsite.agents.mcp.registry import (
     ToolCall,
     any_json,
     choice,
+    flag,
     integer,
     json_object,
     number,
@@ -79,7 +80,7 @@ def pick(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
 
 _TASK = ("key", "title", "objective", "description", "task_type", "work_type", "status", "status_annotation",
          "priority", "wave", "sequence", "depends_on", "files", "success_criteria", "notes", "assigned_agent",
-         "claimed_by", "claim", "lease_expires_at", "iteration_count")
+         "claimed_by", "lease_expires_at", "iteration_count")
 _ATTEMPT = ("attempt_number", "status", "agent", "model", "review_verdict", "reviewed_at")
 
 
@@ -167,8 +168,9 @@ def create_task(call: ToolCall) -> Any:  # POST tasks/
     return task_result(task)
 
 
-@tool("update_task_status", "Set a task's status, with a one-line annotation saying why. Ending statuses "
-      "(completed, failed, cancelled, skipped) end its claim.",
+@tool("update_task_status", "Set a task's status, with a one-line annotation saying why, as its lifecycle allows "
+      "(else invalid_transition naming the allowed ones). The executor acts under its claim; in_progress comes only "
+      "from claim_task; review_pending hands the work to the reviewer and, like the ending statuses, ends the claim.",
       writes=Task, action="update",
       task=TASK, status=choice("The new status.", TaskStatus, required=True),
       annotation=text("Why, in a line.", max_length=500), agent=AGENT, claim=CLAIM)
@@ -200,10 +202,13 @@ def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
     return {"task": task.key, "attempt_number": attempt.attempt_number}
 
 
-@tool("submit_review", "Submit a review (PART 2) with its verdict, on the task's latest report.",
+@tool("submit_review", "Submit a review (PART 2) with its verdict, on the task's latest report. The reviewer needs "
+      "no claim: complete=true completes a qualified task, send_back=true returns a failed one to the pool.",
       writes=TaskAttempt, action="update",
       task=TASK, review_report=text("The review (markdown).", required=True),
-      verdict=choice("qualified or failed.", ReviewVerdict, required=True), agent=AGENT)
+      verdict=choice("qualified or failed.", ReviewVerdict, required=True), agent=AGENT,
+      complete=flag("With a qualified verdict: the task is completed."),
+      send_back=flag("With a failed verdict: the task goes back to not_started, claimable again."))
 def submit_review(call: ToolCall) -> Any:  # POST tasks/{id}/review/
     task = call.task()
     attempt = task_review_submit(task=task, **call.validated(api.TaskReviewInputSerializer))
@@ -239,11 +244,13 @@ def create_question(call: ToolCall) -> Any:  # POST questions/
       question=text("The question's key, e.g. Q-TECH-001 (or its id).", required=True),
       answer=text("The answer.", required=True), answer_source=text("Where the answer comes from.", max_length=500),
       answer_confidence=choice("How confident the answer is.", Level),
-      answer_implication=text("What the answer means for the plan."), agent=AGENT)
+      answer_implication=text("What the answer means for the plan."),
+      replace=flag("Replace an earlier answer (without it a second answer is refused: already_answered)."),
+      agent=AGENT)
 def answer_question(call: ToolCall) -> Any:  # POST questions/{id}/answer/
     body = call.validated(api.QuestionAnswerInputSerializer)
-    agent = body.pop("agent")
-    return question_result(question_answer(question=call.question(), data=body, agent=agent))
+    agent, replace = body.pop("agent"), body.pop("replace")
+    return question_result(question_answer(question=call.question(), data=body, agent=agent, replace=replace))
 
 
 class FeedbackQuerySerializer(RalphInputSerializer):
@@ -292,7 +299,8 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
 
 
 @tool("claim_task", "Claim the next task the plan lets start: it is set in progress and leased to you. Answers "
-      "the task, or task null with the reason nothing can be claimed: all_done, waiting (work in progress will "
+      "the task with your claim value (only here, only to you: send it with every write on the task), or task "
+      "null with the reason nothing can be claimed: all_done, waiting (work in progress will "
       "unblock more), blocked (a failed dependency), at_capacity or session_finished.",
       writes=Task, action="update",
       agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
@@ -303,7 +311,7 @@ def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
         # An answer, not a failure: the reason tells the agent whether to wait, stop or report a blockage.
         return {"task": None, "reason": nothing.details.get("reason"), "message": nothing.message,
                 **pick(nothing.details, tuple(name for name in nothing.details if name not in ("reason", "session")))}
-    return {"task": task_result(task)}
+    return {"task": {**task_result(task), "claim": task.claim}}  # the claim value: to the claimer only
 
 
 @tool("heartbeat_task", "Extend the lease of a task you hold, so nobody else claims it.",

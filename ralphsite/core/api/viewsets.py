@@ -83,11 +83,16 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         token's scope is a 404 before it runs, as for a row that does not exist: actions may hand the
         id to a service (which acts on any row) or read the row their own way (tombstones included),
         so the rule cannot be left to each of them. This is the base class's scoped lookup, not a
-        subclass's (which may refuse rows the action accepts). Retrieve, update and delete look the
-        row up in the scoped queryset anyway; a global scope sees every row."""
+        subclass's (which may refuse rows the action accepts), unless the subclass names its rows
+        differently in the path (`scoped_row`). Retrieve, update and delete look the row up in the
+        scoped queryset anyway; a global scope sees every row."""
         super().initial(request, *args, **kwargs)
         if getattr(self, "detail", False) and self.action not in _ROW_ACTIONS and not current_scope().is_global:
-            RalphModelViewSet.get_object(self)
+            self.scoped_row()
+
+    def scoped_row(self) -> models.Model:
+        """The path's row in the request's scope (Http404 otherwise), as the base class looks it up."""
+        return RalphModelViewSet.get_object(self)
 
     def get_object(self) -> models.Model:
         # A keyed model's row may be named by its key too (ralphsite.core.addressing).

@@ -52,7 +52,7 @@ from sessions_app.models import (
 from sessions_app.models.feedback import FeedbackSeverity
 from sessions_app.models.invocations import AgentRole, InvocationStatus
 from sessions_app.models.questions import Level, QuestionCategory, QuestionStatus
-from sessions_app.models.sessions import OrchestratorState, SessionStatus
+from sessions_app.models.sessions import ENDING_STATES, OrchestratorState, SessionStatus
 from sessions_app.models.steering import SignalType
 from sessions_app.models.tasks import ReviewVerdict, TaskStatus, TaskType
 
@@ -76,8 +76,6 @@ SIGNAL_TYPE = IntEnumMap(["Steer", "Pause", "Stop", "Info"], SignalType, default
 INVOCATION_STATUS = IntEnumMap(["Started", "Completed", "Failed", "Cancelled"], InvocationStatus,
                                default=InvocationStatus.STARTED)
 
-# A Ralph session's state says whether it still runs; ours keeps that as `status` too (claims, interruptions).
-ENDED_STATES = {OrchestratorState.COMPLETE: SessionStatus.COMPLETED, OrchestratorState.STOPPED: SessionStatus.STOPPED}
 
 SESSIONS, ITERATIONS, TASKS, BATCHES = "Sessions", "Iterations", "Tasks", "FeedbackBatches"
 TASK = Parent(TASKS, "task_id", "task", session=True)
@@ -123,7 +121,8 @@ class Sessions(SessionTable):
         values = super().fields(row, context)
         assert isinstance(values, dict)
         values["last_activity_at"] = values["updated_at"] or values["started_at"]
-        values["status"] = ENDED_STATES.get(values["state"], SessionStatus.RUNNING)
+        # A Ralph session's state says whether it still runs: the domain's ENDING_STATES, as on every path.
+        values["status"] = ENDING_STATES.get(values["state"], SessionStatus.RUNNING)
         if values["current_plan_content"]:
             values["plan_iteration"] = values["current_iteration"]
         return values
