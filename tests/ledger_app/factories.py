@@ -3,8 +3,10 @@
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from io import StringIO
 from typing import Any
 
+from django.core.management import call_command
 from django.db.models import Model
 from rest_framework.test import APIClient
 
@@ -175,3 +177,13 @@ def add_orchestration_rows(index: int) -> None:
     Feature.objects.create(key=f"FEAT-{index}", plan_key=plan.key, name="more")
     ContextBudget.objects.create(session=session, model="haiku", context_limit=1000)
     ContextSnapshot.objects.create(session=session, snapshot_type="checkpoint")
+
+
+def ledger_verify_run(*args: str) -> tuple[int, str, str]:
+    """`manage.py ledger_verify`: its exit status, standard output and error."""
+    out, err = StringIO(), StringIO()
+    try:
+        call_command("ledger_verify", *args, stdout=out, stderr=err)
+    except SystemExit as exit_:
+        return int(exit_.code), out.getvalue(), err.getvalue()
+    return 0, out.getvalue(), err.getvalue()

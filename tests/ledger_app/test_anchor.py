@@ -17,26 +17,17 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from ledger_app.anchor import ANCHOR_VERSION, anchor_dir
+from ledger_app.anchor import ANCHOR_VERSION, anchor_dir, anchor_key
 from ledger_app.append_only import HEAD_TABLE, TABLE
 from ledger_app.chain import GENESIS_HASH, canonical_json, event_canonical, link_hash
 from ledger_app.chain_verify import chain_verify
 from ledger_app.models import LedgerEvent
 from ralphsite.core.upkeep_jobs import upkeep_jobs
 from sessions_app.models import SessionStatus
-from tests.ledger_app.factories import make_event, make_session
+from tests.ledger_app.factories import ledger_verify_run, make_event, make_session
 from tests.ledger_guards import ledger_guards_off
 
 pytestmark = pytest.mark.django_db
-
-
-def _verify() -> tuple[int, str, str]:
-    out, err = StringIO(), StringIO()
-    try:
-        call_command("ledger_verify", stdout=out, stderr=err)
-    except SystemExit as exit_:
-        return int(exit_.code), out.getvalue(), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
 
 
 def _anchor() -> Path:
@@ -83,17 +74,17 @@ def test_it_anchors_the_head_in_a_signed_file_only_its_owner_reads() -> None:
     assert {key: document[key] for key in ("version", "event_id", "hash", "events")} == \
         {"version": ANCHOR_VERSION, "event_id": newest.id, "hash": newest.hash, "events": 3}
     signed = {key: document[key] for key in ("version", "event_id", "hash", "events", "anchored_at")}
-    key = settings.RALPH_LEDGER_ANCHOR_KEY.encode()
+    key = anchor_key().encode()
     assert document["signature"] == hmac.new(key, canonical_json(signed), hashlib.sha256).hexdigest()
     assert not list(path.parent.glob(".tmp-*"))
-    code, out, err = _verify()
+    code, out, err = ledger_verify_run()
     assert code == 0, err
     assert f"agrees with 1 anchors in {anchor_dir()}" in out and f"names event #{newest.id}" in out
 
 
 def test_it_verifies_links_only_and_says_so_without_an_anchor() -> None:
     _events(2)
-    code, out, _ = _verify()
+    code, out, _ = ledger_verify_run()
     assert code == 0 and f"no anchors in {anchor_dir()}" in out
 
 
@@ -102,7 +93,7 @@ def test_it_finds_events_rewritten_with_recomputed_hashes_and_the_head_moved() -
     _anchor()
     _rewrite_from(events[3])
     assert chain_verify().intact  # the database alone cannot tell
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1
     assert f"event #{events[5].id} has hash" in err and f"recorded {events[5].hash}: the event was rewritten" in err
 
@@ -115,7 +106,7 @@ def test_it_finds_the_newest_events_removed_by_hand_and_the_head_moved_back() ->
         cursor.execute(f"DELETE FROM {TABLE} WHERE id >= %s", [events[3].id])
         _head_set(cursor, events[2].id, events[2].hash)
     assert chain_verify().intact
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1
     assert f"the chain head is event #{events[2].id}" in err and f"names event #{events[5].id}" in err
     assert "moved back" in err and f"event #{events[5].id}" in err and "no retention record removed it" in err
@@ -128,7 +119,7 @@ def test_it_finds_a_ledger_wiped_with_its_head() -> None:
         cursor.execute(f"DELETE FROM {TABLE}")
         cursor.execute(f"DELETE FROM {HEAD_TABLE}")
     assert chain_verify().intact and not chain_verify().events  # "no events yet"
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1 and "the ledger has no events, but the anchor written at" in err
     assert f"names event #{events[3].id} (4 events)" in err
 
@@ -142,7 +133,7 @@ def test_it_finds_a_ledger_wiped_and_started_again() -> None:
     # New events start a new chain at the genesis hash, from id 1 again: the anchored id is reused.
     restarted = _events(3)
     assert chain_verify().intact and restarted[-1].id == events[-1].id
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1 and f"event #{events[-1].id} has hash {restarted[-1].hash}" in err
 
 
@@ -151,7 +142,7 @@ def test_it_reports_an_anchor_whose_signature_does_not_match() -> None:
     path = _anchor()
     document = json.loads(path.read_text())
     path.write_text(json.dumps({**document, "event_id": events[0].id, "hash": events[0].hash}))
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1 and f"anchor file {path}: bad signature" in err
     with pytest.raises(CommandError, match="bad signature"):
         call_command("ledger_anchor", stdout=StringIO())
@@ -163,10 +154,10 @@ def test_it_checks_the_newest_anchor_and_every_older_one() -> None:
     newer = make_event(make_session())
     _anchor()
     assert len(_anchor_files()) == 2
-    code, out, err = _verify()
+    code, out, err = ledger_verify_run()
     assert code == 0 and "agrees with 2 anchors" in out and f"names event #{newer.id}" in out, err
     _rewrite_from(events[1])  # changes the older anchor's event too
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1 and f"event #{events[2].id} has hash" in err and f"event #{newer.id} has hash" in err
 
 
@@ -178,7 +169,7 @@ def test_it_accepts_anchored_events_a_retention_record_removed_and_anchors_after
     out = StringIO()
     call_command("purge_sessions", "--older-than", "90d", stdout=out)
     assert "Anchored the ledger's head" in out.getvalue() and len(_anchor_files()) == 2
-    code, out_text, err = _verify()
+    code, out_text, err = ledger_verify_run()
     assert code == 0, err
     assert f"anchored event #{anchored.id}" in out_text and "was removed by the retention record" in out_text
 
@@ -195,7 +186,7 @@ def test_it_does_not_anchor_over_a_ledger_that_contradicts_an_anchor(caplog: pyt
         job.run()
     assert "Ledger anchor not written" in caplog.text and "was rewritten" in caplog.text
     assert len(_anchor_files()) == 1
-    assert _verify()[0] == 1
+    assert ledger_verify_run()[0] == 1
 
 
 def test_it_upkeep_job_anchors_when_the_head_moved_and_not_otherwise() -> None:
@@ -209,4 +200,4 @@ def test_it_upkeep_job_anchors_when_the_head_moved_and_not_otherwise() -> None:
     job.run()
     job.run()
     assert [json.loads(path.read_text())["event_id"] for path in _anchor_files()] == [0, first.id]
-    assert _verify()[0] == 0
+    assert ledger_verify_run()[0] == 0

@@ -20,7 +20,7 @@ from ledger_app.models import LEDGER_PURGED, LedgerChainHead, LedgerEvent, Reten
 from ralphsite.core.errors import InvalidInput
 from sessions_app.models import SessionStatus
 from sessions_app.services.sessions import session_finish
-from tests.ledger_app.factories import make_event, make_session
+from tests.ledger_app.factories import ledger_verify_run, make_event, make_session
 from tests.ledger_guards import ledger_guards_off
 
 pytestmark = pytest.mark.django_db
@@ -29,15 +29,6 @@ pytestmark = pytest.mark.django_db
 def _raw(sql: str, params: list | None = None) -> None:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(sql, params or [])
-
-
-def _verify() -> tuple[int, str, str]:
-    out, err = StringIO(), StringIO()
-    try:
-        call_command("ledger_verify", stdout=out, stderr=err)
-    except SystemExit as exit_:
-        return int(exit_.code), out.getvalue(), err.getvalue()
-    return 0, out.getvalue(), err.getvalue()
 
 
 def _chain() -> list[tuple[int, str, str]]:
@@ -103,7 +94,7 @@ def test_it_answers_the_head(api: APIClient) -> None:
 
 def test_it_verify_reports_an_intact_chain_and_exits_0() -> None:
     events = [make_event(make_session(), n) for n in range(3)]
-    code, out, err = _verify()
+    code, out, err = ledger_verify_run()
     assert code == 0, err
     assert f"3 events, #{events[0].id} to #{events[-1].id}" in out and events[-1].hash in out
     assert "ledger_verify: 100% (3/3)" in err  # plain progress lines when not on a terminal
@@ -114,7 +105,7 @@ def test_it_verify_names_an_event_changed_behind_the_triggers_back() -> None:
     events = [make_event(session, n) for n in range(4)]
     with ledger_guards_off(), connection.cursor() as cursor:
         cursor.execute(f"UPDATE {TABLE} SET tokens_in = 999 WHERE id = %s", [events[2].id])
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1
     assert f"BROKEN at event #{events[2].id}" in err and "was changed" in err
 
@@ -151,7 +142,7 @@ def test_it_refuses_insert_or_replace_over_an_existing_event() -> None:
 def test_it_verify_finds_a_delete_made_past_the_triggers() -> None:
     events = [make_event(make_session(), n) for n in range(5)]
     _guards_off_delete(f"DELETE FROM {TABLE} WHERE id = %s", [events[2].id])
-    code, _, err = _verify()
+    code, _, err = ledger_verify_run()
     assert code == 1
     assert f"BROKEN at event #{events[3].id}" in err and f"does not link to event #{events[1].id}" in err
 
@@ -201,7 +192,7 @@ def test_it_purges_through_a_retention_record_that_verify_bridges_and_names() ->
     # Each of its runs borders a hole of the first purge: verify follows both records' ranges.
     assert run.retention_event.data["events_removed"] == 4 and run.retention_event.data["ranges"] == 4
     assert LedgerEvent.objects.exclude(session__isnull=True).count() == 4
-    code, out, err = _verify()
+    code, out, err = ledger_verify_run()
     assert code == 0, err
     assert f"retention record #{record.id}" in out and "removed 4 events" in out and "first purge" in out
     assert f"retention record #{run.retention_event_id}" in out and "purge_sessions" in out

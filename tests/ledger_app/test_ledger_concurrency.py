@@ -134,8 +134,8 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
                 task_release(task=claimed, agent=f"agent-{index}", claim=claimed.claim)
             else:
                 session_resume(session=session, agent=f"resumer-{index}", force=True)
-                # The lead overrules whoever holds the claim, as a person in the console does.
-                task_status_set(task=tasks[step], status="in_progress", agent="lead", fenced=False)
+                # The lead overrules whoever holds the claim (blocks the task), as a person in the console does.
+                task_status_set(task=tasks[step], status="blocked", agent="lead", fenced=False)
 
     api_in_threads(8, token, work)
     report = chain_verify()

@@ -35,16 +35,26 @@ def _python(code: str, data_dir: Path, **env: str) -> subprocess.CompletedProces
                           env={**environment, "RALPH_DATA_DIR": str(data_dir), **env}, timeout=120)
 
 
-def test_importing_the_settings_and_the_application_writes_nothing(tmp_path: Path) -> None:
+def test_importing_the_settings_writes_nothing(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     done = _python("import ralphsite.settings as s; print(repr(s.SECRET_KEY)); "
-                   "import ralphsite.wsgi; "  # its handler sets the middleware up, whitenoise's too
+                   "import os, django; os.environ['DJANGO_SETTINGS_MODULE'] = 'ralphsite.settings'; django.setup(); "
                    "from django.core.management import call_command; call_command('check')",
                    missing / "data")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "''"  # no key anywhere: Django refuses whatever would sign
-    assert "No directory at" not in done.stderr  # whitenoise's warning about a missing STATIC_ROOT
     assert not missing.exists()
+
+
+def test_a_wsgi_server_starting_makes_the_data_dir_and_its_key(tmp_path: Path) -> None:
+    """Any WSGI server (gunicorn without our config too) imports ralphsite.wsgi: the key exists before the
+    settings read it, so no request fails for want of one."""
+    data = tmp_path / "fresh" / "data"
+    done = _python("import ralphsite.wsgi; from django.conf import settings; print(len(settings.SECRET_KEY))", data)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip()) >= 50
+    assert _mode(data) == 0o700 and _mode(data / SECRET_KEY_FILE) == 0o600
+    assert "No directory at" not in done.stderr  # whitenoise's warning about a missing STATIC_ROOT
 
 
 def test_the_settings_read_the_key_a_command_made(tmp_path: Path) -> None:
