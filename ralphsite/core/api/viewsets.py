@@ -255,10 +255,12 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         return Response(self.get_serializer(existing).data, status=status.HTTP_200_OK)
 
     def _unavailable_check(self, name: str, value: str) -> None:
-        """Refuse a client's id (or retry key) that a row out of the caller's scope holds (the rows in scope
-        were a retry, `_retried_create`) without saying so: the database's `unique … id` would tell any
-        token that a row it may not see exists (an existence oracle)."""
-        if self.model._default_manager.filter(**{"pk" if name == "id" else name: value}).exists():
+        """Refuse a client's id (or retry key) that a row out of the caller's scope holds without saying so:
+        the database's `unique … id` would tell any token that a row it may not see exists (an existence
+        oracle). A row in scope is a retry: one a concurrent create just made is answered as one when the
+        insert meets it (`create`)."""
+        holders = self.model._default_manager.filter(**{"pk" if name == "id" else name: value})
+        if holders.exists() and not current_scope().filter(holders).exists():
             or_none = ", or none and the server chooses one" if name == "id" else ""
             raise Conflict(f"The {name} {value} is not available: send another{or_none}.",
                            details={name: ["Not available."]})
