@@ -27,21 +27,33 @@ class NotShaped(ValueError):
     """A value that no reshaping makes fit its shape."""
 
 
+@dataclass
+class JSONShape:
+    """What every shape answers: `problem` (None when the value fits), `reshape` (the value made to fit, or
+    NotShaped; by default only a value that already fits) and, as a field validator, a ValidationError."""
+
+    def problem(self, value: Any) -> str | None:
+        raise NotImplementedError
+
+    def reshape(self, value: Any) -> Any:
+        problem = self.problem(value)
+        if problem:
+            raise NotShaped(problem)
+        return value
+
+    def __call__(self, value: Any) -> None:
+        problem = self.problem(value)
+        if problem:
+            raise ValidationError(problem, code="invalid_shape")
+
+
 @deconstructible
 @dataclass
-class JSONObject:
+class JSONObject(JSONShape):
     """A JSON object, any keys."""
 
     def problem(self, value: Any) -> str | None:
         return None if isinstance(value, dict) else f"Must be a JSON object, not {_kind(value)}."
-
-    def reshape(self, value: Any) -> Any:
-        if self.problem(value):
-            raise NotShaped(self.problem(value))
-        return value
-
-    def __call__(self, value: Any) -> None:
-        _raise(self.problem(value))
 
 
 @deconstructible
@@ -79,24 +91,19 @@ class JSONRecord(JSONObject):
 
 @deconstructible
 @dataclass
-class JSONString:
+class JSONString(JSONShape):
     """A JSON string."""
 
     def problem(self, value: Any) -> str | None:
         return None if isinstance(value, str) else f"Must be a string, not {_kind(value)}."
 
-    def reshape(self, value: Any) -> Any:
-        if self.problem(value):
-            raise NotShaped(self.problem(value))
-        return value
-
 
 @deconstructible
 @dataclass
-class JSONList:
+class JSONList(JSONShape):
     """A JSON list whose items each have the shape `item` (None: any item)."""
 
-    item: JSONObject | JSONString | None = None
+    item: JSONShape | None = None
 
     def problem(self, value: Any) -> str | None:
         if not isinstance(value, list):
@@ -116,12 +123,6 @@ class JSONList:
             raise NotShaped(self.problem(value))
         return [self.item.reshape(entry) for entry in value] if self.item is not None else value
 
-    def __call__(self, value: Any) -> None:
-        _raise(self.problem(value))
-
-
-Shape = JSONObject | JSONString | JSONList
-
 
 def _plain(key: str) -> str:
     return key.replace("_", "").replace("-", "").lower()
@@ -134,17 +135,12 @@ def _kind(value: Any) -> str:
             dict: "an object"}.get(type(value), type(value).__name__)
 
 
-def _raise(problem: str | None) -> None:
-    if problem:
-        raise ValidationError(problem, code="invalid_shape")
-
-
-def field_shape(model_field: models.Field) -> Shape | None:
+def field_shape(model_field: models.Field) -> JSONShape | None:
     """The shape a JSON field declares among its validators, if any."""
-    return next((v for v in model_field.validators if isinstance(v, (JSONObject, JSONList))), None)
+    return next((v for v in model_field.validators if isinstance(v, JSONShape)), None)
 
 
-def shaped_fields(model: type[models.Model]) -> Iterable[tuple[models.Field, Shape]]:
+def shaped_fields(model: type[models.Model]) -> Iterable[tuple[models.Field, JSONShape]]:
     for model_field in model._meta.concrete_fields:
         shape = field_shape(model_field)
         if shape is not None:
@@ -198,7 +194,8 @@ def json_type_check(name: str, json_type: str, *, model: str) -> models.CheckCon
 QUARANTINE = "quarantine"  # SeedRow.kind of a value a shape's migration replaced (the original in `extra`)
 
 
-def rows_reshape(apps: Any, schema_editor: Any, *, model: str, name: str, shape: Shape, default: Any) -> list[Any]:
+def rows_reshape(apps: Any, schema_editor: Any, *, model: str, name: str, shape: JSONShape,
+                 default: Any) -> list[Any]:
     """Forward half of a shape's migration: each stored value that does not fit `shape` is reshaped
     (`shape.reshape`: keys spelled another way, a single object for a list) or, when nothing makes it
     fit, replaced by `default`; the original is kept on a SeedRow (kind "quarantine") for the backward
