@@ -23,6 +23,7 @@ key columns the importer needs): a refusal is one line naming the problem, with 
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -197,14 +198,17 @@ class TableResult:
     read: int = 0
     created: int = 0
     present: int = 0
-    skipped: dict[str, int] = field(default_factory=dict)
     skipped_rows: list[SkippedRow] = field(default_factory=list)
     # Values imported as their field's default because they fit neither its shape nor its choices
     # (the original is kept on the SeedRow, so an export writes it back).
     set_aside: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def skipped(self) -> dict[str, int]:
+        """How many rows were skipped for each reason."""
+        return dict(Counter(row.reason for row in self.skipped_rows))
+
     def skip(self, reason: str, *, key: str = "", column: str = "", value: Any = None) -> None:
-        self.skipped[reason] = self.skipped.get(reason, 0) + 1
         shown = "" if value is None else repr(value)[:200]
         self.skipped_rows.append(SkippedRow(self.table, key, reason, column, shown))
 
@@ -594,7 +598,6 @@ class SeedImporter:
         result.present += len(new_objects) - len(creating)
         self.context.remember(table.table, keys)
 
-
     @staticmethod
     def _linked_by_id(table: TableImport, new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]]
                       ) -> list[tuple[str, models.Model | None, Row, dict[str, Any]]]:
@@ -613,15 +616,15 @@ def _shapes_fit(table: TableImport, row: Row, values: dict[str, Any], extra: dic
     (keys spelled another way, one object for a list), else the field's default with the tool's value kept
     in `extra`. Returns a reason per value set aside."""
     reasons = []
-    columns = {name: column for column, (name, _convert) in getattr(table, "columns", {}).items()}
     for model_field, shape in shaped_fields(table.model):
         value = values.get(model_field.name)
         if model_field.name not in values or (value is None and model_field.null) or shape.problem(value) is None:
             continue
         try:
             values[model_field.name] = shape.reshape(value)
-        except NotShaped as unfit:
-            column = columns.get(model_field.name, model_field.name)
+        except NotShaped as unfit:  # rare: the seed column that fed the field is looked up only then
+            column = next((column for column, (name, _convert) in getattr(table, "columns", {}).items()
+                           if name == model_field.name), model_field.name)
             extra.setdefault(column, jsonable(row[column]) if column in row else value)
             values[model_field.name] = None if model_field.null else model_field.get_default()
             reasons.append(f"{column}: {unfit}")
