@@ -47,9 +47,11 @@ migrations-check: install-dev
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 # CI runs the checks once and the suite in several legs with TEST_CHECKS= (see .ci/run).
+# The suite runs on one worker per core, each taking whole test files (PYTEST_WORKERS=0: one process).
 TEST_CHECKS ?= lint migrations-check
+PYTEST_WORKERS ?= auto
 test: install-dev $(TEST_CHECKS)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: install-dev
 	$(BIN)/python -m tests.benchmarks.run $(BENCH_ARGS)

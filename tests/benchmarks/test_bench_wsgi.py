@@ -2,6 +2,8 @@ import io
 import json
 from wsgiref.util import setup_testing_defaults
 
+import pytest
+
 from ralphsite.server.bench_wsgi import FLOOR_BODY, FLOOR_PATH, application, floor_wrap
 
 
@@ -45,11 +47,14 @@ def test_it_passes_every_other_path_to_the_inner_app():
     assert body == b"/api/v1/sessions/"
 
 
-def test_it_serves_the_django_application_beside_the_floor():
+@pytest.mark.django_db
+def test_it_serves_the_django_application_beside_the_floor(django_assert_num_queries):
     # The real entry point gunicorn loads: the floor answers, and Django still serves its own paths.
     status, _, body, _ = _call(application, FLOOR_PATH)
     assert status == "200 OK" and body == FLOOR_BODY
-    # An anonymous API call needs no database: Django's own 401 in the API error shape.
-    status, _, body, _ = _call(application, "/api/v1/sessions/")
+    # An anonymous API call runs no query: Django's own 401 in the API error shape. (The database is
+    # open because Django's request_started handler checks whatever connection this process holds.)
+    with django_assert_num_queries(0):
+        status, _, body, _ = _call(application, "/api/v1/sessions/")
     assert status.startswith("401")
     assert set(json.loads(body)) == {"code", "message", "details"}

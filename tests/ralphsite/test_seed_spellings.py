@@ -225,6 +225,23 @@ def test_an_id_twin_filters_as_its_filter_and_an_unknown_name_still_lists_the_al
     assert {"session", "session_id", "plan_id", "parent_id", "status"} <= set(allowed)
 
 
+@pytest.mark.parametrize("path", ["/api/v1/stats/model-usage/", "/api/v1/stats/session-cost/", "/api/v1/search/"])
+def test_a_declared_reference_parameter_answers_to_its_seed_column_name(api: APIClient, path: str) -> None:
+    session, other = make_session(key="one"), make_session(key="two")
+    query = {"q": "x"} if "search" in path else {}
+    by_name = api.get(path, {**query, "session": session.pk})
+    by_id = api.get(path, {**query, "session_id": session.pk})
+    assert by_name.status_code == by_id.status_code == 200
+    assert by_name.json() == by_id.json()
+    assert api.get(path, {**query, "session_id": "one"}).json() == by_name.json()  # a key, as `session` takes
+    assert api.get(path, {**query, "session_id": other.pk}).status_code == 200
+    unknown = assert_error_shape(api.get(path, {**query, "session_id": "nope"}), 400, "validation_error")
+    assert list(unknown["details"]) == ["session_id"]
+    both = assert_error_shape(api.get(path, {**query, "session": session.pk, "session_id": session.pk}), 400,
+                              "validation_error")
+    assert both["details"] == {"session_id": ["Give `session` or `session_id`, not both."]}
+
+
 # -- epoch times ----------------------------------------------------------------------------------
 
 MOMENT = datetime(2026, 2, 1, 12, 0, 0, tzinfo=UTC)

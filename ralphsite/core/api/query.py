@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from ralphsite.core.api.fields import ReferenceFilterField
 from ralphsite.core.api.serializers import QUERY_STRING
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -38,13 +39,37 @@ _NOTHING = QueryDeclaration()
 
 def query_parameters(serializer_class: type[serializers.Serializer] | None = None, *,
                      paginated: bool = False) -> Callable[[F], F]:
-    """Declare the query parameters a viewset action accepts (validated into `view.query`)."""
+    """Declare the query parameters a viewset action accepts (validated into `view.query`); each
+    reference parameter (`session`) also answers to its seed column name (`session_id`), as a list's
+    relation filters do."""
+    declared = _with_id_twins(serializer_class) if serializer_class is not None else None
 
     def decorate(func: F) -> F:
-        func.query_declaration = QueryDeclaration(serializer_class, paginated)  # type: ignore[attr-defined]
+        func.query_declaration = QueryDeclaration(declared, paginated)  # type: ignore[attr-defined]
         return func
 
     return decorate
+
+
+def _with_id_twins(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    references = {name: field for name, field in serializer_class().fields.items()
+                  if isinstance(field, ReferenceFilterField)}
+    if not references:
+        return serializer_class
+    twins: dict[str, Any] = {
+        f"{name}_id": ReferenceFilterField(model=field.model_label, source=name, required=False,
+                                           help_text=f"The same as `{name}` (the seeds' column name).")
+        for name, field in references.items()}
+
+    def to_internal_value(self: serializers.Serializer, data: Any) -> Any:
+        both = [name for name in references if name in data and f"{name}_id" in data]
+        if both:
+            raise ValidationError({f"{name}_id": [f"Give `{name}` or `{name}_id`, not both."] for name in both})
+        return serializer_class.to_internal_value(self, data)
+
+    return type(serializer_class.__name__, (serializer_class,),
+                {**twins, "__module__": serializer_class.__module__, "__doc__": serializer_class.__doc__,
+                 "to_internal_value": to_internal_value})
 
 
 def query_declaration(view: APIView) -> QueryDeclaration:
