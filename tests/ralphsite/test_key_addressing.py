@@ -244,7 +244,7 @@ def test_every_declared_session_parameter_takes_its_key(api: APIClient, route: A
     # As a FilterSet's: an unknown key is a 400 naming the parameter, an unknown id matches nothing.
     body = assert_error_shape(api.get(route.path, {**other, name: "no-such-key"}), 400, "validation_error")
     assert body["details"] == {name: ["No session has the id or key 'no-such-key'."]}
-    assert body["details"] == api.get("/api/v1/tasks/", {"session": "no-such-key"}).json()["details"]
+    assert body["details"] == api.get("/api/v1/tasks/", {name: "no-such-key"}).json()["details"]
     unknown_id = api.get(route.path, {**other, name: ULID})
     assert unknown_id.status_code == 200 and unknown_id.json() != everything
 

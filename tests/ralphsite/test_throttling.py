@@ -1,5 +1,10 @@
 """API requests are throttled per token, with the count shared through the database."""
 
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
@@ -8,6 +13,7 @@ from ralphsite.core.api import throttling
 from ralphsite.core.models import ThrottleWindow, TokenScope
 from ralphsite.tokens.services import api_token_create
 from tests.api_mixins import assert_error_shape
+from tests.benchmarks.server import BenchServer
 
 pytestmark = pytest.mark.django_db
 
@@ -54,3 +60,33 @@ def test_it_lets_everything_through_when_off(settings) -> None:
     client = _client("busy-agent")
     assert {client.get("/api/v1/sessions/").status_code for _ in range(5)} == {200}
     assert not ThrottleWindow.objects.exists()
+
+
+def _statuses(url: str, token: str, requests: int, clients: int) -> list[int]:
+    def one(_: int) -> int:
+        request = urllib.request.Request(f"{url}/api/v1/sessions/", headers={"Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    with ThreadPoolExecutor(clients) as pool:
+        return list(pool.map(one, range(requests)))
+
+
+def test_three_worker_processes_hammered_at_once_admit_at_most_the_rate() -> None:
+    limit = 60
+    with BenchServer(workers=3, threads=4, app="ralphsite.wsgi:application",
+                     env_extra={"RALPH_API_THROTTLE_RATE": f"{limit}/day"}) as server:
+        token = server.admin_token()
+        url = f"http://127.0.0.1:{server.port}"
+        while True:  # one day's window for the whole burst (a burst across UTC midnight is sent again)
+            day = int(time.time() // 86400)
+            statuses = _statuses(url, token, requests=4 * limit, clients=8)
+            if int(time.time() // 86400) == day:
+                break
+    admitted = statuses.count(200)
+    assert statuses.count(429) == len(statuses) - admitted
+    # Never past the rate (+1 burst); a reservation a process holds unused may end the window early.
+    assert limit // 2 <= admitted <= limit + 1

@@ -1,11 +1,13 @@
 """Requests per API token per time window, counted in the database (`ThrottleWindow`).
 
 The count is shared by every worker process and app host (they share the database), so a token's
-limit holds across all of them. Each process adds its own requests to the shared row with one
-UPSERT, at most every `SYNC_SECONDS` per caller while the window's count is far from the limit, and
-on every request once it is within a tenth of it: a generous limit costs one statement per token per
-process per half second, and near the limit the count is exact. Over the limit the answer is 429
-`throttled` with `Retry-After` (the seconds until the window ends).
+limit holds across all of them: a process serves a request only out of requests it has reserved in
+the shared row, and a reservation is one conditional UPSERT that never takes the count past the limit.
+A process reserves a share of what is left (an eighth) at once, so a generous limit costs one statement
+per token per process every few dozen requests, and near the limit one per request. Requests a
+process reserved and did not serve are lost to the others until the window ends: the limit is never
+exceeded, and may be reached a little early when many processes share one token. Over the limit the
+answer is 429 `throttled` with `Retry-After` (the seconds until the window ends).
 
 The rate is `RALPH_API_THROTTLE_RATE` (settings: `(requests, seconds)` or None for off).
 """
@@ -27,7 +29,7 @@ from ralphsite.core.models import ThrottleWindow
 if TYPE_CHECKING:  # DRF imports this module while rest_framework.views is being imported
     from rest_framework.views import APIView
 
-SYNC_SECONDS = 0.5
+RESERVE_SHARE = 8  # a reservation takes 1/8 of what the window has left (at least one request)
 
 
 @dataclass
@@ -35,17 +37,17 @@ class _Caller:
     """This process's view of one caller's current window."""
 
     window_start: int
-    known: int = 0  # the shared count at the last sync (every process's requests)
-    pending: int = 0  # this process's requests since
-    synced_at: float = 0.0
+    known: int = 0  # the shared count at the last reservation (every process's reservations)
+    reserved: int = 0  # requests this process reserved and has not served yet
 
 
 _callers: dict[str, _Caller] = {}
 _callers_lock = threading.Lock()
 
 
-def _shared_add(key: str, window_start: int, requests: int, *, new_window: bool) -> int:
-    """Add this process's requests to the shared count; the window's total is returned."""
+def _reserve(key: str, window_start: int, requests: int, limit: int, *, new_window: bool) -> int | None:
+    """Add `requests` to the window's shared count unless that takes it past `limit`: the new count,
+    or None when it would (then nothing is added)."""
     quote = connection.ops.quote_name
     table = quote(ThrottleWindow._meta.db_table)
     key_column, window_column, count_column = (quote(ThrottleWindow._meta.get_field(name).column)
@@ -56,8 +58,10 @@ def _shared_add(key: str, window_start: int, requests: int, *, new_window: bool)
         cursor.execute(f"INSERT INTO {table} ({key_column}, {window_column}, {count_column}) VALUES (%s, %s, %s) "
                        f"ON CONFLICT ({key_column}, {window_column}) DO UPDATE "
                        f"SET {count_column} = {table}.{count_column} + EXCLUDED.{count_column} "
-                       f"RETURNING {count_column}", [key, window_start, requests])
-        return cursor.fetchone()[0]
+                       f"WHERE {table}.{count_column} + EXCLUDED.{count_column} <= %s "
+                       f"RETURNING {count_column}", [key, window_start, requests, limit])
+        row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
 class TokenRateThrottle(BaseThrottle):
@@ -79,17 +83,21 @@ class TokenRateThrottle(BaseThrottle):
             new_window = caller is None or caller.window_start != window_start
             if new_window:
                 caller = _callers[key] = _Caller(window_start=window_start)
-            caller.pending += 1
-            must_sync = new_window or caller.known + caller.pending >= limit * 0.9 \
-                or now - caller.synced_at >= SYNC_SECONDS
-            requests = caller.pending if must_sync else 0
-            if must_sync:
-                caller.pending, caller.synced_at = 0, now
-        if must_sync:
-            total = _shared_add(key, window_start, requests, new_window=new_window)
-            with _callers_lock:
+            if caller.reserved:
+                caller.reserved -= 1
+                return True
+            full = caller.known >= limit  # reservations never pass the limit: nothing is left this window
+            block = max(1, (limit - caller.known) // RESERVE_SHARE)
+        total = None if full else _reserve(key, window_start, block, limit, new_window=new_window)
+        if total is None and block > 1 and not full:  # less is left than this process asked for
+            block, total = 1, _reserve(key, window_start, 1, limit, new_window=False)
+        with _callers_lock:
+            if total is None:
+                caller.known = limit
+            else:
                 caller.known = max(caller.known, total)
-        if caller.known + caller.pending <= limit:
+                caller.reserved += block - 1  # this request takes one of them
+        if total is not None:
             return True
         self.retry_after = max(1, math.ceil(window_start + period - now))
         return False
