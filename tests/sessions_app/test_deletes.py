@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
+from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from ledger_app.models import Checkpoint, DeadLetter, ErrorLog, LedgerEvent, Rollback, TokenUsage
@@ -134,3 +135,8 @@ def test_a_deleted_sessions_tasks_are_kept_without_a_session_and_none_in_progres
     assert {key: (task["session"], task["status"], task["claimed_by"]) for key, task in kept.items()} == {
         "task-1": (None, "cancelled", ""), "task-2": (None, "completed", "")}
     assert done.pk in {task["id"] for task in kept.values()}
+    # and the schema says an answer's `session` may be null, while a new task still needs one
+    components = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    assert components["Task"]["properties"]["session"]["nullable"] is True
+    assert "nullable" not in components["TaskRequest"]["properties"]["session"]
+    assert "session" in components["TaskRequest"]["required"]

@@ -106,6 +106,20 @@ def _own_docstring(method: Any) -> str:
     return " ".join(line.strip() for line in function.__doc__.strip().splitlines())
 
 
+def _column_nullable(field: Any) -> bool:
+    """Whether the model column a model serializer's field reads may hold NULL (an answer then may be null,
+    whatever a write accepts: a task whose session was deleted keeps the task with no session)."""
+    model = getattr(getattr(getattr(field, "parent", None), "Meta", None), "model", None)
+    source = getattr(field, "source", None)
+    if model is None or not source or "." in source or source == "*":
+        return False
+    try:
+        column = model._meta.get_field(source)
+    except FieldDoesNotExist:
+        return False
+    return bool(getattr(column, "concrete", False) and column.null)
+
+
 def _is_ulid(field: Any) -> bool:
     """A ULID, written as such or as a related row's id. A field naming a keyed model's row also
     takes its key (`ralphsite.core.addressing`), so it gets no ULID pattern."""
@@ -264,6 +278,8 @@ class RalphAutoSchema(AutoSchema):
             schema["pattern"] = ULID_PATTERN
         if direction == "request":
             self._say_what_is_refused(field, schema)
+        elif not field.allow_null and _column_nullable(field) and "$ref" not in schema:
+            schema["nullable"] = True
         return schema
 
     @staticmethod
