@@ -33,6 +33,15 @@ def test_session_start_prints_the_new_id_and_nothing_else(ralph: RalphRunner) ->
                                                                        "implement", "running")
 
 
+def test_a_session_started_where_the_project_cannot_be_written_still_starts(ralph: RalphRunner, tmp_path) -> None:
+    project = tmp_path / "unwritable"
+    project.mkdir()
+    (project / ".ralph").write_text("a file where the directory would be")
+    started = ralph("session", "start", "/devteam:plan", "plan", RALPH_PROJECT_DIR=project)
+    assert (started.status, started.stdout) == (0, f"{Session.objects.get().id}\n")
+    assert started.stderr.startswith("ralph: warning: the project's current session was not written")
+
+
 def test_state_values_are_json_when_they_parse_and_strings_otherwise(ralph: RalphRunner) -> None:
     session = Session.objects.create(command="c", command_type="plan")
     values = {"current_phase": "executing", "attempts": "3", "flags": '{"eco": true}', "quoted": '"42"',

@@ -37,6 +37,7 @@ def test_a_session_token_acts_on_its_session_without_naming_it(connect: Callable
     with connect(secret=minted.secret, scheme="Bearer", mode="legacy") as agent:
         listed = {tool.name: tool for tool in agent.list_tools()}
         assert "record_pattern" not in listed  # global patterns are written by global tokens only
+        assert "create_session" not in listed  # a session token creates no session
         assert all("session" not in tool.input_schema["properties"] for tool in listed.values())
         assert "Every tool acts on session mine (Build the widget service)." in \
             agent.client.session.initialize_result.instructions

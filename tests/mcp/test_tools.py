@@ -58,6 +58,17 @@ def test_every_tool_is_listed_with_a_valid_described_schema(connect: Callable[..
             tool.output_schema["properties"]), tool.name
 
 
+def test_every_number_argument_is_bounded() -> None:
+    """The schema says the bounds the domain enforces (a model sees them before it calls)."""
+    for tool in TOOLS.values():
+        for name, arg in tool.arguments.items():
+            if arg.schema.get("type") in ("integer", "number"):
+                assert "maximum" in arg.schema, (tool.name, name)
+                assert "minimum" in arg.schema or name == "sequence", (tool.name, name)
+    importance = TOOLS["record_observation"].arguments["importance"].schema
+    assert (importance["minimum"], importance["maximum"]) == (0, 1)
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: str) -> None:
     session = Session.objects.create(key="v2-loop", user_request="Build the widget service")

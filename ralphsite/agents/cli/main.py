@@ -110,7 +110,11 @@ def session_start(cmd: Command) -> None:
         if getattr(cmd.args, option):
             body[field] = getattr(cmd.args, option)
     session = cmd.api.call("POST", path_of("sessions"), body).data
-    current_session_set(session["id"])
+    try:
+        current_session_set(session["id"])
+    except OSError as error:  # a read-only project: the session exists, only other processes will not find it
+        print(f"ralph: warning: the project's current session was not written ({error}); pass --session or "
+              "RALPH_SESSION to the project's other processes", file=sys.stderr)
     cmd.emit(session, session["id"])
 
 
