@@ -23,7 +23,8 @@ LOOP_TOOLS = {"claim_task", "heartbeat_task", "release_task", "get_waves", "get_
 MEMORY_TOOLS = {"search_memory", "record_observation", "record_pattern"}
 # Ralph V2's orchestrator (issue #30 §5): tests/mcp/test_whole_loop.py calls each of them.
 ORCHESTRATOR_TOOLS = {"create_session", "get_session", "transition_session", "finish_session", "update_iteration",
-                      "store_waves", "create_feedback", "resolve_feedback", "start_invocation", "complete_invocation"}
+                      "store_waves", "create_feedback", "resolve_feedback", "record_replanning", "start_invocation",
+                      "complete_invocation"}
 # What replaces or removes stored content (destructiveHint), and what a repeat leaves as it was (idempotentHint).
 DESTRUCTIVE = {"update_plan", "set_state", "answer_question", "finish_session", "update_iteration"}
 IDEMPOTENT_WRITES = {"update_plan", "set_state", "store_waves", "update_iteration", "resolve_feedback",

@@ -12,7 +12,15 @@ import pytest
 from ralphsite.agents.mcp.toolsets import TOOL_SETS
 from ralphsite.core.models import TokenScope
 from ralphsite.tokens.services import api_token_create
-from sessions_app.models import AgentInvocation, Iteration, PlanSnapshot, Session, Task, TaskAttempt
+from sessions_app.models import (
+    AgentInvocation,
+    Iteration,
+    PlanSnapshot,
+    ReplanningDelta,
+    Session,
+    Task,
+    TaskAttempt,
+)
 from tests.mcp.test_tools import ORCHESTRATOR_TOOLS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,6 +93,11 @@ def test_a_ralph_v2_loop_runs_through_mcp_alone_one_token_per_agent(connect: Cal
             planner.ok("create_task", key="task-3", title="Fix login", objective="ISS-001", depends_on=["task-2"])
             assert planner.ok("resolve_feedback", item="ISS-001")["is_resolved"] is True
             assert planner.ok("resolve_feedback", item="ISS-001")["is_resolved"] is True  # idempotent
+            assert planner.ok("record_replanning", previous_plan_snapshot_ref="plan.iteration-1",
+                              added_items="- task-3", rationale="ISS-001") == {
+                "iteration": 2, "previous_plan_snapshot_ref": "plan.iteration-1", "added_items": "- task-3",
+                "rationale": "ISS-001"}
+            assert planner.error("record_replanning", summary="again")["code"] == "conflict"  # once per iteration
         assert orchestrator.ok("store_waves", **s)["waves"][-1] == {"wave": 3, "tasks": ["task-3"]}
         orchestrator.ok("transition_session", state="executing_batch", current_wave=3, **s)
         _execute_and_review(connect, tokens, "task-3")
@@ -97,7 +110,7 @@ def test_a_ralph_v2_loop_runs_through_mcp_alone_one_token_per_agent(connect: Cal
         assert (done["status"], done["state"], done["exit_reason"]) == ("completed", "complete", "all_tasks_done")
         assert orchestrator.error("transition_session", state="planning", **s)["code"] == "session_finished"
         assert orchestrator.ok("get_session", **s)["total_tokens_input"] == 5000
-        assert ORCHESTRATOR_TOOLS - orchestrator.called == {"resolve_feedback"}  # the planner's
+        assert ORCHESTRATOR_TOOLS - orchestrator.called == {"resolve_feedback", "record_replanning"}  # the planner's
 
     row = Session.objects.get(key="widgets-1")
     assert (row.status, row.project_path, row.summary) == ("completed", PROJECT, "3 tasks, 1 feedback round")
@@ -108,6 +121,7 @@ def test_a_ralph_v2_loop_runs_through_mcp_alone_one_token_per_agent(connect: Cal
     assert iterations[1].planning_complete and iterations[1].planning_completed_at is not None
     assert iterations[1].review_content == "Both tasks done." and iterations[1].completed_at is not None
     assert PlanSnapshot.objects.get(session=row).content.startswith("# Plan v1")
+    assert ReplanningDelta.objects.get(iteration=iterations[2]).rationale == "ISS-001"
     invocation = AgentInvocation.objects.get(session=row)
     assert (invocation.role, invocation.agent, invocation.status) == ("planner", "orchestrator", "completed")
     assert list(TaskAttempt.objects.filter(task__session=row).values_list("agent", "review_verdict")) == [

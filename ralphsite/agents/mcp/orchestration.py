@@ -27,6 +27,7 @@ from ralphsite.agents.mcp.registry import (
 from ralphsite.agents.mcp.tools import REQUEST_ID, feedback_batch_result, feedback_item_result
 from ralphsite.core.api.viewsets import written_in_scope
 from ralphsite.core.errors import InvalidInput, NotFound
+from ralphsite.core.writes import writes_for
 from sessions_app import selectors
 from sessions_app.api import serializers as api
 from sessions_app.models import (
@@ -41,6 +42,7 @@ from sessions_app.models import (
     InvocationStatus,
     Iteration,
     OrchestratorState,
+    ReplanningDelta,
     Session,
     Task,
 )
@@ -153,6 +155,24 @@ def update_iteration(call: ToolCall) -> Any:  # PATCH iterations/{id}/
       output=out.WAVES)
 def store_waves(call: ToolCall) -> Any:  # POST sessions/{id}/waves/
     return {"waves": session_waves_store(session=call.session())}
+
+
+_DELTA = ("previous_plan_snapshot_ref", "summary", "removed_items", "added_items", "modified_items", "rationale")
+
+
+@tool("record_replanning", "Record a replanning", "Record what a replanning changed in an iteration (once per "
+      "iteration): the plan it started from, what was removed, added and modified, and why.",
+      writes=ReplanningDelta, output=out.obj(required=("iteration",), iteration=out.INTEGER,
+                                             **{name: out.STRING for name in _DELTA}),
+      iteration=integer("The iteration it replans (default: the current one).", minimum=1),
+      previous_plan_snapshot_ref=text("The plan it started from, e.g. plan.iteration-1.", max_length=200),
+      summary=text("What changed, in a few lines."), removed_items=text("What was removed (markdown)."),
+      added_items=text("What was added (markdown)."), modified_items=text("What was modified (markdown)."),
+      rationale=text("Why."))
+def record_replanning(call: ToolCall) -> Any:  # POST replanning-deltas/
+    iteration = _iteration(call, call.arguments.get("iteration", call.session().current_iteration))
+    delta = writes_for(ReplanningDelta).create(call.validated(api.ReplanningDeltaSerializer, iteration=iteration.pk))
+    return {"iteration": iteration.number, **pick(api.ReplanningDeltaSerializer(delta).data, _DELTA)}
 
 
 FEEDBACK_ITEM = {"type": "object", "additionalProperties": False, "required": ["issue_key", "severity", "description"],

@@ -25,7 +25,7 @@ TOOL_SETS: dict[str, frozenset[str]] = {
     # The planner writes the plan and the tasks, and replans from feedback.
     "planner": frozenset({
         "get_session", "get_plan", "update_plan", "create_task", "get_task", "get_progress", "get_waves",
-        "get_questions", "get_feedback", "resolve_feedback", "search_memory"}),
+        "get_questions", "get_feedback", "resolve_feedback", "record_replanning", "search_memory"}),
     # The questioner asks and answers the planning questions.
     "questioner": frozenset({"get_plan", "get_questions", "create_question", "answer_question", "get_feedback",
                              "search_memory", "record_observation"}),
