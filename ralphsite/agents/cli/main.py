@@ -1,13 +1,13 @@
 """`ralph`: drive a Ralph Site session from a shell loop (the console script of this package).
 
-Configuration: RALPH_URL (default http://127.0.0.1:8000), RALPH_TOKEN, RALPH_SESSION (id or key);
-`--url`, `--token` and `--session` override them. Exit codes: 0 done, 1 usage error, 2 the API
-refused (its code and message on stderr), 3 nothing there (no task to claim, no signal to poll, no
-such state key), 4 server unreachable. `--json` prints what the API answered, as JSON; with it the
-stderr message of a failure is one JSON object too.
+Configuration: RALPH_URL (default http://127.0.0.1:8000), RALPH_TOKEN, RALPH_SESSION (id or key; else the
+project's current session, `project`); `--url`, `--token` and `--session` override them. Exit codes: 0
+done, 1 usage error, 2 the API refused (its code and message on stderr), 3 nothing there (no task to
+claim, no signal to poll, no such state key), 4 server unreachable. `--json` prints what the API answered,
+as JSON; with it the stderr message of a failure is one JSON object too.
 
-Only the standard library; http.client is imported only when a command calls the API, so
-`ralph --help` costs little more than Python's own start.
+Only the standard library; http.client is imported only when a command calls the API, so `ralph --help`
+costs little more than Python's own start.
 """
 
 import argparse
