@@ -64,8 +64,7 @@ def test_every_number_argument_is_bounded() -> None:
     for tool in TOOLS.values():
         for name, arg in tool.arguments.items():
             if arg.schema.get("type") in ("integer", "number"):
-                assert "maximum" in arg.schema, (tool.name, name)
-                assert "minimum" in arg.schema or name == "sequence", (tool.name, name)
+                assert "minimum" in arg.schema and "maximum" in arg.schema, (tool.name, name)
     importance = TOOLS["record_observation"].arguments["importance"].schema
     assert (importance["minimum"], importance["maximum"]) == (0, 1)
 

@@ -52,14 +52,9 @@ def text(description: str, *, required: bool = False, max_length: int | None = N
     return Arg(schema, required)
 
 
-def integer(description: str, *, required: bool = False, minimum: int | None = 0,
-            maximum: int = INTEGER_MAX) -> Arg:
+def integer(description: str, *, required: bool = False, minimum: int = 0, maximum: int = INTEGER_MAX) -> Arg:
     """An integer within the column's bounds (a 32-bit integer unless told; `count` for 64-bit counts)."""
-    schema: dict[str, Any] = {"type": "integer", "description": description}
-    if minimum is not None:
-        schema["minimum"] = minimum
-    schema["maximum"] = maximum
-    return Arg(schema, required)
+    return Arg({"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}, required)
 
 
 def count(description: str, *, required: bool = False) -> Arg:

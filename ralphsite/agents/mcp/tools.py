@@ -35,6 +35,7 @@ from ralphsite.agents.mcp.registry import (
     text,
     tool,
 )
+from ralphsite.core.fields import INTEGER_MIN
 from sessions_app import selectors
 from sessions_app.api import filters
 from sessions_app.api import serializers as api
@@ -159,7 +160,7 @@ def get_task(call: ToolCall) -> Any:  # GET tasks/{id}/
       success_criteria=strings("How to know the task is done, one criterion per item."),
       notes=text("Anything else the executor should know."),
       priority=choice("Scheduling priority.", Level),
-      sequence=integer("Order within its wave (lower first).", minimum=None),
+      sequence=integer("Order within its wave (lower first).", minimum=INTEGER_MIN),
       wave=integer("The wave, if already known.", minimum=1))
 def create_task(call: ToolCall) -> Any:  # POST tasks/
     task = task_create(data=call.validated(api.TaskSerializer, session=call.session().pk))
