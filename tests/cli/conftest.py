@@ -34,12 +34,13 @@ def ralph_env(live_server, token: MintedToken) -> dict[str, str]:
 
 
 @pytest.fixture
-def ralph(ralph_env: dict[str, str]) -> RalphRunner:
-    """`ralph(*args, input=…, **env)`: the console script's exit status and output."""
+def ralph(ralph_env: dict[str, str], tmp_path: Path) -> RalphRunner:
+    """`ralph(*args, input=…, **env)`: the console script's exit status and output, run in a project of its own
+    (a fresh directory: `ralph session start` names the project's current session in its `.ralph/`)."""
 
     def run(*args: str, input: str | None = None, **env: Any) -> Run:
         completed = subprocess.run([str(RALPH), *args], input=input, capture_output=True, text=True, timeout=60,
-                                   env={**ralph_env, **{name: str(value) for name, value in env.items()}})
+                                   cwd=tmp_path, env={**ralph_env, **{name: str(value) for name, value in env.items()}})
         return Run(completed.returncode, completed.stdout, completed.stderr)
 
     return run

@@ -1,4 +1,5 @@
-"""`eval "$(ralph shell-init bash)"`: seed 003's scripts/state.sh example runs unchanged in bash."""
+"""`eval "$(.venv/bin/ralph shell-init bash)"`: seed 003's scripts/state.sh example runs unchanged in bash, with
+no venv on PATH (the functions call the `ralph` that printed them)."""
 
 import shutil
 import subprocess
@@ -15,9 +16,10 @@ pytestmark = [pytest.mark.django_db(transaction=True),
 
 # Seed 003, "Helper Scripts / Bash (scripts/state.sh)", with `source scripts/state.sh` replaced by
 # the eval line, and what it produced printed for the test to read.
-SEED_EXAMPLE = r"""
+SEED_EXAMPLE = rf"""
 set -eu
-eval "$(ralph shell-init bash)"
+! command -v ralph  # not on PATH
+eval "$({RALPH} shell-init bash)"
 
 # Start session
 SESSION_ID=$(start_session "/devteam:implement" "implement")
@@ -37,10 +39,14 @@ echo "phase=$phase"
 """
 
 
-def _bash(script: str, env: dict[str, str], tmp_path) -> subprocess.CompletedProcess[str]:
-    """`script` in bash with `ralph` on the PATH, as a loop's shell has it."""
-    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120,
-                          env={**env, "PATH": f"{RALPH.parent}:{env.get('PATH', '')}", "TMPDIR": str(tmp_path)})
+# A PATH without the venv's bin directory.
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def _bash(script: str, env: dict[str, str], project) -> subprocess.CompletedProcess[str]:
+    """`script` in bash, in the project's directory, without the venv on PATH."""
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120, cwd=project,
+                          env={**env, "PATH": SYSTEM_PATH})
 
 
 def test_the_seed_example_runs_unchanged(ralph_env: dict[str, str], tmp_path) -> None:
@@ -51,18 +57,20 @@ def test_the_seed_example_runs_unchanged(ralph_env: dict[str, str], tmp_path) ->
     assert ran.stdout.splitlines() == [f"session={session.id}", "phase=executing"]
     assert (session.command, session.command_type) == ("/devteam:implement", "implement")
     assert (session.status, session.exit_reason) == ("completed", "All tasks done")
-    assert SessionStateEntry.objects.get(session=session, key="current_phase").value == "executing"
+    # DevTeam's current_phase is a column of its sessions row: it is the session's.
+    assert (session.current_phase, session.execution_mode) == ("executing", "normal")
+    assert not SessionStateEntry.objects.filter(session=session).exists()
     usage = TokenUsage.objects.get(session=session)
     assert (usage.input_tokens, usage.output_tokens, usage.cost_usd) == (1000, 500, Decimal("0.15"))
     assert (session.total_tokens_input, session.total_tokens_output, session.total_cost_cents) == (1000, 500, 15)
-    assert list(tmp_path.iterdir()) == []  # end_session removed the current-session file
+    assert list((tmp_path / ".ralph").iterdir()) == []  # end_session removed the project's current session
 
 
 def test_functions_follow_devteam_for_unset_keys_explicit_sessions_and_failures(
         ralph_env: dict[str, str], tmp_path) -> None:
     other = Session.objects.create(command="other", command_type="plan")
     script = rf"""
-    eval "$(ralph shell-init bash)"
+    eval "$({RALPH} shell-init bash)"
     start_session "/devteam:plan" "plan" > /dev/null
     value=$(get_state "never_set"); echo "unset=[$value] status=$?"
     set_state "owner" '{{"name": "planner"}}'
@@ -88,3 +96,4 @@ def test_shell_init_names_only_shells_it_supports(ralph) -> None:
     printed = ralph("shell-init", "bash").stdout
     assert all(f"{name}()" in printed for name in ("start_session", "set_state", "get_state", "add_tokens",
                                                     "end_session"))
+    assert f"_RALPH={RALPH}\n" in printed  # the absolute path of the ralph that printed them

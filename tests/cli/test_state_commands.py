@@ -33,6 +33,15 @@ def test_session_start_prints_the_new_id_and_nothing_else(ralph: RalphRunner) ->
                                                                        "implement", "running")
 
 
+def test_a_session_started_where_the_project_cannot_be_written_still_starts(ralph: RalphRunner, tmp_path) -> None:
+    project = tmp_path / "unwritable"
+    project.mkdir()
+    (project / ".ralph").write_text("a file where the directory would be")
+    started = ralph("session", "start", "/devteam:plan", "plan", RALPH_PROJECT_DIR=project)
+    assert (started.status, started.stdout) == (0, f"{Session.objects.get().id}\n")
+    assert started.stderr.startswith("ralph: warning: the project's current session was not written")
+
+
 def test_state_values_are_json_when_they_parse_and_strings_otherwise(ralph: RalphRunner) -> None:
     session = Session.objects.create(command="c", command_type="plan")
     values = {"current_phase": "executing", "attempts": "3", "flags": '{"eco": true}', "quoted": '"42"',
@@ -131,3 +140,30 @@ def test_flags_override_the_environment(ralph: RalphRunner, live_server, token) 
                 RALPH_URL="http://127.0.0.1:9", RALPH_TOKEN="wrong", RALPH_SESSION=other.id)
     assert ran.status == 0
     assert SessionStateEntry.objects.get().session_id == session.id
+
+
+def test_session_fields_take_devteams_names_and_the_servers_rules(ralph: RalphRunner) -> None:
+    session = Session.objects.create(command="c", command_type="plan")
+    on = {"RALPH_SESSION": session.id}
+    assert ralph("session", "set", "plan_id", "plan-7", "current_iteration", "4", **on).status == 0
+    session.refresh_from_db()
+    assert (session.plan_key, session.current_iteration) == ("plan-7", 4)
+    assert ralph("session", "get", "plan_id", **on).stdout == "plan-7\n"
+    assert ralph("session", "get", "bug_council_activated", **on).stdout == "0\n"  # as sqlite3 printed it
+    assert ralph("session", "bump", "current_iteration", **on).stdout == "5\n"
+    unknown = ralph("session", "get", "user_request", **on)
+    assert unknown.status == 1 and "not a session field; one of: status, current_phase" in unknown.stderr
+    assert ralph("session", "set", "current_iteration", "many", **on).status == 1
+    assert ralph("session", "set", "plan_id", **on).status == 1  # a field without its value
+    assert ralph("session", "set", "total_cost_cents", "5", **on).status == 1  # totals grow with usage only
+    # A final status finishes the session, as a PATCH does.
+    assert ralph("session", "set", "status", "failed", **on).status == 0
+    session.refresh_from_db()
+    assert session.status == "failed" and session.ended_at is not None
+    assert ralph("state", "delete", "never-set", **on).status == 0
+
+
+def test_session_current_is_exit_3_when_no_session_is_found(ralph: RalphRunner) -> None:
+    none = ralph("session", "current")
+    assert (none.status, none.stdout) == (3, "")
+    assert none.stderr.startswith("ralph: no_session: no session")

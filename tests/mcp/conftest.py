@@ -1,10 +1,13 @@
 """MCP tests: the official `mcp` SDK client against the live test server, over real HTTP."""
 
+import http.client
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
+import jsonschema
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client
@@ -21,6 +24,7 @@ class McpAgent:
     def __init__(self, portal: BlockingPortal, client: Client) -> None:
         self.portal, self.client = portal, client
         self.called: set[str] = set()
+        self._output_schemas: dict[str, dict[str, Any]] = {}
 
     @property
     def protocol_version(self) -> str:
@@ -30,11 +34,23 @@ class McpAgent:
         return self.portal.call(self.client.list_tools).tools
 
     def result(self, name: str, **arguments: Any) -> tuple[bool, Any]:
-        """(isError, the JSON its text holds) of one tools/call."""
+        """(isError, the JSON its text holds) of one tools/call. A result's structuredContent is the same JSON
+        and conforms to the tool's listed outputSchema (the SDK client checks it too); an error has none."""
         self.called.add(name)
         answer = self.portal.call(self.client.call_tool, name, arguments)
         [content] = answer.content
-        return bool(answer.is_error), json.loads(content.text)
+        payload = json.loads(content.text)
+        if answer.is_error:
+            assert answer.structured_content is None, answer
+        else:
+            assert answer.structured_content == payload
+            jsonschema.Draft202012Validator(self.output_schema(name)).validate(payload)
+        return bool(answer.is_error), payload
+
+    def output_schema(self, name: str) -> dict[str, Any]:
+        if name not in self._output_schemas:
+            self._output_schemas.update({tool.name: tool.output_schema for tool in self.list_tools()})
+        return self._output_schemas[name]
 
     def ok(self, name: str, **arguments: Any) -> Any:
         is_error, payload = self.result(name, **arguments)
@@ -65,10 +81,40 @@ def mcp_url(live_server) -> str:
 
 @pytest.fixture
 def connect(mcp_url: str, token: MintedToken) -> Callable[..., Any]:
-    """`with connect(mode=…, secret=…, scheme=…) as agent:` an SDK client on the live server (by default with
-    the test user's global token)."""
+    """`with connect(mode=…, secret=…, scheme=…, tools=…) as agent:` an SDK client on the live server (by default
+    with the test user's global token and every tool; `tools` asks for a tool set, `?tools=`)."""
 
-    def make(*, mode: str = "auto", secret: str | None = None, scheme: str = "Token") -> Any:
-        return mcp_agent(mcp_url, secret or token.secret, mode=mode, scheme=scheme)
+    def make(*, mode: str = "auto", secret: str | None = None, scheme: str = "Token", tools: str | None = None) -> Any:
+        url = mcp_url if tools is None else f"{mcp_url}?tools={tools}"
+        return mcp_agent(url, secret or token.secret, mode=mode, scheme=scheme)
 
     return make
+
+
+class Reply:
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status, self.headers, self.body = status, headers, body
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@pytest.fixture
+def post(mcp_url: str, token: MintedToken) -> Callable[..., Reply]:
+    """POST a raw body (a dict is sent as JSON) to /mcp/ with the test user's token, unless told otherwise."""
+    parts = urlsplit(mcp_url)
+
+    def send(body: Any, *, headers: dict[str, str] | None = None, method: str = "POST",
+             path: str = parts.path, auth: str | None = f"Token {token.secret}") -> Reply:
+        payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+        all_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                       **({"Authorization": auth} if auth else {}), **(headers or {})}
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        try:
+            connection.request(method, path, body=payload if method == "POST" else None, headers=all_headers)
+            response = connection.getresponse()
+            return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
+        finally:
+            connection.close()
+
+    return send

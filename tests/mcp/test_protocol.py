@@ -1,51 +1,20 @@
 """The transport and JSON-RPC layer of `/mcp/`, over raw HTTP and through the SDK client: both protocol eras,
 authentication, and every kind of malformed message."""
 
-import http.client
-import json
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from ralphsite.agents.mcp.protocol import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS
-from ralphsite.tokens.services import MintedToken
+from ralphsite.agents.mcp.tools import TOOLS
+from tests.mcp.conftest import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MODERN = "2026-07-28"
 CAPABILITIES = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
-
-
-class Reply:
-    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        self.status, self.headers, self.body = status, headers, body
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-@pytest.fixture
-def post(mcp_url: str, token: MintedToken) -> Callable[..., Reply]:
-    """POST a raw body (a dict is sent as JSON) to /mcp/ with the test user's token, unless told otherwise."""
-    parts = urlsplit(mcp_url)
-
-    def send(body: Any, *, headers: dict[str, str] | None = None, method: str = "POST",
-             path: str = parts.path, auth: str | None = f"Token {token.secret}") -> Reply:
-        payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-        all_headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                       **({"Authorization": auth} if auth else {}), **(headers or {})}
-        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-        try:
-            connection.request(method, path, body=payload if method == "POST" else None, headers=all_headers)
-            response = connection.getresponse()
-            return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
-        finally:
-            connection.close()
-
-    return send
 
 
 def rpc(method: str, params: dict[str, Any] | None = None, request_id: Any = 1) -> dict[str, Any]:
@@ -92,7 +61,7 @@ def test_notifications_and_responses_are_accepted_without_an_answer(post: Callab
 def test_ping_and_tools_list_answer_in_the_handshake_era(post: Callable[..., Reply]) -> None:
     assert post(rpc("ping", request_id="p-1")).json() == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
     listed = post(rpc("tools/list"), headers={"MCP-Protocol-Version": "2025-11-25"}).json()["result"]
-    assert "resultType" not in listed and "ttlMs" not in listed and len(listed["tools"]) == 27
+    assert "resultType" not in listed and "ttlMs" not in listed and len(listed["tools"]) == len(TOOLS)
 
 
 def test_an_unsupported_protocol_version_header_is_a_400(post: Callable[..., Reply]) -> None:
@@ -123,7 +92,8 @@ def test_server_discover_names_the_versions_capabilities_and_cache_hints(post: C
 
 def test_modern_requests_are_checked_against_their_headers(post: Callable[..., Reply]) -> None:
     listed = post(**modern("tools/list")).json()["result"]
-    assert listed["resultType"] == "complete" and listed["cacheScope"] == "private" and len(listed["tools"]) == 27
+    assert listed["resultType"] == "complete" and listed["cacheScope"] == "private"
+    assert len(listed["tools"]) == len(TOOLS)
 
     request = modern("tools/call", {"name": "get_plan", "arguments": {"session": "none"}}, name="get_waves")
     mismatch = post(**request)

@@ -14,7 +14,7 @@ from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db
 
-READING_TOOLS = ("get_progress", "get_waves", "get_questions", "get_feedback", "get_state", "get_plan")
+READING_TOOLS = ("get_progress", "get_waves", "get_questions", "get_feedback", "get_state", "get_plan", "get_session")
 
 
 def fill(session: Session, rows: int) -> None:

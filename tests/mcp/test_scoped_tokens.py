@@ -17,7 +17,7 @@ from tests.sessions_app.factories import make_session, make_task
 pytestmark = pytest.mark.django_db(transaction=True)
 
 READING_TOOLS = {"get_plan", "get_task", "get_progress", "get_questions", "get_feedback", "get_waves", "get_state",
-                 "search_memory"}
+                 "search_memory", "get_session"}
 
 
 @pytest.fixture
@@ -37,6 +37,7 @@ def test_a_session_token_acts_on_its_session_without_naming_it(connect: Callable
     with connect(secret=minted.secret, scheme="Bearer", mode="legacy") as agent:
         listed = {tool.name: tool for tool in agent.list_tools()}
         assert "record_pattern" not in listed  # global patterns are written by global tokens only
+        assert "create_session" not in listed  # a session token creates no session
         assert all("session" not in tool.input_schema["properties"] for tool in listed.values())
         assert "Every tool acts on session mine (Build the widget service)." in \
             agent.client.session.initialize_result.instructions
@@ -75,7 +76,7 @@ def test_a_project_token_names_sessions_of_its_project_only(connect: Callable[..
     minted = api_token_create(user=user, scope=TokenScope.PROJECT, project_path="/srv/widgets")
     with connect(secret=minted.secret) as agent:
         assert all("session" in tool.input_schema.get("required", []) for tool in agent.list_tools()
-                   if tool.name != "search_memory")
+                   if tool.name not in ("search_memory", "create_session"))
         assert agent.ok("get_progress", session="mine")["total"] == 1
         # Another project's session is answered as one that does not exist: no existence leak.
         assert agent.error("get_progress", session="other") == {

@@ -21,10 +21,18 @@ SEED_000_TOOLS = {"get_plan", "update_plan", "get_task", "create_task", "update_
 LOOP_TOOLS = {"claim_task", "heartbeat_task", "release_task", "get_waves", "get_state", "set_state", "append_event",
               "record_issue", "create_checkpoint", "add_token_usage"}
 MEMORY_TOOLS = {"search_memory", "record_observation", "record_pattern"}
+# Ralph V2's orchestrator (issue #30 §5): tests/mcp/test_whole_loop.py calls each of them.
+ORCHESTRATOR_TOOLS = {"create_session", "get_session", "transition_session", "finish_session", "update_iteration",
+                      "store_waves", "create_feedback", "resolve_feedback", "record_replanning", "start_invocation",
+                      "complete_invocation"}
+# What replaces or removes stored content (destructiveHint), and what a repeat leaves as it was (idempotentHint).
+DESTRUCTIVE = {"update_plan", "set_state", "answer_question", "finish_session", "update_iteration"}
+IDEMPOTENT_WRITES = {"update_plan", "set_state", "store_waves", "update_iteration", "resolve_feedback",
+                     "complete_invocation"}
 
 
 def test_the_tool_table_is_the_issues_list() -> None:
-    assert set(TOOLS) == SEED_000_TOOLS | LOOP_TOOLS | MEMORY_TOOLS
+    assert set(TOOLS) == SEED_000_TOOLS | LOOP_TOOLS | MEMORY_TOOLS | ORCHESTRATOR_TOOLS
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -38,9 +46,27 @@ def test_every_tool_is_listed_with_a_valid_described_schema(connect: Callable[..
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert tool.description and all(spec.get("description") for spec in schema["properties"].values())
         assert set(schema.get("required", [])) <= set(schema["properties"])
-        session_bound = tool.name not in {"search_memory", "record_pattern"}
+        session_bound = tool.name not in {"search_memory", "record_pattern", "create_session"}
         assert ("session" in schema.get("required", [])) is session_bound, tool.name
-        assert tool.annotations.read_only_hint is tool.name.startswith(("get_", "search_")), tool.name
+        reading = tool.name.startswith(("get_", "search_"))
+        assert tool.annotations.read_only_hint is reading, tool.name
+        assert tool.annotations.destructive_hint is (tool.name in DESTRUCTIVE), tool.name
+        assert tool.annotations.idempotent_hint is (reading or tool.name in IDEMPOTENT_WRITES), tool.name
+        assert tool.annotations.open_world_hint is False
+        assert tool.title and tool.title[0].isupper() and tool.title != tool.name
+        jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+        assert tool.output_schema["type"] == "object" and set(tool.output_schema.get("required", [])) <= set(
+            tool.output_schema["properties"]), tool.name
+
+
+def test_every_number_argument_is_bounded() -> None:
+    """The schema says the bounds the domain enforces (a model sees them before it calls)."""
+    for tool in TOOLS.values():
+        for name, arg in tool.arguments.items():
+            if arg.schema.get("type") in ("integer", "number"):
+                assert "minimum" in arg.schema and "maximum" in arg.schema, (tool.name, name)
+    importance = TOOLS["record_observation"].arguments["importance"].schema
+    assert (importance["minimum"], importance["maximum"]) == (0, 1)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -60,18 +86,19 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
         assert "id" not in first and "session" not in first
         agent.ok("create_task", key="task-2", title="API", depends_on=["task-1"], **s)
         agent.ok("create_task", key="task-3", title="Docs", depends_on=["task-1", "task-2"], notes="short", **s)
-        assert agent.ok("get_waves", **s) == [{"wave": 1, "tasks": ["task-1"]}, {"wave": 2, "tasks": ["task-2"]},
-                                               {"wave": 3, "tasks": ["task-3"]}]
+        assert agent.ok("get_waves", **s) == {"waves": [{"wave": 1, "tasks": ["task-1"]},
+                                                        {"wave": 2, "tasks": ["task-2"]},
+                                                        {"wave": 3, "tasks": ["task-3"]}]}
         question = agent.ok("create_question", key="Q-TECH-001", category="technical", text="Which database?", **s)
         assert question == {"key": "Q-TECH-001", "category": "technical", "priority": "medium",
                             "status": "unanswered", "text": "Which database?", "iteration_number": 1}
-        assert [q["key"] for q in agent.ok("get_questions", status="unanswered", **s)] == ["Q-TECH-001"]
+        assert [q["key"] for q in agent.ok("get_questions", status="unanswered", **s)["questions"]] == ["Q-TECH-001"]
         answered = agent.ok("answer_question", question="Q-TECH-001", answer="PostgreSQL", answer_source="ADR-7",
                             answer_confidence="high", agent="questioner", **s)
         assert (answered["status"], answered["answer"], answered["answer_confidence"]) == ("answered", "PostgreSQL",
                                                                                           "high")
-        assert agent.ok("get_questions", status="unanswered", **s) == []
-        assert agent.ok("get_questions", category="technical", **s)[0]["answer_source"] == "ADR-7"
+        assert agent.ok("get_questions", status="unanswered", **s) == {"questions": []}
+        assert agent.ok("get_questions", category="technical", **s)["questions"][0]["answer_source"] == "ADR-7"
 
         # -- an executor ----------------------------------------------------------------------------
         claimed = agent.ok("claim_task", agent="exec-1", lease_seconds=120, **s)["task"]
@@ -146,10 +173,10 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
         feedback_batch_create(data={"iteration": Iteration.objects.get(session=session), "batch_timestamp": "b1",
                                     "items": [{"issue_key": "FB-1", "severity": "critical",
                                                "description": "Login fails"}]})
-        assert agent.ok("get_feedback", iteration=1, **s) == [{"iteration": 1, "batch": "b1", "items": [
+        assert agent.ok("get_feedback", iteration=1, **s) == {"batches": [{"iteration": 1, "batch": "b1", "items": [
             {"issue_key": "FB-1", "severity": "critical", "description": "Login fails", "is_resolved": False}],
-            "attachments": []}]
-        assert agent.ok("get_feedback", iteration=2, **s) == []
+            "attachments": []}]}
+        assert agent.ok("get_feedback", iteration=2, **s) == {"batches": []}
 
         found = agent.ok("search_memory", q="PostgreSQL", kind="observation")
         assert found["count"] == 1 and found["hits"][0]["session"] == session.id
@@ -159,7 +186,7 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
                            project="/srv/widgets")
         assert pattern == {"pattern_type": "best_practice", "frequency": 1, "created": True,
                            "source_projects": ["/srv/widgets"]}
-        assert agent.called == set(TOOLS)
+        assert agent.called == SEED_000_TOOLS | LOOP_TOOLS | MEMORY_TOOLS
 
     # What the tools wrote is what the REST twins write: the rows, and the ledger's audit events.
     session.refresh_from_db()

@@ -1,13 +1,13 @@
 """`ralph`: drive a Ralph Site session from a shell loop (the console script of this package).
 
-Configuration: RALPH_URL (default http://127.0.0.1:8000), RALPH_TOKEN, RALPH_SESSION (id or key);
-`--url`, `--token` and `--session` override them. Exit codes: 0 done, 1 usage error, 2 the API
-refused (its code and message on stderr), 3 nothing there (no task to claim, no signal to poll, no
-such state key), 4 server unreachable. `--json` prints what the API answered, as JSON; with it the
-stderr message of a failure is one JSON object too.
+Configuration: RALPH_URL (default http://127.0.0.1:8000), RALPH_TOKEN, RALPH_SESSION (id or key; else the
+project's current session, `project`); `--url`, `--token` and `--session` override them. Exit codes: 0
+done, 1 usage error, 2 the API refused (its code and message on stderr), 3 nothing there (no task to
+claim, no signal to poll, no such state key), 4 server unreachable. `--json` prints what the API answered,
+as JSON; with it the stderr message of a failure is one JSON object too.
 
-Only the standard library; http.client is imported only when a command calls the API, so
-`ralph --help` costs little more than Python's own start.
+Only the standard library; http.client is imported only when a command calls the API, so `ralph --help`
+costs little more than Python's own start.
 """
 
 import argparse
@@ -19,24 +19,15 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any, NoReturn
 
+from ralphsite.agents.cli import devteam
 from ralphsite.agents.cli.client import Api, Refused, Unreachable, path_of
-from ralphsite.agents.cli.shell import SHELLS
+from ralphsite.agents.cli.outcomes import Nothing, UsageError
+from ralphsite.agents.cli.project import current_session, current_session_clear, current_session_set
+from ralphsite.agents.cli.shell import SHELLS, shell_script
 
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED, EXIT_NOTHING, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 DEFAULT_URL = "http://127.0.0.1:8000"
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}")
-
-
-class UsageError(Exception):
-    """Exit 1: the command line cannot be run as given."""
-
-
-class Nothing(Exception):
-    """Exit 3: nothing to claim, poll or read; `reason` says why in a word (`all_done`, `no_signal`…)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason, self.message = reason, message
 
 
 class RalphArgumentParser(argparse.ArgumentParser):
@@ -68,11 +59,14 @@ class Command:
         return self._api
 
     def session(self) -> str:
-        """The session's id, from --session or RALPH_SESSION (an id, or a key looked up once)."""
+        """The session's id, from --session, RALPH_SESSION or the project's current session (`project`): an
+        id, or a key looked up once."""
         if self._session_id is None:
-            reference = getattr(self.args, "session", None) or os.environ.get("RALPH_SESSION", "")
+            reference = (getattr(self.args, "session", None) or os.environ.get("RALPH_SESSION", "")
+                         or current_session())
             if not reference:
-                raise UsageError("no session: pass --session or set RALPH_SESSION (an id or a key)")
+                raise UsageError("no session: pass --session, set RALPH_SESSION (an id or a key) or start one in "
+                                 "this project (ralph session start)")
             self._session_id = self._session_id_of(reference)
         return self._session_id
 
@@ -109,11 +103,18 @@ class Command:
 # -- commands -----------------------------------------------------------------------------------
 
 def session_start(cmd: Command) -> None:
+    """A new session, which becomes the project's current one (`project`)."""
     body = {"command": cmd.args.command, "command_type": cmd.args.command_type}
-    for option in ("key", "project_path"):
+    for option, field in (("key", "key"), ("project_path", "project_path"), ("execution_mode", "execution_mode"),
+                          ("phase", "current_phase")):
         if getattr(cmd.args, option):
-            body[option] = getattr(cmd.args, option)
+            body[field] = getattr(cmd.args, option)
     session = cmd.api.call("POST", path_of("sessions"), body).data
+    try:
+        current_session_set(session["id"])
+    except OSError as error:  # a read-only project: the session exists, only other processes will not find it
+        print(f"ralph: warning: the project's current session was not written ({error}); pass --session or "
+              "RALPH_SESSION to the project's other processes", file=sys.stderr)
     cmd.emit(session, session["id"])
 
 
@@ -122,6 +123,7 @@ def session_end(cmd: Command) -> None:
     if cmd.args.summary is not None:
         body["summary"] = cmd.args.summary
     cmd.emit(cmd.api.call("POST", path_of("sessions", cmd.session(), "finish"), body).data)
+    current_session_clear(cmd.session())
 
 
 def _not_json(constant: str) -> Any:
@@ -294,7 +296,8 @@ def progress(cmd: Command) -> None:
 
 
 def shell_init(cmd: Command) -> None:
-    print(SHELLS[cmd.args.shell], end="")
+    # The functions call this very `ralph` (by its absolute path): a venv need not be on PATH.
+    print(shell_script(cmd.args.shell, ralph=os.path.abspath(sys.argv[0])), end="")
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -334,8 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Drive a Ralph Site session from a shell loop.",
         epilog="Exit codes: 0 done, 1 usage, 2 the API refused (code and message on stderr), "
                "3 nothing to claim/poll/read, 4 server unreachable. "
-               "In a script: eval \"$(ralph shell-init bash)\" defines start_session, set_state, get_state, "
-               "add_tokens and end_session (DevTeam's state.sh).")
+               "In a script: eval \"$(ralph shell-init bash)\" defines DevTeam's state.sh functions "
+               "(start_session, get_state, set_state, increment_iteration, add_tokens, end_session, …).")
     groups = parser.add_subparsers(dest="group", metavar="COMMAND", required=True, parser_class=RalphArgumentParser)
 
     def command(subparsers: Any, name: str, handler: Callable[[Command], None], help_text: str,
@@ -354,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("command_type", help="plan, implement, bug or issue")
     start.add_argument("--key", help="a human key for the session (unique)")
     start.add_argument("--project-path", help="the project the session works on")
+    start.add_argument("--execution-mode", help="normal or eco")
+    start.add_argument("--phase", help="the session's current phase")
     end = command(session, "end", session_end, "finish the session with a status")
     end.add_argument("status", help="completed, failed, stopped or aborted")
     end.add_argument("reason", nargs="?", default="", help="why it ended (exit_reason)")
@@ -446,6 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
     found.add_argument("--limit", type=int, default=20, help="at most this many hits (max 100)")
 
     command(groups, "progress", progress, "the session's tasks by status")
+
+    devteam.add(groups, session=session, state=state, command=command, group=group)
 
     init = command(groups, "shell-init", shell_init, "print shell functions for eval (DevTeam's state.sh)")
     init.add_argument("shell", choices=sorted(SHELLS))

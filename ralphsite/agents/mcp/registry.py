@@ -1,14 +1,18 @@
 """The tool table's machinery: what a tool is, its arguments' JSON Schemas, and one call of it.
 
-A tool is a name, a description, its arguments (each a JSON Schema with a description) and a
-function that validates with the REST API's serializer and calls the REST twin's service. Failures
-of every kind (validation, not found, conflicts, database errors) become the API's error shape
-through the API's own exception handler, answered as a tool result with `isError: true`.
+A tool is a name, a title, a description, its arguments (each a JSON Schema with a description), the
+JSON Schema of its result, its behaviour hints (read-only, destructive, idempotent) and a function
+that validates with the REST API's serializer and calls the REST twin's service. A result is sent
+twice, as MCP 2025-06-18 asks: as `structuredContent` (conforming to the tool's `outputSchema`) and as
+the same JSON in a text block, for clients that read only text. Failures of every kind (validation,
+not found, conflicts, database errors) become the API's error shape through the API's own exception
+handler, answered as a tool result with `isError: true` (text only: an error is not the tool's result).
 """
 
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 from django.db.models import Model, QuerySet, TextChoices
@@ -16,18 +20,21 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from ralphsite.agents.mcp.protocol import INVALID_PARAMS, RpcError
+from ralphsite.agents.mcp.schemas import Schema
 from ralphsite.core.access import Scope, current_scope
 from ralphsite.core.addressing import by_reference
 from ralphsite.core.api.errors import api_exception_handler
 from ralphsite.core.api.permissions import model_permissions_check, write_check
 from ralphsite.core.errors import InvalidInput, NotFound, PermissionDenied
+from ralphsite.core.fields import BIGINT_MAX, INTEGER_MAX
 from ralphsite.core.models import TokenScope
+from ralphsite.core.money import USD_MAX
 from sessions_app.models import Question, Session, Task
 
 M = TypeVar("M", bound=Model)
 
-# Arguments that address a row (resolved by ToolCall) rather than carry data for a serializer.
-ADDRESSING = frozenset({"session", "task", "question"})
+# Arguments that address a row (resolved by ToolCall or the tool) rather than carry data for a serializer.
+ADDRESSING = frozenset({"session", "task", "question", "invocation", "item"})
 
 
 @dataclass(frozen=True)
@@ -45,18 +52,26 @@ def text(description: str, *, required: bool = False, max_length: int | None = N
     return Arg(schema, required)
 
 
-def integer(description: str, *, required: bool = False, minimum: int | None = 0,
-            maximum: int | None = None) -> Arg:
-    schema: dict[str, Any] = {"type": "integer", "description": description}
-    if minimum is not None:
-        schema["minimum"] = minimum
+def integer(description: str, *, required: bool = False, minimum: int = 0, maximum: int = INTEGER_MAX) -> Arg:
+    """An integer within the column's bounds (a 32-bit integer unless told; `count` for 64-bit counts)."""
+    return Arg({"type": "integer", "minimum": minimum, "maximum": maximum, "description": description}, required)
+
+
+def count(description: str, *, required: bool = False) -> Arg:
+    """A 64-bit count that is never negative (tokens, durations, claims)."""
+    return integer(description, required=required, maximum=BIGINT_MAX)
+
+
+def cost(description: str) -> Arg:
+    """A cost in USD, within what the money columns hold."""
+    return number(description, maximum=float(USD_MAX))
+
+
+def number(description: str, *, required: bool = False, maximum: float | None = None) -> Arg:
+    schema: dict[str, Any] = {"type": "number", "minimum": 0, "description": description}
     if maximum is not None:
         schema["maximum"] = maximum
     return Arg(schema, required)
-
-
-def number(description: str, *, required: bool = False) -> Arg:
-    return Arg({"type": "number", "minimum": 0, "description": description}, required)
 
 
 def flag(description: str) -> Arg:
@@ -72,6 +87,10 @@ def strings(description: str, *, required: bool = False) -> Arg:
     return Arg({"type": "array", "items": {"type": "string"}, "description": description}, required)
 
 
+def objects(description: str, item: Schema, *, required: bool = False) -> Arg:
+    return Arg({"type": "array", "items": item, "description": description}, required)
+
+
 def json_object(description: str, *, required: bool = False) -> Arg:
     return Arg({"type": "object", "description": description}, required)
 
@@ -81,16 +100,34 @@ def any_json(description: str, *, required: bool = False) -> Arg:
 
 
 SESSION_ARGUMENT = text("The session to act on: its id or its key.", required=True)
+AGENT = text("Who is acting (the agent's name), for the audit trail.")
+
+
+def pick(data: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """`fields` of a representation, in that order, without the empty ones (a model reads less)."""
+    return {name: data[name] for name in fields if name in data and data[name] not in (None, "", [], {})}
+
+
+def api_time(value: datetime | None) -> str | None:
+    """A time as the API writes it (ISO 8601, UTC as Z)."""
+    return serializers.DateTimeField().to_representation(value) if value is not None else None
 
 
 @dataclass(frozen=True)
 class Tool:
     name: str
+    title: str
     description: str
     arguments: dict[str, Arg]
     run: Callable[["ToolCall"], Any]
+    # The JSON Schema of the result (an object): the tool's `outputSchema`.
+    output: Schema
     # The kind of row the tool writes (the API's write permission for it applies), or None: it only reads.
     writes: type[Model] | None
+    # A write that replaces or removes what was stored (MCP's destructiveHint); else it only adds.
+    destructive: bool = False
+    # Repeating the same call changes nothing more (MCP's idempotentHint); every read is.
+    idempotent: bool = False
     # The API action it is, for that permission (a session token may update its session, not create one).
     action: str = "create"
     # Acts on one session: named by the `session` argument, or by the token when it is session-bound.
@@ -121,9 +158,11 @@ class Tool:
             required = [name for name, arg in arguments.items() if arg.required]
             if required:
                 schema["required"] = required
-            cached = {"name": self.name, "description": self.description, "inputSchema": schema,
-                      "annotations": {"readOnlyHint": self.writes is None, "destructiveHint": False,
-                                      "openWorldHint": False}}
+            read_only = self.writes is None
+            cached = {"name": self.name, "title": self.title, "description": self.description, "inputSchema": schema,
+                      "outputSchema": self.output,
+                      "annotations": {"readOnlyHint": read_only, "destructiveHint": self.destructive,
+                                      "idempotentHint": read_only or self.idempotent, "openWorldHint": False}}
             self._definitions[session_argument] = cached  # a benign race: both threads build the same dict
         return cached
 
@@ -134,14 +173,18 @@ TOOLS: dict[str, Tool] = {}
 Run = Callable[["ToolCall"], Any]
 
 
-def tool(name: str, description: str, /, *, writes: type[Model] | None, action: str = "create",
-         session_bound: bool = True, reads: tuple[type[Model], ...] = (), **arguments: Arg) -> Callable[[Run], Run]:
+def tool(name: str, title: str, description: str, /, *, output: Schema, writes: type[Model] | None,
+         destructive: bool = False, idempotent: bool = False, action: str = "create", session_bound: bool = True,
+         reads: tuple[type[Model], ...] = (), **arguments: Arg) -> Callable[[Run], Run]:
     """Register the decorated function as the tool `name` (its arguments in the order given)."""
 
     def register(run: Run) -> Run:
         assert name not in TOOLS, f"tool {name} is registered twice"
         assert (writes is None) == bool(reads), f"tool {name} either writes a model or names the models it reads"
-        TOOLS[name] = Tool(name, description, arguments, run, writes, action, session_bound, reads)
+        assert output.get("type") == "object", f"tool {name}: a result is an object"
+        assert writes is not None or not destructive, f"tool {name}: a reading tool destroys nothing"
+        TOOLS[name] = Tool(name, title, description, arguments, run, output, writes, destructive, idempotent,
+                           action, session_bound, reads)
         return run
 
     return register
@@ -191,9 +234,12 @@ class ToolCall:
         """The arguments that carry data (not the addressing ones), with `fixed` values added."""
         return {**{name: value for name, value in self.arguments.items() if name not in ADDRESSING}, **fixed}
 
-    def validated(self, serializer_class: type[serializers.Serializer], **fixed: Any) -> dict[str, Any]:
-        """The body validated by the REST twin's serializer (its errors are the API's)."""
-        serializer = serializer_class(data=self.body(**fixed), context={"request": self.request})
+    def validated(self, serializer_class: type[serializers.Serializer], *, instance: Model | None = None,
+                  **fixed: Any) -> dict[str, Any]:
+        """The body validated by the REST twin's serializer (its errors are the API's); with `instance`, as
+        its PATCH validates it (only the fields given)."""
+        serializer = serializer_class(instance, data=self.body(**fixed), partial=instance is not None,
+                                      context={"request": self.request})
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
 
@@ -208,11 +254,15 @@ class ToolCall:
             raise serializers.ValidationError(errors)
 
 
-def tool_result(payload: Any, *, error: bool = False) -> dict[str, Any]:
-    """A `tools/call` result: the payload as compact JSON text for the model."""
-    return {"content": [{"type": "text", "text": json.dumps(payload, ensure_ascii=False, separators=(",", ":"),
-                                                            default=str)}],
-            "isError": error}
+def tool_result(payload: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
+    """A `tools/call` result: the payload as compact JSON text for the model and, for a result (not an
+    error), as `structuredContent` too; both are the same JSON (the text is made from it, then parsed
+    back, so a time or a Decimal is the same string in both)."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": error}
+    if not error:
+        result["structuredContent"] = json.loads(text)
+    return result
 
 
 def tool_check(scope: Scope, tool: Tool) -> None:
@@ -249,10 +299,12 @@ class Toolbox:
     sessionId)`: every tool acts on its session and takes no `session` argument; other tokens name the
     session in each call. Tools that write are listed only to tokens that may make that write."""
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: Request, *, names: frozenset[str] | None = None) -> None:
         self.request = request
         self.scope = current_scope()
         self.session_argument = self.scope.kind != TokenScope.SESSION
+        # The tool set asked for (`/mcp/?tools=executor`): only these are listed and callable; None: all.
+        self.names = names
 
     @property
     def instructions(self) -> str:
@@ -270,12 +322,16 @@ class Toolbox:
             return False
         return True
 
+    def _offered(self, name: str) -> bool:
+        return self.names is None or name in self.names
+
     def definitions(self) -> list[dict[str, Any]]:
         return [tool.definition(session_argument=self.session_argument) for tool in TOOLS.values()
-                if self._usable(tool)]
+                if self._offered(tool.name) and self._usable(tool)]
 
     def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         tool = TOOLS.get(name)
-        if tool is None:
-            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+        if tool is None or not self._offered(name):
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}" + ("" if tool is None else
+                                                                      " (not in the tool set this URL asked for)"))
         return run_tool(ToolCall(self.request, tool, arguments, session_argument=self.session_argument))

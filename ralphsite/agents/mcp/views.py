@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from ralphsite.agents.mcp import tools  # noqa: F401  (registers the tools)
 from ralphsite.agents.mcp.protocol import INVALID_REQUEST, Answer, RpcError, respond
 from ralphsite.agents.mcp.registry import Toolbox
+from ralphsite.agents.mcp.toolsets import requested_tools
 from ralphsite.core.access import scope_bind
 from ralphsite.core.api.permissions import ScopedTokenPermission, request_scope
 
@@ -109,5 +110,9 @@ class McpView(APIView):
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
             return _send(RpcError(INVALID_REQUEST, f"The message is larger than {limit} bytes.", status=413)
                          .answer(None))
+        try:
+            names = requested_tools(request.query_params.get("tools"))
+        except RpcError as refusal:
+            return _send(refusal.answer(None))
         headers = {name: request.META[key] for name, key in _HEADERS.items() if key in request.META}
-        return _send(respond(body, headers, Toolbox(request), server_info()))
+        return _send(respond(body, headers, Toolbox(request, names=names), server_info()))

@@ -5,7 +5,7 @@ parameters are a 400) hold on every route.
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
@@ -28,6 +28,8 @@ from ralphsite.core.fields import ULIDField
 from ralphsite.core.services import column_holds
 from ralphsite.core.ulid import ulid_normalize
 from ralphsite.core.writes import ModelWrites, writes_for
+
+M = TypeVar("M", bound=models.Model)
 
 _UNSET = object()
 
@@ -179,18 +181,7 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             lambda: self.writes.update(serializer.instance, serializer.validated_data, **self.write_options("update"))))
 
     def _written_in_scope(self, write: Callable[[], models.Model]) -> models.Model:
-        """Run the write; under a scoped token, undo it unless the row it leaves is within the scope
-        (a session placed in another project, a row of no session). References in the body were
-        already checked by their fields; this catches what the row itself says."""
-        scope = current_scope()
-        if scope.is_global:
-            return write()
-        with transaction.atomic():
-            instance = write()
-            if not scope.contains(instance):
-                raise PermissionDenied(f"This token may not write a {self.model._meta.verbose_name} outside its "
-                                       f"{scope.kind}.")
-        return instance
+        return written_in_scope(write, noun=self.model._meta.verbose_name)
 
     def perform_destroy(self, instance: models.Model) -> None:
         self.writes.delete(instance, **self.write_options("delete"))
@@ -278,3 +269,18 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
                 if representation.get(name) != value:
                     return False
         return True
+
+
+def written_in_scope(write: Callable[[], M], *, noun: str) -> M:
+    """Run the write; under a scoped token, undo it unless the row it leaves is within the scope
+    (a session placed in another project, a row of no session). References in the body were
+    already checked by their fields; this catches what the row itself says. The API's creates and
+    updates and the MCP tools that create rows go through it."""
+    scope = current_scope()
+    if scope.is_global:
+        return write()
+    with transaction.atomic():
+        instance = write()
+        if not scope.contains(instance):
+            raise PermissionDenied(f"This token may not write a {noun} outside its {scope.kind}.")
+    return instance
