@@ -314,12 +314,12 @@ V2_REST: dict[str, list[dict[str, Any]]] = {
 
 def test_it_imports_every_row_and_column_of_a_devteam_db(tmp_path: Path) -> None:
     output = import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
-    assert summary_row(output, "sessions") == ["3", "3", "0", "0"]
-    assert summary_row(output, "events") == ["12", "12", "0", "0"]
-    assert summary_row(output, "task_attempts") == ["3", "3", "0", "0"]
+    assert summary_row(output, "sessions") == ["3", "3", "0", "0", "0", "0"]
+    assert summary_row(output, "events") == ["12", "12", "0", "0", "0", "0"]
+    assert summary_row(output, "task_attempts") == ["3", "3", "0", "0", "0", "0"]
     for table, rows in {**V1_REST, **V2_REST}.items():
         orphans = table == "interview_questions"  # one names an interview that is not in the file
-        assert summary_row(output, table)[:4] == [str(len(rows)), str(len(rows) - orphans), "0",
+        assert summary_row(output, table)[:6] == [str(len(rows)), str(len(rows) - orphans), "0", "0", "0",
                                               "1" if orphans else "0"], table
 
     a = Session.objects.get(key=A)
@@ -427,12 +427,12 @@ def test_a_second_import_creates_nothing_and_a_newer_file_only_its_new_rows(tmp_
     path = _devteam_db(tmp_path / "devteam.db")
     import_seed("devteam", path)
     again = import_seed("devteam", path)
-    assert "nothing new" in again and summary_row(again, "events") == ["12", "0", "12", "0"]
+    assert "nothing new" in again and summary_row(again, "events") == ["12", "0", "0", "12", "0", "0"]
     with sqlite3.connect(path) as db:
         db.execute("INSERT INTO events (session_id, event_type, timestamp) VALUES (?, 'task_failed', "
                    "'2025-02-04 00:00:00')", [C])
     newer = import_seed("devteam", path)
-    assert summary_row(newer, "events") == ["13", "1", "12", "0"] and "1 rows created" in newer
+    assert summary_row(newer, "events") == ["13", "1", "0", "12", "0", "0"] and "1 rows created" in newer
     assert LedgerEvent.objects.count() == 13
 
 

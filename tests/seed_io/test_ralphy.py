@@ -54,7 +54,7 @@ def _ralphy_db(path: Path) -> Path:
 
 def test_it_imports_every_row_and_column_of_a_ralphy_db(tmp_path: Path) -> None:
     output = import_seed("ralphy", _ralphy_db(tmp_path / "ralphy.db"))
-    assert summary_row(output, "ledger") == ["5", "5", "0", "0"]
+    assert summary_row(output, "ledger") == ["5", "5", "0", "0", "0", "0"]
     first, second = Session.objects.get(key="run-20260101-a"), Session.objects.get(key="run-20260102-b")
     assert (first.status, first.config, first.started_at, first.ended_at) == (
         "completed", {"model": "sonnet", "max_iterations": 20, "메모": "🚀"}, datetime(2026, 1, 1, tzinfo=UTC),

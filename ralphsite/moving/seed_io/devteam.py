@@ -132,6 +132,7 @@ class Events(MappedTable):
     """Ledger events go through the ledger's manager: each is put on the hash chain in id order."""
 
     table, model, created, order_by = "events", LedgerEvent, None, "id"
+    append_only = True
     columns: ClassVar = {
         "timestamp": ("timestamp", moment), "event_type": ("type", text), "event_category": ("category", text),
         "agent": ("agent", text), "model": ("model", text), "iteration": ("iteration", number),

@@ -63,6 +63,7 @@ class Tasks(RunTable):
 
 class Ledger(RunTable):
     table, model, order_by = "ledger", LedgerEvent, "id"
+    append_only = True
     columns: ClassVar = {
         "ts": ("timestamp", moment), "type": ("type", text), "task_id": ("task_key", text), "phase": ("phase", text),
         "duration_ms": ("duration_ms", number), "tokens_in": ("tokens_in", count), "tokens_out": ("tokens_out", count),
