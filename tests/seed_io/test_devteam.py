@@ -22,6 +22,7 @@ from ledger_app.models import (
     Rollback,
     TokenUsage,
 )
+from ralphsite.core.choices import choice_canonical
 from ralphsite.core.models import SeedRow
 from ralphsite.moving.seed_io.base import moment
 from sessions_app.models import (
@@ -331,11 +332,12 @@ def test_it_imports_every_row_and_column_of_a_devteam_db(tmp_path: Path) -> None
     assert a.started_at == datetime(2025, 2, 1, 10, tzinfo=UTC) and a.ended_at == datetime(2025, 2, 1, 12, tzinfo=UTC)
     b = Session.objects.get(key=B)
     assert (b.current_iteration, b.max_iterations, b.circuit_breaker_state, b.execution_mode, b.total_cost_usd,
-            b.ended_at) == (1, 10, "half-open", "eco", Decimal("0.05"), None)
+            b.ended_at) == (1, 10, "half_open", "eco", Decimal("0.05"), None)
     assert SeedRow.objects.get(source_table="sessions", source_key=B).extra == {
         "current_iteration": 0, "max_iterations": None, "max_consecutive_failures": None, "exit_reason": None,
         "current_phase": None, "current_task_id": None, "current_agent": None, "current_model": None,
-        "plan_id": None, "sprint_id": None, "bug_council_reason": None}
+        "plan_id": None, "sprint_id": None, "bug_council_reason": None,
+        "circuit_breaker_state": "half-open"}  # the tool's spelling, for export_seed
 
     state = {(e.session.key, e.key): e.value for e in SessionStateEntry.objects.select_related("session")}
     assert state == {(A, "current_phase"): "executing", (A, "retry_map"): {"TASK-001": 2, "한글": [1, 2]},
@@ -450,6 +452,8 @@ def _same(ours: Any, theirs: Any) -> bool:
         return Decimal(str(ours)) == Decimal(str(theirs))
     if isinstance(theirs, str) and isinstance(ours, str) and theirs[:4].isdigit() and "-" in theirs[:8]:
         return moment(ours) == moment(theirs) if ":" in theirs else ours == theirs
+    if isinstance(theirs, str) and isinstance(ours, str) and ours != theirs:
+        return choice_canonical([ours], theirs) == ours  # an enum arrives canonical (`half-open` → `half_open`)
     return ours == theirs
 
 

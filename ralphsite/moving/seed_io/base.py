@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
-from ralphsite.core.shapes import NotShaped, shaped_fields
+from ralphsite.moving.seed_io.fitting import choices_fit, jsonable, shapes_fit
 from ralphsite.moving.seed_io.refresh import (
     Known,
     field_changes,
@@ -184,15 +184,6 @@ def blob(value: Any) -> bytes | None:
     return None if value is None else bytes(value)
 
 
-def jsonable(value: Any) -> Any:
-    """A raw column value for a JSON field (`extra`): BLOBs become {"base64": …}."""
-    if isinstance(value, bytes):
-        import base64
-
-        return {"base64": base64.b64encode(value).decode()}
-    return value
-
-
 # -- tables ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -220,6 +211,7 @@ class TableResult:
     # (the original is kept on the SeedRow, so an export writes it back).
     set_aside: dict[str, int] = field(default_factory=dict)
     known: int = 0  # rows of the file imported before (the rest of the source's rows are missing from it)
+    touched: list[str] = field(default_factory=list)  # keys created or brought up to date (`tracks_touched`)
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -269,6 +261,8 @@ class TableImport:
     aliases: ClassVar[dict[str, tuple[str, ...]]] = {}
     # The ledger's rows are never changed nor deleted: a row changed in (or gone from) the file is reported.
     append_only: ClassVar[bool] = False
+    # Whether `after_table` reads the keys of the rows this import created or brought up to date.
+    tracks_touched: ClassVar[bool] = False
 
     def key(self, row: Row) -> str:
         return KEY_SEPARATOR.join(text(row[column]) for column in self.key_columns)
@@ -288,6 +282,10 @@ class TableImport:
     def changes(self, obj: models.Model, values: dict[str, Any]) -> dict[str, Any]:
         """What updating `obj` to a newer copy's `values` sets: the model's update service's `data`."""
         return field_changes(obj, values)
+
+    def after_table(self, context: "ImportContext", result: TableResult) -> None:
+        """After all of the table's rows, in the file's transaction: what needs every row in (a graph's edges).
+        Nothing by default."""
 
     def existing(self, row: Row, values: dict[str, Any], context: "ImportContext") -> models.Model | str | None:
         """An object of ours that already is this row (e.g. a session another tool created with the
@@ -574,6 +572,7 @@ class SeedImporter:
                 update(result.read)
         if update and total == 0:
             update(0)
+        table.after_table(self.context, result)
         if imported_before > result.known:  # some rows of the source are gone from the file
             self._missing_find(db, table, columns, result)
         return result
@@ -611,7 +610,7 @@ class SeedImporter:
         extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
         extra.update(values.pop(EXTRA, {}))
         filled_now = values.pop(FILLED_NOW, set())
-        for reason in _shapes_fit(table, row, values, extra):
+        for reason in [*shapes_fit(table, row, values, extra), *choices_fit(table, row, values, extra)]:
             result.set_aside_one(reason)
         if updating:
             values = {name: value for name, value in values.items() if name not in filled_now}
@@ -652,6 +651,8 @@ class SeedImporter:
                           [(key, keys[key], extra, digests[key]) for key, _linked, extra, _values in new_objects])
         result.created += len(creating)
         result.unchanged += len(new_objects) - len(creating)
+        if table.tracks_touched:
+            result.touched += [key for key, linked, _extra, _values in new_objects if linked is None]
         self.context.remember(table.table, keys)
         if changed:
             self._update(table, {key: (keyed[key], imported, digests[key]) for key, imported in changed.items()},
@@ -681,6 +682,8 @@ class SeedImporter:
             result.updated += bool(data)
             result.unchanged += not data
             refreshed.append((imported.seed_row_id, digest, extra))
+            if table.tracks_touched:
+                result.touched.append(key)
         seed_rows_refresh(refreshed)
 
     def _missing_find(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
@@ -721,26 +724,6 @@ class SeedImporter:
         ours = table.model._default_manager.in_bulk(ids)
         return [(key, linked if linked is not None else ours.get(values.get("id")), extra, values)
                 for key, linked, extra, values in new_objects]
-
-
-def _shapes_fit(table: TableImport, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
-    """Each JSON value in the shape its field declares (`ralphsite.core.shapes`): reshaped when it can be
-    (keys spelled another way, one object for a list), else the field's default with the tool's value kept
-    in `extra`. Returns a reason per value set aside."""
-    reasons = []
-    for model_field, shape in shaped_fields(table.model):
-        value = values.get(model_field.name)
-        if model_field.name not in values or (value is None and model_field.null) or shape.problem(value) is None:
-            continue
-        try:
-            values[model_field.name] = shape.reshape(value)
-        except NotShaped as unfit:  # rare: the seed column that fed the field is looked up only then
-            column = next((column for column, (name, _convert) in getattr(table, "columns", {}).items()
-                           if name == model_field.name), model_field.name)
-            extra.setdefault(column, jsonable(row[column]) if column in row else value)
-            values[model_field.name] = None if model_field.null else model_field.get_default()
-            reasons.append(f"{column}: {unfit}")
-    return reasons
 
 
 def _seed_rows_insert(source: str, kind: str, table: str, model_label: str,

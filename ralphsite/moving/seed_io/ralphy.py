@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from django.db import models
 
 from ledger_app.models import Checkpoint, Issue, LedgerEvent
+from ledger_app.services import events_usage_record
 from ralphsite.moving.seed_io.base import (
     ImportContext,
     MappedTable,
@@ -76,6 +77,12 @@ class Ledger(RunTable):
         if isinstance(values, dict) and row["tokens_total"] is None:  # the sum, not the field's default
             values["tokens_total"] = values["tokens_in"] + values["tokens_out"]
         return values
+
+    def after_insert(self, objects: list[models.Model]) -> None:
+        """The calls the events report (`backend_call_finished`'s tokens and cost) go into the one book of usage, as
+        events appended through the API do: session cost, daily cost and the dashboard count them; a request id
+        in `meta_json` is kept, so a call reported again is not counted twice."""
+        events_usage_record(events=objects)
 
 
 class Issues(RunTable):
