@@ -76,7 +76,8 @@ def test_it_imports_every_row_and_column_of_a_ralphy_db(tmp_path: Path) -> None:
     llm = events[2]
     assert (llm.tokens_in, llm.tokens_out, llm.tokens_total, llm.cost_usd, llm.is_estimated, llm.meta) == (
         200, 20, 220, Decimal("0.002469"), False, {"note": "검증 ✅"})
-    assert SeedRow.objects.get(source_table="ledger", source_key="3").extra == {"tokens_total": None}
+    # epoch seconds: kept, so an export writes seconds back (a new row is written in milliseconds)
+    assert SeedRow.objects.get(source_table="ledger", source_key="3").extra == {"tokens_total": None, "ts": T0 + 2}
 
     issues = list(Issue.objects.order_by("first_seen_at"))
     assert [(i.session.key, i.count, i.file, i.line) for i in issues] == [

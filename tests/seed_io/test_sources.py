@@ -13,6 +13,7 @@ from django.core.management import CommandError
 from ralphsite.core.models import SeedRow
 from ralphsite.moving.seed_io import importer_class
 from ralphsite.moving.seed_io.base import MappedTable, moment
+from ralphsite.moving.seed_io.ralphy import epoch
 from tests.seed_io.helpers import import_seed, summary_row
 from tests.seed_io.test_export import BUILDERS
 
@@ -115,7 +116,7 @@ def _dated_child_table(kind: str, path: Path) -> tuple[MappedTable, str, str]:
         for table in importer_class(kind).tables[1:]:
             if not isinstance(table, MappedTable):
                 continue
-            dated = [column for column, (_name, convert) in table.columns.items() if convert is moment]
+            dated = [column for column, (_name, convert) in table.columns.items() if convert in (moment, epoch)]
             for column in dated:
                 found = db.execute(f'SELECT {", ".join(table.key_columns)} FROM "{table.table}" '
                                    f'WHERE "{column}" IS NOT NULL LIMIT 1').fetchone()
