@@ -472,6 +472,7 @@ VIEWS = {
     "daily-cost": ("v_daily_cost", ("date",)),
     "error-summary": ("v_error_summary", ("error_type",)),
     "current-session": ("v_current_session", ("id",)),
+    "task-attempts-summary": ("v_task_attempts_summary", ("task_id",)),
 }
 # Seed 003's v_model_usage and v_agent_performance sum the agent runs' own tokens and cost; ours take
 # them from token usage, the one book of calls (issue #15 §3, README "Cost"), so a call an agent run and
@@ -486,12 +487,12 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
                                                                        stat: str) -> None:
     path = _devteam_db(tmp_path / "devteam.db")
     import_seed("devteam", path)
-    keys = dict(Session.objects.values_list("id", "key"))
+    keys = {**dict(Session.objects.values_list("id", "key")), **dict(Task.objects.values_list("id", "key"))}
     view, identity = VIEWS[stat]
     theirs = file_rows(path, view)
     ours = get_stat(api, stat)
     for row in ours:
-        for column in ("id", "session_id"):
+        for column in ("id", "session_id", "task_id", "parent_task_id"):
             if column in row:
                 row[column] = keys.get(row[column], row[column])
         for column in ("task_id", "plan_id", "sprint_id"):
