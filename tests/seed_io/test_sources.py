@@ -179,3 +179,15 @@ def test_a_file_it_cannot_read_is_one_line_and_nothing_lands(tmp_path: Path) -> 
         import_seed("devteam", path)
     assert "\n" not in str(refused.value)
     assert not SeedRow.objects.exists()
+
+
+def test_a_file_another_program_holds_locked_is_one_line_and_nothing_lands(tmp_path: Path) -> None:
+    path = BUILDERS["devteam"](tmp_path / "file.db")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # the tool in the middle of a write
+    try:
+        with pytest.raises(CommandError, match=r"is locked by another program: stop the tool, or import a copy"):
+            import_seed("devteam", path)
+    finally:
+        holder.close()
+    assert not SeedRow.objects.exists()

@@ -519,6 +519,9 @@ class SeedImporter:
             problem = db.execute("PRAGMA quick_check").fetchone()[0]
             present = self.present_tables(db)
         except sqlite3.DatabaseError as error:
+            if "locked" in str(error):  # the tool is writing it
+                raise SeedImportError(f"{self.path} is locked by another program: stop the tool, or import a "
+                                      f"copy; nothing was imported") from None
             raise SeedImportError(f"{self.path} is not a readable SQLite database: {error}") from None
         if problem != "ok":
             raise SeedImportError(f"{self.path} is corrupt: {problem}")
