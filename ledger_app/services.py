@@ -403,6 +403,13 @@ def _has_usage(tokens_in: int, tokens_out: int, cost: Decimal | int) -> bool:
     return bool(tokens_in or tokens_out or cost)
 
 
+def events_usage_record(*, events: list[LedgerEvent]) -> list[TokenUsage]:
+    """The provider calls of events already written another way (import_seed's bulk path) into the one book
+    of usage, as an append through the API records them: counted once per request id, the sessions' totals
+    moved by them."""
+    return usage_record(items=_events_usage(events))
+
+
 def _events_account(events: list[LedgerEvent]) -> None:
     """Appended events move their sessions' activity, and the calls they report are recorded."""
     usage_record(items=_events_usage(events), touch={event.session_id for event in events if event.session_id})

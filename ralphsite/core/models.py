@@ -118,6 +118,9 @@ class SeedRow(models.Model):
     object_model = models.CharField(max_length=100, help_text="app_label.model_name")
     object_id = models.CharField(max_length=64)
     extra = models.JSONField(default=dict, blank=True)
+    # A digest of the row as the file last had it: a newer copy's row with another digest changed in the
+    # file (and is updated); '' for rows imported before digests were kept (compared field by field).
+    digest = models.CharField(max_length=32, default="", blank=True)
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

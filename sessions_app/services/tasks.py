@@ -87,6 +87,19 @@ def _files_set(*, task: Task, files: list[dict[str, Any]]) -> None:
     TaskFile.objects.bulk_create(TaskFile(task=task, **spec) for spec in files)
 
 
+def task_links_import(*, task: Task, depends_on: list[str], parent: Task | None) -> Task:
+    """A moved-in task's parent and dependency edges (import_seed), under the rules the API's writes follow
+    (keys of its own session, no self-edge, no cycle, no parent loop nor parent in another session: 400),
+    whatever its session's status: history arrives finished, which the API's task writes refuse to change."""
+    with transaction.atomic():
+        if parent is not None and parent.pk != task.parent_id:
+            task.parent = parent
+            task.save(update_fields=["parent", "updated_at"])
+            _task_links_check(task=task, old_session_id=task.session_id)
+        _dependencies_set(task=task, keys=depends_on)
+    return task
+
+
 def task_create(*, data: dict[str, Any]) -> Task:
     """CreateTask: the task, its dependencies (keys in the same session) and files, one transaction. Not in
     progress: only claim-task puts a task there (409 `claim_required`)."""

@@ -1,11 +1,13 @@
 """The DevTeam import figure (issue #19 §1): a DevTeam database of N events, imported into a fresh database.
 
     .venv/bin/python -m tests.benchmarks.devteam_import [--events 1000000] [--keep DIR]
-    DATABASE_URL=postgres://…/name .venv/bin/python -m tests.benchmarks.devteam_import   # an empty database
+    DATABASE_URL=postgres://…/name .venv/bin/python -m tests.benchmarks.devteam_import   # a throw-away one beside it
 
 The file is made from seed 003's DDL (ralphsite/moving/seed_io/schemas/devteam.sql): one session and N `events`
 rows, each with agent, model, iteration, phase, a JSON `data` and `metadata`, a message, tokens and cents.
-Without DATABASE_URL the import goes into a new SQLite data dir (RALPH_DATA_DIR in a temporary folder).
+Without DATABASE_URL the import goes into a new SQLite data dir (RALPH_DATA_DIR in a temporary folder); with it,
+into a throw-away PostgreSQL database next to the named one, dropped afterwards. `make bench` runs it last
+(`--import-events`).
 `manage.py migrate` runs first, then `manage.py import_seed devteam FILE`, then the same again (nothing
 new); each is a child process, timed on its own, with its peak memory. Prints one line per run.
 """
@@ -56,25 +58,36 @@ def run(label: str, args: list[str], env: dict[str, str]) -> float:
     return seconds
 
 
+def import_figure(events: int, folder: Path) -> float:
+    """Make the file, import it into a throw-away database (SQLite in `folder`, or next to DATABASE_URL's), then
+    again; prints each run and returns the first import's events per second."""
+    from tests.benchmarks.server import ThrowAwayDatabase
+
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    path = devteam_file(folder / "devteam.db", events)
+    print(f"made {path} ({events:,} events, {path.stat().st_size / 1e6:.1f} MB) in "
+          f"{time.monotonic() - started:.1f} s")
+    database = ThrowAwayDatabase.create(data_dir=folder / "data", base_url=os.environ.get("DATABASE_URL"))
+    env = {**os.environ, "RALPH_DATA_DIR": str(folder / "data"), "DATABASE_URL": database.url}
+    try:
+        print(f"database: {database.vendor}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        run("migrate", ["migrate", "--noinput"], env)
+        rate = events / run("first import", ["import_seed", "devteam", str(path)], env)
+        print(f"  {rate:,.0f} events/s")
+        again = run("the same file again", ["import_seed", "devteam", str(path)], env)
+        print(f"  {events / again:,.0f} events/s; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    finally:
+        database.drop()
+    return rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path, default=None, help="Make the file and data dir here (kept).")
     options = parser.parse_args()
-    folder = options.keep or Path(tempfile.mkdtemp(prefix="ralph-devteam-bench-"))
-    folder.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    path = devteam_file(folder / "devteam.db", options.events)
-    print(f"made {path} ({options.events:,} events, {path.stat().st_size / 1e6:.1f} MB) in "
-          f"{time.monotonic() - started:.1f} s")
-    env = {**os.environ, "RALPH_DATA_DIR": str(folder / "data")}
-    print(f"database: {env.get('DATABASE_URL', 'sqlite in ' + env['RALPH_DATA_DIR'])}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    run("migrate", ["migrate", "--noinput"], env)
-    first = run("first import", ["import_seed", "devteam", str(path)], env)
-    print(f"  {options.events / first:,.0f} events/s")
-    again = run("the same file again", ["import_seed", "devteam", str(path)], env)
-    print(f"  {options.events / again:,.0f} events/s; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    import_figure(options.events, options.keep or Path(tempfile.mkdtemp(prefix="ralph-devteam-bench-")))
 
 
 if __name__ == "__main__":

@@ -57,6 +57,9 @@ def args_parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--scale-messages", type=int, default=None,
                         help="messages, and token usage rows, to seed (default 200,000 each)")
     parser.add_argument("--no-scale", action="store_true", help="skip the scale phase")
+    parser.add_argument("--import-events", type=int, default=None,
+                        help="DevTeam events for the import figure, last (default 100,000; --quick 10,000; 0 skips; "
+                             "tests/benchmarks/devteam_import.py)")
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients for the append test (default 4)")
     parser.add_argument("--bulk-batches", type=int, default=None, help="1,000-event batches (default samples/100)")
     parser.add_argument("--only", default="", help="comma-separated operation keys to measure (default all)")
@@ -86,6 +89,8 @@ def args_parse(argv: list[str] | None) -> argparse.Namespace:
         args.scale_events = 20_000 if args.quick else 1_000_000
     if args.scale_messages is None:
         args.scale_messages = 5_000 if args.quick else 200_000
+    if args.import_events is None:
+        args.import_events = 10_000 if args.quick else 100_000
     if args.bulk_batches is None:
         args.bulk_batches = max(args.samples // 100, 5)
     if args.samples < 1 or args.warmup < 0:
@@ -368,6 +373,14 @@ def main(argv: list[str] | None = None) -> int:
     report_print(results, out=sys.stdout)
     written = report_write(results, directory=results_dir, extra=args.json)
     _log("bench: results written to " + ", ".join(str(path) for path in written))
+    if args.import_events:
+        import tempfile
+
+        from tests.benchmarks.devteam_import import import_figure
+
+        print(f"\nimport_seed devteam, {args.import_events:,} events:")
+        rate = import_figure(args.import_events, Path(tempfile.mkdtemp(prefix="ralph-devteam-bench-")))
+        print(f"import_seed devteam: {rate:,.0f} events/s")
     return 1 if "aborted" in results else 0
 
 

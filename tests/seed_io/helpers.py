@@ -45,7 +45,7 @@ def import_seed(kind: str, path: Path, *options: str) -> str:
 
 
 def summary_row(output: str, table: str) -> list[str]:
-    """The summary table's cells for `table`: read, created, already present, skipped."""
+    """The summary table's cells for `table`: read, created, updated, unchanged, gone, skipped."""
     for line in output.splitlines():
         cells = line.split()
         if cells and cells[0] == table:

@@ -51,9 +51,9 @@ def _conversations_db(path: Path) -> Path:
 
 def test_it_imports_chats_runs_and_messages_with_their_counters_and_tags(tmp_path: Path, api: APIClient) -> None:
     output = import_seed("conversations", _conversations_db(tmp_path / "conversations.db"))
-    assert [summary_row(output, t) for t in ("chats", "runs", "messages")] == [["3", "3", "0", "0"],
-                                                                              ["4", "4", "0", "0"],
-                                                                              ["5", "5", "0", "0"]]
+    assert [summary_row(output, t) for t in ("chats", "runs", "messages")] == [["3", "3", "0", "0", "0", "0"],
+                                                                              ["4", "4", "0", "0", "0", "0"],
+                                                                              ["5", "5", "0", "0", "0", "0"]]
     chat = Chat.objects.get(pk=CHAT_1)
     assert (chat.title, chat.tags, chat.worktree_id, chat.sync_status, chat.version, chat.run_count) == (
         "Refactor the parser 🛠", ["refactor", "파서"], "wt-1", "synced", 3, 5)
@@ -86,5 +86,5 @@ def test_a_second_import_creates_nothing(tmp_path: Path) -> None:
     path = _conversations_db(tmp_path / "conversations.db")
     import_seed("conversations", path)
     again = import_seed("conversations", path)
-    assert "nothing new" in again and summary_row(again, "messages") == ["5", "0", "5", "0"]
+    assert "nothing new" in again and summary_row(again, "messages") == ["5", "0", "0", "5", "0", "0"]
     assert Message.objects.count() == 5 and ChatTag.objects.count() == 2

@@ -61,8 +61,8 @@ def _memory_db(path: Path, *, observations: list[dict] = OBSERVATIONS) -> Path:
 
 def test_it_imports_every_row_and_column_of_a_memory_db(tmp_path: Path) -> None:
     output = import_seed("memory", _memory_db(tmp_path / "memory.db"))
-    assert summary_row(output, "sessions") == ["2", "2", "0", "0"]
-    assert summary_row(output, "observations")[:3] == ["5", "4", "0"]
+    assert summary_row(output, "sessions") == ["2", "2", "0", "0", "0", "0"]
+    assert summary_row(output, "observations")[:4] == ["5", "4", "0", "0"]
     assert "1 its session is not in the file" in output
 
     first, second = Session.objects.get(key="mem-sess-1"), Session.objects.get(key="mem-sess-2")
@@ -116,21 +116,21 @@ def test_a_second_import_creates_nothing_and_a_newer_file_adds_only_its_new_rows
     path = _memory_db(tmp_path / "memory.db")
     import_seed("memory", path)
     again = import_seed("memory", path)
-    assert "nothing new" in again and summary_row(again, "observations")[:3] == ["5", "0", "4"]
+    assert "nothing new" in again and summary_row(again, "observations")[:4] == ["5", "0", "0", "4"]
     assert Observation.objects.count() == 4 and Session.objects.count() == 2
 
     with sqlite3.connect(path) as db:
         db.execute("INSERT INTO observations (id, session_id, type, content, created_at) "
                    "VALUES ('obs-5', 'mem-sess-2', 'bash', 'new row', '2026-01-07T00:00:00Z')")
     newer = import_seed("memory", path)
-    assert summary_row(newer, "observations")[:3] == ["6", "1", "4"] and "1 rows created" in newer
+    assert summary_row(newer, "observations")[:4] == ["6", "1", "0", "4"] and "1 rows created" in newer
     assert Observation.objects.count() == 5
 
 
 def test_a_session_another_tool_created_with_the_same_key_is_linked_not_duplicated(tmp_path: Path) -> None:
     existing = Session.objects.create(key="mem-sess-1")
     output = import_seed("memory", _memory_db(tmp_path / "memory.db"))
-    assert summary_row(output, "sessions") == ["2", "1", "1", "0"]
+    assert summary_row(output, "sessions") == ["2", "1", "0", "1", "0", "0"]
     assert Session.objects.filter(key="mem-sess-1").get().pk == existing.pk
     assert Observation.objects.filter(session=existing).count() == 2
 
@@ -152,7 +152,7 @@ def test_it_imports_a_global_db_and_links_patterns_already_recorded(tmp_path: Pa
         db.execute("DROP TABLE loop_runs")
         db.execute("DROP TABLE sessions")
     output = import_seed("memory", path)
-    assert summary_row(output, "global_patterns") == ["3", "2", "1", "0"]
+    assert summary_row(output, "global_patterns") == ["3", "2", "0", "1", "0", "0"]
     fix = GlobalPattern.objects.get(pattern_type="error_fix")
     assert (fix.description, bytes(fix.embedding), fix.source_projects, fix.frequency) == (
         "ImportError → 가상환경 확인", EMBEDDING, ["/a", "/b"], 7)

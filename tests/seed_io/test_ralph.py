@@ -126,7 +126,7 @@ def test_it_imports_every_row_and_column_of_a_ralph_db(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"):
             read = db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-            assert summary_row(output, table) == [str(read), str(read), "0", "0"], table
+            assert summary_row(output, table) == [str(read), str(read), "0", "0", "0", "0"], table
 
     auth, done = Session.objects.get(key="sess-auth"), Session.objects.get(key="sess-done")
     assert (auth.user_request, auth.state, auth.status, auth.current_iteration, auth.current_wave,
@@ -205,13 +205,13 @@ def test_a_second_import_creates_nothing_and_a_newer_file_only_its_new_rows(tmp_
     path = _ralph_db(tmp_path / "ralph.db")
     import_seed("ralph", path)
     again = import_seed("ralph", path)
-    assert "nothing new" in again and summary_row(again, "Tasks") == ["7", "0", "7", "0"]
+    assert "nothing new" in again and summary_row(again, "Tasks") == ["7", "0", "0", "7", "0", "0"]
     with sqlite3.connect(path) as db:
         db.execute("""INSERT INTO "Tasks" VALUES (8, ?, 'task-7', 'new', 'o', 0, 0, NULL, NULL, NULL, NULL, NULL,
                       2, 2, '2026-02-09 16:00:00', '2026-02-09 16:00:00')""", [AUTH])
         db.execute('INSERT INTO "TaskDependencies" VALUES (8, 4)')
     newer = import_seed("ralph", path)
-    assert summary_row(newer, "Tasks") == ["8", "1", "7", "0"] and "2 rows created" in newer
+    assert summary_row(newer, "Tasks") == ["8", "1", "0", "7", "0", "0"] and "2 rows created" in newer
     assert Task.objects.get(key="task-7").dependencies.get().depends_on.key == "task-4"
 
 
@@ -238,7 +238,7 @@ def test_it_reads_a_file_built_from_the_seeds_er_diagram(tmp_path: Path) -> None
         db.execute('ALTER TABLE "Signals" ADD COLUMN "Origin" TEXT')
         db.execute('''UPDATE "Signals" SET "Origin" = '콘솔' WHERE "Id" = 1''')
     output = import_seed("ralph", path)
-    assert summary_row(output, "TaskDependencies") == ["4", "4", "0", "0"]
+    assert summary_row(output, "TaskDependencies") == ["4", "4", "0", "0", "0", "0"]
     assert TaskAttempt.objects.count() == 3 and FeedbackBatch.objects.get().iteration.number == 1
     assert ReplanningDelta.objects.get().previous_plan_snapshot_ref == "plan.iteration-1"
     assert SeedRow.objects.get(source_table="Signals", source_key="1").extra == {"Origin": "콘솔"}

@@ -54,7 +54,7 @@ def _ralphy_db(path: Path) -> Path:
 
 def test_it_imports_every_row_and_column_of_a_ralphy_db(tmp_path: Path) -> None:
     output = import_seed("ralphy", _ralphy_db(tmp_path / "ralphy.db"))
-    assert summary_row(output, "ledger") == ["5", "5", "0", "0"]
+    assert summary_row(output, "ledger") == ["5", "5", "0", "0", "0", "0"]
     first, second = Session.objects.get(key="run-20260101-a"), Session.objects.get(key="run-20260102-b")
     assert (first.status, first.config, first.started_at, first.ended_at) == (
         "completed", {"model": "sonnet", "max_iterations": 20, "메모": "🚀"}, datetime(2026, 1, 1, tzinfo=UTC),
@@ -76,7 +76,8 @@ def test_it_imports_every_row_and_column_of_a_ralphy_db(tmp_path: Path) -> None:
     llm = events[2]
     assert (llm.tokens_in, llm.tokens_out, llm.tokens_total, llm.cost_usd, llm.is_estimated, llm.meta) == (
         200, 20, 220, Decimal("0.002469"), False, {"note": "검증 ✅"})
-    assert SeedRow.objects.get(source_table="ledger", source_key="3").extra == {"tokens_total": None}
+    # epoch seconds: kept, so an export writes seconds back (a new row is written in milliseconds)
+    assert SeedRow.objects.get(source_table="ledger", source_key="3").extra == {"tokens_total": None, "ts": T0 + 2}
 
     issues = list(Issue.objects.order_by("first_seen_at"))
     assert [(i.session.key, i.count, i.file, i.line) for i in issues] == [

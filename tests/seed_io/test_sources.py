@@ -13,6 +13,7 @@ from django.core.management import CommandError
 from ralphsite.core.models import SeedRow
 from ralphsite.moving.seed_io import importer_class
 from ralphsite.moving.seed_io.base import MappedTable, moment
+from ralphsite.moving.seed_io.ralphy import epoch
 from tests.seed_io.helpers import import_seed, summary_row
 from tests.seed_io.test_export import BUILDERS
 
@@ -115,7 +116,7 @@ def _dated_child_table(kind: str, path: Path) -> tuple[MappedTable, str, str]:
         for table in importer_class(kind).tables[1:]:
             if not isinstance(table, MappedTable):
                 continue
-            dated = [column for column, (_name, convert) in table.columns.items() if convert is moment]
+            dated = [column for column, (_name, convert) in table.columns.items() if convert in (moment, epoch)]
             for column in dated:
                 found = db.execute(f'SELECT {", ".join(table.key_columns)} FROM "{table.table}" '
                                    f'WHERE "{column}" IS NOT NULL LIMIT 1').fetchone()
@@ -133,7 +134,7 @@ def test_a_bad_value_skips_its_row_listed_and_the_rest_lands(tmp_path: Path, kin
         db.execute(f'UPDATE "{table.table}" SET "{column}" = \'not a date\' WHERE {where}', key.split("|"))
     report = tmp_path / "skipped.tsv"
     output = import_seed(kind, path, "--report", str(report))
-    read, created, _present, *reasons = summary_row(output, table.table)
+    read, created, _updated, _unchanged, _gone, *reasons = summary_row(output, table.table)
     skipped = " ".join(reasons)
     assert f"1 bad value in {column}: " in skipped
     assert int(created) == int(read) - sum(int(n) for n in re.findall(r"(?:^|; )(\d+) ", skipped))
@@ -144,7 +145,7 @@ def test_a_bad_value_skips_its_row_listed_and_the_rest_lands(tmp_path: Path, kin
                for line in lines)
     for other in importer_class(kind).tables:  # the rest landed: no other row was skipped for a value
         if other.table != table.table and f"\n{other.table} " in output:
-            assert "bad value" not in " ".join(summary_row(output, other.table)[3:])
+            assert "bad value" not in " ".join(summary_row(output, other.table)[5:])
 
 
 @pytest.mark.parametrize("kind", BUILDERS)
@@ -177,4 +178,16 @@ def test_a_file_it_cannot_read_is_one_line_and_nothing_lands(tmp_path: Path) -> 
     with pytest.raises(CommandError) as refused:
         import_seed("devteam", path)
     assert "\n" not in str(refused.value)
+    assert not SeedRow.objects.exists()
+
+
+def test_a_file_another_program_holds_locked_is_one_line_and_nothing_lands(tmp_path: Path) -> None:
+    path = BUILDERS["devteam"](tmp_path / "file.db")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # the tool in the middle of a write
+    try:
+        with pytest.raises(CommandError, match=r"is locked by another program: stop the tool, or import a copy"):
+            import_seed("devteam", path)
+    finally:
+        holder.close()
     assert not SeedRow.objects.exists()

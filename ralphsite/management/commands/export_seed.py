@@ -19,10 +19,14 @@ class Command(RalphCommand):
                             help="Only this session (its key, or id); repeat for more.")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        writer = exporter(options["kind"], options["path"], sessions=options["sessions"])
         try:
-            written = exporter(options["kind"], options["path"], sessions=options["sessions"]).run()
+            written = writer.run()
         except FileExistsError as error:
             raise CommandError(str(error)) from None
         for table, rows in written.items():
             self.stdout.write(f"{table:<24} {rows:>10,} rows")
+        for table, reasons in writer.left_out.items():  # what the tool's schema cannot hold
+            for reason, n in sorted(reasons.items()):
+                self.stdout.write(f"{table}: {n:,} {reason}")
         self.stdout.write(f"wrote {options['path']}")

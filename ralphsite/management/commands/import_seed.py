@@ -14,8 +14,10 @@ from ralphsite.moving.seed_io.base import SeedImportError, SkippedRow, TableResu
 class Command(RalphCommand):
     help = ("Import a seed tool's own SQLite database (KIND: ralph, ralphy, conversations, devteam, memory) as one "
             "unit. Each file is a source of its own (--source, by default the file's absolute path): importing "
-            "it again adds only its new rows. A row with a value our fields cannot hold is skipped and listed "
-            "(and written to --report); the rest lands.")
+            "it again adds its new rows, updates the rows changed in it (through the same services as the API) "
+            "and reports the rows gone from it (--delete-missing deletes them). A row with a value our fields "
+            "cannot hold, or a change the services refuse, is skipped and listed (and written to --report); "
+            "the rest lands.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("kind", choices=KINDS)
@@ -24,6 +26,9 @@ class Command(RalphCommand):
                             help="the name this file's rows are remembered by (default: its absolute path)")
         parser.add_argument("--report", type=Path, default=None,
                             help="also write the skipped rows here, tab-separated (table, key, column, value, why)")
+        parser.add_argument("--delete-missing", action="store_true",
+                            help="delete the rows of this source that the file no longer has (by default they are "
+                                 "only reported)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -31,7 +36,7 @@ class Command(RalphCommand):
         except KeyError:
             raise CommandError(f"importing {options['kind']} databases is not available yet") from None
         try:
-            results = importer.run(progress=self._progress)
+            results = importer.run(progress=self._progress, delete_missing=options["delete_missing"])
         except SeedImportError as error:
             raise CommandError(str(error)) from None
         except sqlite3.Error as error:  # locked, truncated or damaged past what the first check sees
@@ -39,7 +44,8 @@ class Command(RalphCommand):
         skipped = [row for result in results for row in result.skipped_rows]
         if options["report"] is not None:
             report_write(options["report"], skipped)
-        self.stdout.write(f"source: {importer.source}\n" + summary_table(results) + skipped_lines(skipped))
+        self.stdout.write(f"source: {importer.source}\n" + summary_table(results) + skipped_lines(skipped)
+                          + missing_lines(results))
 
     def _progress(self, table: str, total: int) -> Callable[[int], None]:
         return Progress(table, total, stream=self.stderr._out).update
@@ -49,17 +55,29 @@ SKIPPED_SHOWN = 20  # rows listed in the summary; --report has them all
 
 
 def summary_table(results: list[TableResult]) -> str:
-    header = ("table", "read", "created", "already present", "skipped")
-    lines = [(r.table, f"{r.read:,}", f"{r.created:,}", f"{r.present:,}",
+    header = ("table", "read", "created", "updated", "unchanged", "gone", "skipped")
+    lines = [(r.table, *(f"{n:,}" for n in (r.read, r.created, r.updated, r.unchanged, len(r.missing) + r.deleted)),
               "; ".join(f"{n:,} {reason}" for reason, n in sorted(r.skipped.items())) or "0") for r in results]
     widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
     rendered = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
                 for row in [header, *lines]]
     rendered += [f"{r.table}: {n:,} value(s) set aside (imported as the field's default, the tool's value kept "
                  f"on the seed row): {reason}" for r in results for reason, n in sorted(r.set_aside.items())]
-    created = sum(r.created for r in results)
-    rendered.append(f"{created:,} rows created" if created else "nothing new: every row was already imported")
+    created, updated = sum(r.created for r in results), sum(r.updated for r in results)
+    rendered.append(f"{created:,} rows created, {updated:,} updated" if created or updated
+                    else "nothing new: every row was already imported as the file has it")
     return "\n".join(rendered)
+
+
+def missing_lines(results: list[TableResult]) -> str:
+    """The rows of the source the file no longer has: kept (listed), or how many were deleted."""
+    lines = [f"  {r.table}: {n:,} deleted (--delete-missing)" for r in results if (n := r.deleted)]
+    for r in results:
+        if r.missing:
+            shown = ", ".join(r.missing[:SKIPPED_SHOWN])
+            more = f" … and {len(r.missing) - SKIPPED_SHOWN:,} more" if len(r.missing) > SKIPPED_SHOWN else ""
+            lines.append(f"  {r.table}: {len(r.missing):,} kept (--delete-missing deletes them): {shown}{more}")
+    return "\ngone from the file:\n" + "\n".join(lines) if lines else ""
 
 
 def skipped_lines(skipped: list[SkippedRow]) -> str:

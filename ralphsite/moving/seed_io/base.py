@@ -6,16 +6,16 @@ table feeds which model, how a row's key reads (`key_columns`), which columns it
 a table has beyond those, and any value no field can hold as it was (a NULL where we keep '', a 0
 where we start at 1), lands in the row's `SeedRow.extra`: nothing the tool stored is dropped.
 
-Every imported row gets a `SeedRow` (kind, table, key → object), which makes an import idempotent (a
-second run finds every key present; a newer copy of the file adds only the new keys) and lets rows
-refer to each other by the seed's keys (`ImportContext.resolve`).
+Every imported row gets a `SeedRow` (source, kind, table, key → object, and the row's digest), which
+makes an import idempotent and lets rows refer to each other by the seed's keys (`ImportContext.resolve`).
+Importing the same source again is the update path (`refresh`): a row whose digest changed is updated
+through the model's update service, the one the API calls; rows gone from the file are reported (or
+deleted, when asked).
 
-Writes are `bulk_create`s a chunk at a time, each chunk its own transaction: on SQLite a writer holds
-the database's one write lock, so agents wait at most one chunk (a few hundred ms), not the whole
-import; a failure leaves whole chunks behind, and running the import again resumes after them. The
-services are per-row (one transaction, a ledger event, `now` timestamps each), which would be slow for
-a history of a million rows and would rewrite its times; the import keeps the tool's own timestamps.
-Ledger events still go through the ledger's manager, which puts them on the hash chain.
+New rows are `bulk_create`s a chunk at a time, the whole file one transaction (its good rows all land
+or none do). The create services are per-row (a ledger event, `now` timestamps each), which would be
+slow for a history of a million rows and would rewrite its times; the import keeps the tool's own
+timestamps. Ledger events still go through the ledger's manager, which puts them on the hash chain.
 
 Before anything is written the whole file is checked (a SQLite database, readable, the tables and
 key columns the importer needs): a refusal is one line naming the problem, with nothing written.
@@ -39,7 +39,18 @@ from django.utils import timezone
 
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
-from ralphsite.core.shapes import NotShaped, shaped_fields
+from ralphsite.moving.seed_io.fitting import choices_fit, jsonable, shapes_fit
+from ralphsite.moving.seed_io.refresh import (
+    Known,
+    field_changes,
+    known_rows,
+    missing_keys,
+    object_delete,
+    object_update,
+    objects_by_id,
+    row_digest,
+    seed_rows_refresh,
+)
 from sessions_app.models import Session
 
 CHUNK_ROWS = 500
@@ -47,6 +58,9 @@ KEY_SEPARATOR = "|"
 AUTO_TIMESTAMPS = ("created_at", "updated_at")
 USD_PLACES = Decimal("0.000001")  # our USD fields' decimal places
 EXTRA = "_extra"  # a key `fields` may return: seed values no field can hold as they were (kept on the SeedRow)
+# A key `fields` may return: the fields a NULL filled with a default made at the time (now), which a newer copy's
+# NULL does not change (it would differ from ours on every import).
+FILLED_NOW = "_filled_now"
 
 Row = dict[str, Any]
 
@@ -170,15 +184,6 @@ def blob(value: Any) -> bytes | None:
     return None if value is None else bytes(value)
 
 
-def jsonable(value: Any) -> Any:
-    """A raw column value for a JSON field (`extra`): BLOBs become {"base64": …}."""
-    if isinstance(value, bytes):
-        import base64
-
-        return {"base64": base64.b64encode(value).decode()}
-    return value
-
-
 # -- tables ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -197,11 +202,16 @@ class TableResult:
     table: str
     read: int = 0
     created: int = 0
-    present: int = 0
+    updated: int = 0
+    unchanged: int = 0  # imported before and the same in the file, or linked to an object already ours
     skipped_rows: list[SkippedRow] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # keys of rows imported before the file no longer has, kept
+    deleted: int = 0  # such rows deleted (`--delete-missing`)
     # Values imported as their field's default because they fit neither its shape nor its choices
     # (the original is kept on the SeedRow, so an export writes it back).
     set_aside: dict[str, int] = field(default_factory=dict)
+    known: int = 0  # rows of the file imported before (the rest of the source's rows are missing from it)
+    touched: list[str] = field(default_factory=list)  # keys created or brought up to date (`tracks_touched`)
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -249,6 +259,10 @@ class TableImport:
     order_by: ClassVar[str] = "rowid"
     # Other spellings of a column (ours → theirs) that files built from another part of the seed use.
     aliases: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # The ledger's rows are never changed nor deleted: a row changed in (or gone from) the file is reported.
+    append_only: ClassVar[bool] = False
+    # Whether `after_table` reads the keys of the rows this import created or brought up to date.
+    tracks_touched: ClassVar[bool] = False
 
     def key(self, row: Row) -> str:
         return KEY_SEPARATOR.join(text(row[column]) for column in self.key_columns)
@@ -264,6 +278,14 @@ class TableImport:
     def after_insert(self, objects: list[models.Model]) -> None:
         """After a chunk's objects were inserted, in its transaction: keep what we derive from them
         (tag rows, counters) right. Nothing by default."""
+
+    def changes(self, obj: models.Model, values: dict[str, Any]) -> dict[str, Any]:
+        """What updating `obj` to a newer copy's `values` sets: the model's update service's `data`."""
+        return field_changes(obj, values)
+
+    def after_table(self, context: "ImportContext", result: TableResult) -> None:
+        """After all of the table's rows, in the file's transaction: what needs every row in (a graph's edges).
+        Nothing by default."""
 
     def existing(self, row: Row, values: dict[str, Any], context: "ImportContext") -> models.Model | str | None:
         """An object of ours that already is this row (e.g. a session another tool created with the
@@ -364,6 +386,8 @@ class MappedTable(TableImport):
                 model_field = self.model._meta.get_field(name)
                 if not model_field.null and model_field.has_default():
                     values[name] = model_field.get_default()
+                    if callable(model_field.default):
+                        values.setdefault(FILLED_NOW, set()).add(name)
             if row[column] is None and (values[name] is not None or name in AUTO_TIMESTAMPS):
                 extra[column] = None  # we store a value (or, for our timestamps, now) where the tool had NULL
             elif getattr(convert, "is_json", False) and isinstance(row[column], str) and values[name] == row[column]:
@@ -471,6 +495,8 @@ class SeedImporter:
         self.path, self.chunk_rows = path, chunk_rows
         self.source = source or source_default(path)
         self.context = ImportContext(kind=self.kind, source=self.source)
+        # Per table, (key, SeedRow id, object id) of the source's rows the file no longer has.
+        self._missing: dict[str, list[tuple[str, int, str]]] = {}
 
     # -- the file ---------------------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -493,6 +519,9 @@ class SeedImporter:
             problem = db.execute("PRAGMA quick_check").fetchone()[0]
             present = self.present_tables(db)
         except sqlite3.DatabaseError as error:
+            if "locked" in str(error):  # the tool is writing it
+                raise SeedImportError(f"{self.path} is locked by another program: stop the tool, or import a "
+                                      f"copy; nothing was imported") from None
             raise SeedImportError(f"{self.path} is not a readable SQLite database: {error}") from None
         if problem != "ok":
             raise SeedImportError(f"{self.path} is corrupt: {problem}")
@@ -518,31 +547,45 @@ class SeedImporter:
         return [t for t in self.tables if t.table in present]
 
     # -- the import -------------------------------------------------------------------------------
-    def run(self, *, progress: ProgressFactory | None = None) -> list[TableResult]:
-        """Import the file as one unit: its good rows all land, or (an error, a crash, Ctrl-C) none do."""
+    def run(self, *, progress: ProgressFactory | None = None, delete_missing: bool = False) -> list[TableResult]:
+        """Import the file as one unit: its good rows all land, or (an error, a crash, Ctrl-C) none do.
+        `delete_missing`: the source's rows the file no longer has are deleted (else only reported)."""
         with closing(self._open()) as db:
             tables = self.check(db)
             columns = self.present_tables(db)
             with transaction.atomic():
-                return [self._table(db, table, columns[table.table], progress) for table in tables]
+                results = [self._table(db, table, columns[table.table], progress) for table in tables]
+                if delete_missing:  # children before their parents
+                    for table, result in reversed(list(zip(tables, results, strict=True))):
+                        self._missing_delete(table, result)
+                return results
 
     def _table(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
                progress: ProgressFactory | None) -> TableResult:
         result = TableResult(table.table)
+        imported_before = self.context.seed_rows(table.table).count()
         total = db.execute(f'SELECT count(*) FROM "{table.table}"').fetchone()[0]
         update = progress(table.table, total) if progress else None
         renames = self.renames(table, columns)
         columns = [renames.get(c, c) for c in columns]
         unmapped = [c for c in columns if c not in table.mapped and c not in table.key_columns]
-        order = table.order_by if table.order_by != "rowid" or self._has_rowid(db, table.table) else "1"
-        cursor = db.execute(f'SELECT * FROM "{table.table}" ORDER BY {order}')
-        while rows := [dict(zip(columns, r, strict=True)) for r in cursor.fetchmany(self.chunk_rows)]:
+        for rows in self._rows(db, table, columns):
             self._chunk(table, rows, unmapped, result)
             if update:
                 update(result.read)
         if update and total == 0:
             update(0)
+        table.after_table(self.context, result)
+        if imported_before > result.known:  # some rows of the source are gone from the file
+            self._missing_find(db, table, columns, result)
         return result
+
+    def _rows(self, db: sqlite3.Connection, table: TableImport, columns: list[str]) -> Iterator[list[Row]]:
+        """The table's rows a chunk at a time, as dicts by our spelling of the columns."""
+        order = table.order_by if table.order_by != "rowid" or self._has_rowid(db, table.table) else "1"
+        cursor = db.execute(f'SELECT * FROM "{table.table}" ORDER BY {order}')
+        while rows := [dict(zip(columns, r, strict=True)) for r in cursor.fetchmany(self.chunk_rows)]:
+            yield rows
 
     @staticmethod
     def _has_rowid(db: sqlite3.Connection, name: str) -> bool:
@@ -552,32 +595,47 @@ class SeedImporter:
             return False
         return True
 
+    def _prepared(self, table: TableImport, key: str, row: Row, unmapped: list[str], result: TableResult, *,
+                  updating: bool = False) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """A row's field values and what its SeedRow keeps (`extra`), or None when it is skipped (listed).
+        `updating`: without the fields a NULL filled with now (`FILLED_NOW`)."""
+        try:
+            values = table.fields(row, self.context)
+        except BadValue as bad:
+            result.skip(bad.reason, key=key, column=bad.column, value=bad.value)
+            return None
+        except CONVERSION_ERRORS as error:
+            result.skip(f"bad value: {error}", key=key)
+            return None
+        if isinstance(values, str):
+            result.skip(values, key=key)
+            return None
+        extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
+        extra.update(values.pop(EXTRA, {}))
+        filled_now = values.pop(FILLED_NOW, set())
+        for reason in [*shapes_fit(table, row, values, extra), *choices_fit(table, row, values, extra)]:
+            result.set_aside_one(reason)
+        if updating:
+            values = {name: value for name, value in values.items() if name not in filled_now}
+        return values, extra
+
     def _chunk(self, table: TableImport, rows: list[Row], unmapped: list[str], result: TableResult) -> None:
         result.read += len(rows)
         model_label = table.model._meta.label_lower
         keyed = {table.key(row): row for row in rows}
-        present = set(self.context.seed_rows(table.table).filter(source_key__in=list(keyed))
-                      .values_list("source_key", flat=True))
-        result.present += len(present)
+        digests = {key: row_digest(row) for key, row in keyed.items()}
+        known = known_rows(self.context.seed_rows(table.table), list(keyed))
+        result.known += len(known)
+        changed = {key: imported for key, imported in known.items() if imported.digest != digests[key]}
+        result.unchanged += len(known) - len(changed)
         new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]] = []
         for key, row in keyed.items():
-            if key in present:
+            if key in known:
                 continue
-            try:
-                values = table.fields(row, self.context)
-            except BadValue as bad:
-                result.skip(bad.reason, key=key, column=bad.column, value=bad.value)
+            prepared = self._prepared(table, key, row, unmapped, result)
+            if prepared is None:
                 continue
-            except CONVERSION_ERRORS as error:
-                result.skip(f"bad value: {error}", key=key)
-                continue
-            if isinstance(values, str):
-                result.skip(values, key=key)
-                continue
-            extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
-            extra.update(values.pop(EXTRA, {}))
-            for reason in _shapes_fit(table, row, values, extra):
-                result.set_aside_one(reason)
+            values, extra = prepared
             linked = table.existing(row, values, self.context)
             if isinstance(linked, str):
                 result.skip(linked, key=key)
@@ -593,10 +651,70 @@ class SeedImporter:
         keys = {key: str((linked if linked is not None else next(created)).pk)
                 for key, linked, _extra, _values in new_objects}
         _seed_rows_insert(self.source, self.kind, table.table, model_label,
-                          [(key, keys[key], extra) for key, _linked, extra, _values in new_objects])
+                          [(key, keys[key], extra, digests[key]) for key, _linked, extra, _values in new_objects])
         result.created += len(creating)
-        result.present += len(new_objects) - len(creating)
+        result.unchanged += len(new_objects) - len(creating)
+        if table.tracks_touched:
+            result.touched += [key for key, linked, _extra, _values in new_objects if linked is None]
         self.context.remember(table.table, keys)
+        if changed:
+            self._update(table, {key: (keyed[key], imported, digests[key]) for key, imported in changed.items()},
+                         unmapped, result)
+
+    def _update(self, table: TableImport, changed: dict[str, tuple[Row, Known, str]], unmapped: list[str],
+                result: TableResult) -> None:
+        """Rows imported before whose digest changed: each field that differs from the object's goes through the
+        model's update service (`refresh`); a refusal skips the row, listed, and keeps its old digest."""
+        objects = objects_by_id(table.model, [imported.object_id for _row, imported, _digest in changed.values()])
+        refreshed: list[tuple[int, str, dict[str, Any]]] = []
+        for key, (row, imported, digest) in changed.items():
+            prepared = self._prepared(table, key, row, unmapped, result, updating=True)
+            if prepared is None:
+                continue
+            values, extra = prepared
+            obj = objects.get(imported.object_id)
+            if obj is None:
+                result.skip("deleted here since it was imported: not made again", key=key)
+                continue
+            data = table.changes(obj, values)
+            refused = (f"changed in the file, but {table.model._meta.verbose_name_plural} are append-only"
+                       if data and table.append_only else object_update(obj, data) if data else None)
+            if refused:
+                result.skip(refused, key=key)
+                continue
+            result.updated += bool(data)
+            result.unchanged += not data
+            refreshed.append((imported.seed_row_id, digest, extra))
+            if table.tracks_touched:
+                result.touched.append(key)
+        seed_rows_refresh(refreshed)
+
+    def _missing_find(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
+                      result: TableResult) -> None:
+        """The keys of the source's rows of `table` the file no longer has (a second read of the file,
+        only when some are gone)."""
+        file_keys = {table.key(row) for rows in self._rows(db, table, columns) for row in rows}
+        self._missing[table.table] = list(missing_keys(self.context.seed_rows(table.table), file_keys))
+        result.missing = [key for key, _pk, _object_id in self._missing[table.table]]
+
+    def _missing_delete(self, table: TableImport, result: TableResult) -> None:
+        """Delete the rows gone from the file through the model's delete service; a refusal keeps the row
+        (listed). A row already deleted here only loses its SeedRow."""
+        gone = self._missing.get(table.table, [])
+        objects = objects_by_id(table.model, [object_id for _key, _pk, object_id in gone])
+        deleted, kept = [], []
+        for key, seed_row_id, object_id in gone:
+            obj = objects.get(object_id)
+            refused = None if obj is None else (
+                f"not deleted: {table.model._meta.verbose_name_plural} are append-only" if table.append_only
+                else object_delete(obj))
+            if refused:
+                result.skip(refused, key=key)
+                kept.append(key)
+            else:
+                deleted.append(seed_row_id)
+        SeedRow.objects.filter(pk__in=deleted).delete()
+        result.deleted, result.missing = len(deleted), kept
 
     @staticmethod
     def _linked_by_id(table: TableImport, new_objects: list[tuple[str, models.Model | None, Row, dict[str, Any]]]
@@ -611,43 +729,24 @@ class SeedImporter:
                 for key, linked, extra, values in new_objects]
 
 
-def _shapes_fit(table: TableImport, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
-    """Each JSON value in the shape its field declares (`ralphsite.core.shapes`): reshaped when it can be
-    (keys spelled another way, one object for a list), else the field's default with the tool's value kept
-    in `extra`. Returns a reason per value set aside."""
-    reasons = []
-    for model_field, shape in shaped_fields(table.model):
-        value = values.get(model_field.name)
-        if model_field.name not in values or (value is None and model_field.null) or shape.problem(value) is None:
-            continue
-        try:
-            values[model_field.name] = shape.reshape(value)
-        except NotShaped as unfit:  # rare: the seed column that fed the field is looked up only then
-            column = next((column for column, (name, _convert) in getattr(table, "columns", {}).items()
-                           if name == model_field.name), model_field.name)
-            extra.setdefault(column, jsonable(row[column]) if column in row else value)
-            values[model_field.name] = None if model_field.null else model_field.get_default()
-            reasons.append(f"{column}: {unfit}")
-    return reasons
-
-
 def _seed_rows_insert(source: str, kind: str, table: str, model_label: str,
-                      rows: list[tuple[str, str, dict[str, Any]]]) -> None:
-    """The SeedRows of a chunk, (key, object id, extra) each, in one executemany: as many rows as the import
+                      rows: list[tuple[str, str, dict[str, Any], str]]) -> None:
+    """The SeedRows of a chunk, (key, object id, extra, digest) each, in one executemany: as many rows as the import
     creates, where bulk_create's model instances and per-field preparation cost as much as the rows' own."""
     if not rows:
         return
     connection = connections[router.db_for_write(SeedRow)]
     meta, quote = SeedRow._meta, connection.ops.quote_name
     extra, imported_at = meta.get_field("extra"), meta.get_field("imported_at")
-    columns = ("source", "kind", "source_table", "source_key", "object_model", "object_id", "extra", "imported_at")
+    columns = ("source", "kind", "source_table", "source_key", "object_model", "object_id", "extra", "digest",
+               "imported_at")
     now = imported_at.get_db_prep_save(timezone.now(), connection)
     with connection.cursor() as cursor:
         cursor.executemany(
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(meta.get_field(c).column) for c in columns)}) "
             f"VALUES ({', '.join(['%s'] * len(columns))})",
-            [(source, kind, table, key, model_label, object_id, extra.get_db_prep_save(kept, connection), now)
-             for key, object_id, kept in rows])
+            [(source, kind, table, key, model_label, object_id, extra.get_db_prep_save(kept, connection), digest, now)
+             for key, object_id, kept, digest in rows])
 
 
 def source_default(path: Path) -> str:

@@ -6,9 +6,11 @@ criterion/feature/checkpoint ids → their keys, baselines by tag name; integer 
 Cents → USD. A plan, checkpoint or baseline already ours under the same key is linked, not duplicated.
 """
 
+from collections import defaultdict
+from functools import partial
 from typing import Any, ClassVar
 
-from django.db import models
+from django.db import models, transaction
 
 from ledger_app.models import (
     Baseline,
@@ -30,6 +32,7 @@ from ralphsite.moving.seed_io.base import (
     SeedImporter,
     SessionTable,
     TableImport,
+    TableResult,
     cents,
     count,
     enum,
@@ -41,6 +44,7 @@ from ralphsite.moving.seed_io.base import (
     text,
     usd,
 )
+from ralphsite.moving.seed_io.refresh import REFUSALS, refusal
 from sessions_app.models import (
     AcceptanceCriterion,
     AgentInvocation,
@@ -61,6 +65,7 @@ from sessions_app.models import (
     TaskAttempt,
     TaskFile,
 )
+from sessions_app.services.tasks import task_links_import
 
 TASK_STATUS = {"pending": "not_started"}
 
@@ -132,6 +137,7 @@ class Events(MappedTable):
     """Ledger events go through the ledger's manager: each is put on the hash chain in id order."""
 
     table, model, created, order_by = "events", LedgerEvent, None, "id"
+    append_only = True
     columns: ClassVar = {
         "timestamp": ("timestamp", moment), "event_type": ("type", text), "event_category": ("category", text),
         "agent": ("agent", text), "model": ("model", text), "iteration": ("iteration", number),
@@ -249,10 +255,13 @@ class Plans(Keyed):
 
 
 class Tasks(MappedTable):
-    """`depends_on`/`blocks`, `parent_task_id` and `scope_files` stay on the SeedRow (JSON and text as the
-    tool wrote them); a plan that is not in the file stays there too."""
+    """`depends_on`/`blocks` and `parent_task_id` become the task's dependency edges and parent, set once every
+    task is in (`after_table`) by the domain's service, so the API's rules hold: an edge to a task of another
+    session, one that would close a cycle or a parent loop is left out and reported. The columns stay on the
+    SeedRow as the tool wrote them (export_seed writes them back), as do `scope_files` and a plan that is not
+    in the file."""
 
-    table, model, created, session_required = "tasks", Task, "created_at", False
+    table, model, created, session_required, tracks_touched = "tasks", Task, "created_at", False, True
     parents: ClassVar = {"plan_id": Parent("plans", "plan_id", "plan", required=False)}
     columns: ClassVar = {
         "name": ("title", text), "description": ("description", text), "task_type": ("work_type", text),
@@ -274,6 +283,58 @@ class Tasks(MappedTable):
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         return {"id": obj.key}
+
+    def after_table(self, context: ImportContext, result: TableResult) -> None:
+        """The edges of the tasks this import created or changed: a task depends on the keys of its `depends_on`
+        and on every task whose `blocks` names it."""
+        if not result.touched:
+            return
+        extras = dict(context.seed_rows(self.table).values_list("source_key", "extra"))
+        blocked_by: dict[str, set[str]] = defaultdict(set)
+        for key, extra in extras.items():
+            for blocked in _task_keys(extra.get("blocks")):
+                blocked_by[blocked].add(key)
+        resolve = partial(context.resolve, self.table)
+        # A changed `blocks` changes the edges of the tasks it names too.
+        linking = list(dict.fromkeys([*result.touched, *(blocked for key in result.touched
+                                                         for blocked in _task_keys(extras[key].get("blocks"))
+                                                         if blocked in extras)]))
+        wanted = {key: [*_task_keys(extras[key].get("depends_on")), *sorted(blocked_by[key] - {key})]
+                  for key in linking}
+        named = {*linking, *(extras[key].get("parent_task_id") for key in linking),
+                 *(k for keys in wanted.values() for k in keys)}
+        tasks = Task.objects.in_bulk([task_id for k in named if (task_id := resolve(k))])
+        def linkable(key: str, task: Task, other: str) -> Task | None:
+            """The task `other` names, when it can be linked to `task` (else reported, None)."""
+            target = tasks.get(resolve(other))
+            problem = ("is not in the file" if target is None
+                       else "is in another session" if target.session_id != task.session_id else None)
+            if problem:
+                result.set_aside_one(f"{key}: task {other} it names {problem}")
+            return None if problem else target
+
+        for key in linking:
+            task, parent_key = tasks.get(resolve(key)), extras[key].get("parent_task_id")
+            if task is None or not (wanted[key] or parent_key or task.dependencies.exists()):
+                continue
+            edges = [other for other in dict.fromkeys(wanted[key]) if linkable(key, task, other)]
+            parent = linkable(key, task, parent_key) if parent_key else None
+            try:
+                with transaction.atomic():
+                    task_links_import(task=task, depends_on=edges, parent=parent)
+            except REFUSALS as error:
+                result.set_aside_one(f"{key}: dependencies and parent not set: {refusal(error)}")
+
+
+def _task_keys(value: Any) -> list[str]:
+    """A `depends_on`/`blocks` column's task ids: a JSON array (or, as loosely typed tools write it, one id or
+    comma-separated ids)."""
+    parsed = json_value(value, default=[])
+    if isinstance(parsed, str):
+        parsed = parsed.split(",")
+    elif not isinstance(parsed, list):
+        parsed = [parsed]
+    return [str(k).strip() for k in parsed if k is not None and str(k).strip()]
 
 
 class TaskAttempts(MappedTable):

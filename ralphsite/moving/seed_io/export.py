@@ -6,6 +6,10 @@ text, booleans → 0/1, our enum values → the tool's, dates in the tool's own 
 from the tool gets its key back from its SeedRow, and whatever the SeedRow kept (columns we have no
 field for, NULLs we store as '' or 0) overrides the mapped values, so an import followed by an export
 gives the tool's rows back. Rows that never came from the tool get their keys from ours.
+
+Rows another tool's import brought are left out (each kind receives its own), as is a row the tool's schema
+cannot hold (NULL in a NOT NULL column); a per-session export is made foreign-key complete
+(`foreign_keys_complete`). What was left out or cut loose is counted in `left_out`.
 """
 
 import base64
@@ -66,6 +70,8 @@ class SeedExporter:
         self.importer, self.path, self.dates, self.sessions = importer, path, dates, sessions
         self.kind = importer.kind
         self._keys: dict[str, dict[str, str]] = {}
+        # Per table, rows left out or cut loose (reason → count): what the tool's schema cannot hold.
+        self.left_out: dict[str, dict[str, int]] = {}
 
     def seed_key(self, table: str, object_id: Any) -> str | None:
         """The tool's key of our object `object_id` that came from `table` (our id when it did not)."""
@@ -114,8 +120,18 @@ class SeedExporter:
             for table in self.importer.tables:
                 if isinstance(table, MappedTable):
                     written[table.table] = self._table(db, table)
+            # A part of the history names rows outside it; the whole of it is written as it came (a reference the
+            # tool's own file left dangling included).
+            for table, cut in (foreign_keys_complete(db) if self.sessions is not None else {}).items():
+                written[table] -= cut.get(NAMES_NO_ROW, 0)
+                self._left_out(table, cut)
             db.commit()
         return written
+
+    def _left_out(self, table: str, counts: dict[str, int]) -> None:
+        for reason, n in counts.items():
+            if n:
+                self.left_out.setdefault(table, {})[reason] = self.left_out.get(table, {}).get(reason, 0) + n
 
     def _objects(self, table: MappedTable) -> models.QuerySet:
         objects = table.model._default_manager.order_by("pk")
@@ -133,8 +149,12 @@ class SeedExporter:
         label = table.model._meta.label_lower
         seed_rows = {row.object_id: row for row in SeedRow.objects.filter(kind=self.kind, source_table=table.table,
                                                                          object_model=label)}
+        others = other_kinds_rows(self.kind, label)
+        required = required_columns(db, table.table)
         count = 0
         for obj in self._objects(table).iterator(chunk_size=2000):
+            if str(obj.pk) in others:  # another tool's row: each kind receives only its own
+                continue
             row = {column: self.back(convert, getattr(obj, name)) for column, (name, convert) in table.columns.items()}
             if table.sessions:
                 row[table.sessions] = self.session_ref(table.session_table, getattr(obj, "session_id", None))
@@ -145,8 +165,54 @@ class SeedExporter:
             if seed_row is not None:
                 row.update(zip(table.key_columns, seed_row.source_key.split(KEY_SEPARATOR), strict=False))
                 row.update({column: _from_json(value) for column, value in seed_row.extra.items()})
+            empty = sorted(column for column in required if row.get(column) is None)
+            if empty:  # e.g. a ledger event a purge or a deleted session left without one
+                self._left_out(table.table, {f"no {', '.join(empty)}": 1})
+                continue
             columns = ", ".join(f'"{column}"' for column in row)
             db.execute(f'INSERT INTO "{table.table}" ({columns}) VALUES ({", ".join("?" * len(row))})',
                        list(row.values()))
             count += 1
         return count
+
+
+def other_kinds_rows(kind: str, label: str) -> set[str]:
+    """Ids of our `label` objects imported from another tool only (not also from `kind`)."""
+    imported = SeedRow.objects.filter(object_model=label)
+    return (set(imported.exclude(kind=kind).values_list("object_id", flat=True))
+            - set(imported.filter(kind=kind).values_list("object_id", flat=True)))
+
+
+def required_columns(db: sqlite3.Connection, table: str) -> set[str]:
+    """The table's NOT NULL columns without a DEFAULT (an INTEGER PRIMARY KEY numbers itself)."""
+    return {name for _cid, name, kind, notnull, default, pk in db.execute(f'PRAGMA table_info("{table}")')
+            if notnull and default is None and not (pk and kind.upper() == "INTEGER")}
+
+
+REFERENCE_CLEARED = "written without its reference to a row not exported"
+NAMES_NO_ROW = "left out: it names a row not exported"
+
+
+def foreign_keys_complete(db: sqlite3.Connection) -> dict[str, dict[str, int]]:
+    """`PRAGMA foreign_key_check` clean: a row naming a row the file does not hold (a plan left out of a
+    per-session export) loses that reference when its column may be NULL, else the row is left out (and what
+    names it, in turn). Returns per table how many were cut loose and deleted."""
+    counts: dict[str, dict[str, int]] = {}
+    while violations := db.execute("PRAGMA foreign_key_check").fetchall():
+        for table, rowid, _parent, fk_id in violations:
+            columns = [(name, _nullable(db, table, name)) for _id, _seq, _to, name, *_rest
+                       in db.execute(f'PRAGMA foreign_key_list("{table}")') if _id == fk_id]
+            tally = counts.setdefault(table, {})
+            if all(nullable for _name, nullable in columns):
+                assignments = ", ".join(f'"{name}" = NULL' for name, _nullable in columns)
+                db.execute(f'UPDATE "{table}" SET {assignments} WHERE rowid = ?', (rowid,))
+                tally[REFERENCE_CLEARED] = tally.get(REFERENCE_CLEARED, 0) + 1
+            else:
+                db.execute(f'DELETE FROM "{table}" WHERE rowid = ?', (rowid,))
+                tally[NAMES_NO_ROW] = tally.get(NAMES_NO_ROW, 0) + 1
+    return counts
+
+
+def _nullable(db: sqlite3.Connection, table: str, column: str) -> bool:
+    return not any(name == column and notnull for _cid, name, _kind, notnull, *_rest
+                   in db.execute(f'PRAGMA table_info("{table}")'))

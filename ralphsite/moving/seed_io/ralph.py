@@ -175,11 +175,21 @@ class Tasks(KeyedBySession):
         return task
 
     def after_insert(self, objects: list[models.Model]) -> None:
-        TaskFile.objects.bulk_create([TaskFile(task=task, path=path, is_pattern=bool(set("*?[") & set(path)))
+        TaskFile.objects.bulk_create([TaskFile(task=task, path=path, is_pattern=_is_pattern(path))
                                       for task in objects for path in task.seed_files])
+
+    def changes(self, obj: models.Model, values: dict[str, Any]) -> dict[str, Any]:
+        data = super().changes(obj, values)
+        if sorted(obj.files.values_list("path", flat=True)) != values["_files"]:  # task_update sets the file rows
+            data["files"] = [{"path": path, "is_pattern": _is_pattern(path)} for path in values["_files"]]
+        return data
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         return {"FilesJson": json.dumps([f.path for f in obj.files.all()], ensure_ascii=False)}
+
+
+def _is_pattern(path: str) -> bool:
+    return bool(set("*?[") & set(path))
 
 
 def _paths(value: Any) -> list[str] | None:

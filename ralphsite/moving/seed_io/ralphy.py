@@ -5,11 +5,13 @@ task has no title in ralphy: its id is its title. Rows already ours (a session, 
 checkpoint with the same key) are linked, not duplicated.
 """
 
+from datetime import datetime
 from typing import Any, ClassVar
 
 from django.db import models
 
 from ledger_app.models import Checkpoint, Issue, LedgerEvent
+from ledger_app.services import events_usage_record
 from ralphsite.moving.seed_io.base import (
     ImportContext,
     MappedTable,
@@ -28,6 +30,20 @@ from ralphsite.moving.seed_io.base import (
 )
 from sessions_app.models import Task
 
+
+def epoch(value: Any) -> datetime | None:
+    """ralphy's times: epoch seconds or milliseconds (the seed does not say which; `moment` reads both)."""
+    return moment(value)
+
+
+def _epoch_millis(when: datetime | None) -> int | None:
+    """Ours → ralphy's (TypeScript's Date.now()). A time the file wrote in seconds differs from this, so the
+    import keeps it on the SeedRow (MappedTable) and an export writes the seconds back."""
+    return None if when is None else round(when.timestamp() * 1000)
+
+
+epoch.inverse = _epoch_millis  # type: ignore[attr-defined] - read by MappedTable and export_seed
+
 TASK_STATUS = enum({"pending": "not_started", "running": "in_progress", "done": "completed"},
                    default="not_started")
 
@@ -38,14 +54,14 @@ class RunTable(MappedTable):
 
 class Runs(SessionTable):
     table, created = "runs", "started_at"
-    columns: ClassVar = {"status": ("status", text), "started_at": ("started_at", moment),
-                         "ended_at": ("ended_at", moment), "config_json": ("config", json_or(dict))}
+    columns: ClassVar = {"status": ("status", text), "started_at": ("started_at", epoch),
+                         "ended_at": ("ended_at", epoch), "config_json": ("config", json_or(dict))}
 
 
 class Tasks(RunTable):
     table, model, key_columns, created = "tasks", Task, ("run_id", "task_id"), "started_at"
     columns: ClassVar = {"status": ("status", TASK_STATUS), "iter_count": ("iteration_count", count),
-                         "started_at": ("started_at", moment), "ended_at": ("completed_at", moment),
+                         "started_at": ("started_at", epoch), "ended_at": ("completed_at", epoch),
                          "last_phase": ("last_phase", text)}
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
@@ -63,8 +79,9 @@ class Tasks(RunTable):
 
 class Ledger(RunTable):
     table, model, order_by = "ledger", LedgerEvent, "id"
+    append_only = True
     columns: ClassVar = {
-        "ts": ("timestamp", moment), "type": ("type", text), "task_id": ("task_key", text), "phase": ("phase", text),
+        "ts": ("timestamp", epoch), "type": ("type", text), "task_id": ("task_key", text), "phase": ("phase", text),
         "duration_ms": ("duration_ms", number), "tokens_in": ("tokens_in", count), "tokens_out": ("tokens_out", count),
         "tokens_total": ("tokens_total", number), "cost_usd": ("cost_usd", usd),
         "is_estimated": ("is_estimated", flag), "meta_json": ("meta", json_or(dict)),
@@ -76,13 +93,19 @@ class Ledger(RunTable):
             values["tokens_total"] = values["tokens_in"] + values["tokens_out"]
         return values
 
+    def after_insert(self, objects: list[models.Model]) -> None:
+        """The calls the events report (`backend_call_finished`'s tokens and cost) go into the one book of usage, as
+        events appended through the API do: session cost, daily cost and the dashboard count them; a request id
+        in `meta_json` is kept, so a call reported again is not counted twice."""
+        events_usage_record(events=objects)
+
 
 class Issues(RunTable):
     table, model, created = "issues", Issue, None
     columns: ClassVar = {
         "task_id": ("task_key", text), "kind": ("kind", text), "signature": ("signature", text),
         "message": ("message", text), "file": ("file", text), "line": ("line", number),
-        "ts": ("first_seen_at", moment), "count": ("count", lambda v: count(v, 1)),
+        "ts": ("first_seen_at", epoch), "count": ("count", lambda v: count(v, 1)),
     }
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
@@ -98,8 +121,7 @@ class Issues(RunTable):
 class Checkpoints(RunTable):
     table, model, created = "checkpoints", Checkpoint, "ts"
     columns: ClassVar = {"task_id": ("task_key", text), "git_ref": ("git_ref", text),
-                         "summary": ("summary", text)}
-    reads = frozenset({"ts"})
+                         "summary": ("summary", text), "ts": ("created_at", epoch)}
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
         values = super().fields(row, context)
@@ -111,7 +133,7 @@ class Checkpoints(RunTable):
         return Checkpoint.objects.filter(key=values["key"]).first()
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"id": obj.key, "ts": exporter.back(moment, obj.created_at)}
+        return {"id": obj.key}
 
 
 class RalphyImporter(SeedImporter):

@@ -1,0 +1,80 @@
+"""A row's values fitted to what our fields hold, as every other door fits them: JSON to its field's shape
+(`ralphsite.core.shapes`), an enum spelling to its canonical value through the API's aliases
+(`ralphsite.core.choices`). A value that fits neither is set aside: the field gets its default, the tool's
+value stays on the SeedRow (`extra`, which export_seed writes back), and the summary reports it; nothing
+is stored raw."""
+
+import base64
+from functools import cache
+from typing import Any
+
+from django.db import models
+
+from ralphsite.core.choices import choice_canonical
+from ralphsite.core.shapes import NotShaped, shaped_fields
+
+Row = dict[str, Any]
+
+
+def jsonable(value: Any) -> Any:
+    """A raw column value for a JSON field (`extra`): BLOBs become {"base64": …}."""
+    if isinstance(value, bytes):
+        return {"base64": base64.b64encode(value).decode()}
+    return value
+
+
+def seed_column(table: Any, name: str) -> str:
+    """The seed column that feeds our field `name` (the field's name when no column map names it)."""
+    return next((column for column, (field_name, _convert) in getattr(table, "columns", {}).items()
+                 if field_name == name), name)
+
+
+def _set_aside(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any],
+               model_field: models.Field) -> str:
+    """The field's default in `values`, the tool's value kept in `extra`; returns the seed column."""
+    column = seed_column(table, model_field.name)
+    extra.setdefault(column, jsonable(row[column]) if column in row else values[model_field.name])
+    values[model_field.name] = None if model_field.null else model_field.get_default()
+    return column
+
+
+def shapes_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each JSON value in the shape its field declares: reshaped when it can be (keys spelled another way,
+    one object for a list), else set aside. Returns a reason per value set aside."""
+    reasons = []
+    for model_field, shape in shaped_fields(table.model):
+        value = values.get(model_field.name)
+        if model_field.name not in values or (value is None and model_field.null) or shape.problem(value) is None:
+            continue
+        try:
+            values[model_field.name] = shape.reshape(value)
+        except NotShaped as unfit:
+            reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {unfit}")
+    return reasons
+
+
+@cache
+def _choice_fields(model: type[models.Model]) -> list[tuple[models.Field, frozenset[str]]]:
+    """The model's fields with choices, each with its canonical values."""
+    return [(f, frozenset(str(value) for value, _label in f.flatchoices)) for f in model._meta.concrete_fields
+            if f.choices]
+
+
+def choices_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each enum value canonical, through the aliases the API accepts (`half-open` → `half_open`, `Done` →
+    `done`); the tool's spelling is kept in `extra` so an export writes it back. A value no alias maps is
+    set aside. Returns a reason per value set aside."""
+    reasons = []
+    for model_field, canonical_values in _choice_fields(table.model):
+        value = values.get(model_field.name)
+        if value in canonical_values or value is None or (value == "" and model_field.blank):
+            continue
+        canonical = choice_canonical(canonical_values, value)
+        if canonical is None:
+            column = _set_aside(table, row, values, extra, model_field)
+            reasons.append(f"{column}: {value!r} is not a {model_field.name} we know")
+            continue
+        column = seed_column(table, model_field.name)
+        extra.setdefault(column, jsonable(row[column]) if column in row else value)
+        values[model_field.name] = canonical
+    return reasons

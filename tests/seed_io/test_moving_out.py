@@ -1,0 +1,77 @@
+"""A way back out that always works (issue #29): export_seed after a deletion (its ledger's retention record names
+no session), a per-session export that is foreign-key complete, ralphy's epoch seconds written back as seconds, and
+each kind receiving only its own rows."""
+
+import sqlite3
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from sessions_app.models import Session, SessionStatus
+from sessions_app.services.sessions import session_delete
+from tests.seed_io.helpers import file_rows, import_seed
+from tests.seed_io.test_devteam import _devteam_db
+from tests.seed_io.test_export import BUILDERS
+from tests.seed_io.test_ralphy import T0, _ralphy_db
+
+pytestmark = pytest.mark.django_db
+
+
+def _export(kind: str, path: Path, *options: str) -> str:
+    out = StringIO()
+    call_command("export_seed", kind, str(path), *options, stdout=out)
+    return out.getvalue()
+
+
+def test_a_full_export_works_after_a_session_was_deleted(tmp_path: Path) -> None:
+    import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
+    session = Session.objects.get(key="sess-20250201-a")
+    assert session.status != SessionStatus.RUNNING
+    session_delete(session=session)  # its 8 events leave through a retention record that names no session
+    output = _export("devteam", tmp_path / "out.db")
+    assert "events: 1 no session_id" in output, output
+    assert {row["id"] for row in file_rows(tmp_path / "out.db", "sessions")} == {"sess-20250202-b",
+                                                                                 "sess-20250203-c"}
+    assert {row["session_id"] for row in file_rows(tmp_path / "out.db", "events")} == {"sess-20250202-b"}
+
+
+@pytest.mark.parametrize("kind", [kind for kind in BUILDERS if kind != "conversations"])  # Acode's: no sessions
+def test_a_per_session_export_is_foreign_key_complete(tmp_path: Path, kind: str) -> None:
+    import_seed(kind, BUILDERS[kind](tmp_path / "file.db"))
+    session = Session.objects.exclude(key="").order_by("key").first()
+    out = tmp_path / "out.db"
+    _export(kind, out, "--session", session.key)
+    with sqlite3.connect(out) as db:
+        assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_a_devteam_sessions_export_clears_the_plan_it_leaves_out(tmp_path: Path) -> None:
+    path = _devteam_db(tmp_path / "devteam.db")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE tasks SET plan_id = 'plan-001'")
+    import_seed("devteam", path)
+    output = _export("devteam", tmp_path / "out.db", "--session", "sess-20250201-a")
+    assert "tasks: 2 written without its reference to a row not exported" in output, output
+    assert {row["plan_id"] for row in file_rows(tmp_path / "out.db", "tasks")} == {None}
+
+
+def test_ralphys_epoch_seconds_stay_seconds_and_milliseconds_stay_milliseconds(tmp_path: Path) -> None:
+    import_seed("ralphy", _ralphy_db(tmp_path / "ralphy.db"))
+    out = tmp_path / "out.db"
+    _export("ralphy", out)
+    runs = {row["id"]: row["started_at"] for row in file_rows(out, "runs")}
+    assert runs == {"run-20260101-a": T0, "run-20260102-b": (T0 + 86400) * 1000}
+    assert file_rows(out, "checkpoints")[0]["ts"] == T0 + 601
+
+
+def test_each_kind_receives_only_its_own_rows(tmp_path: Path) -> None:
+    import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
+    import_seed("memory", BUILDERS["memory"](tmp_path / "memory.db"))
+    out = tmp_path / "out.db"
+    _export("memory", out)
+    assert {row["id"] for row in file_rows(out, "sessions")} == {"mem-sess-1", "mem-sess-2"}
+    devteam = tmp_path / "devteam-out.db"
+    _export("devteam", devteam)
+    assert "mem-sess-1" not in {row["id"] for row in file_rows(devteam, "sessions")}
