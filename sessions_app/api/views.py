@@ -350,33 +350,37 @@ class TaskViewSet(RalphModelViewSet):
         return self._task_response(task_release(task=self.get_object(), **body))
 
 
-class SessionTaskViewSet(TaskViewSet):
-    """A task named within its session, `sessions/{session}/tasks/{task}/`: the session by id or key,
-    the task by id or key (task keys are unique within a session); the same routes as `tasks/{id}/`."""
+class SessionNestedRows:
+    """Mixed into a viewset of rows named within their session, `sessions/{session}/<rows>/{row}/`: the session
+    by id or key, the row by id or by its `path_key` (unique within a session); the same routes as the flat
+    `<rows>/{id}/`, whose actions take the row only."""
 
     detail_routes_only = True
-    filterset_class = None  # no list: a task is one row of its session
-    path_key = "key"  # the task's field that names it in the path besides its id (the schema says so)
+    filterset_class = None  # no list: a row is one of its session
+    path_key = "key"  # the row's field that names it in the path besides its id (the schema says so)
     session_reference = ""
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        # The session names where to look; the actions, shared with `tasks/{id}/`, take the task only.
         self.session_reference = kwargs.pop("session", "")
         return super().dispatch(request, *args, **kwargs)
 
-    def get_object(self) -> Task:
+    def get_object(self) -> Any:
         session = by_reference(current_scope().filter(Session.objects.all()), self.session_reference)
-        task = None if session is None else by_reference(self.get_queryset().filter(session=session),
-                                                         self.kwargs["pk"], key_field=self.path_key)
-        if task is None:
+        row = None if session is None else by_reference(self.get_queryset().filter(session=session),
+                                                        self.kwargs["pk"], key_field=self.path_key)
+        if row is None:
             raise Http404
-        self.check_object_permissions(self.request, task)
-        return task
+        self.check_object_permissions(self.request, row)
+        return row
 
-    def scoped_row(self) -> Task:
-        # The path names the task by key within its session: the nested lookup scopes both (a scoped
-        # token's task routes by key answered 404 through the base lookup, issue #27 §4).
+    def scoped_row(self) -> Any:
+        # The path names the row by key within its session: the nested lookup scopes both (a scoped token's
+        # task routes by key answered 404 through the base lookup, issue #27 §4).
         return self.get_object()
+
+
+class SessionTaskViewSet(SessionNestedRows, TaskViewSet):
+    """A task named within its session, `sessions/{session}/tasks/{task}/`: the same routes as `tasks/{id}/`."""
 
 
 class TaskAttemptViewSet(RalphModelViewSet):
@@ -410,6 +414,11 @@ class QuestionViewSet(RalphModelViewSet):
         agent, replace = body.pop("agent"), body.pop("replace")
         question = question_answer(question=self.get_object(), data=body, agent=agent, replace=replace)
         return Response(self.get_serializer(question).data)
+
+
+class SessionQuestionViewSet(SessionNestedRows, QuestionViewSet):
+    """A question named within its session, `sessions/{session}/questions/{question}/` (Q-TECH-001): the same
+    routes as `questions/{id}/`."""
 
 
 class FeedbackBatchViewSet(RalphModelViewSet):

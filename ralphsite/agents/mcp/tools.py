@@ -33,7 +33,6 @@ from ralphsite.agents.mcp.registry import (
 )
 from ralphsite.core.api.serializers import RalphInputSerializer
 from ralphsite.core.fields import INTEGER_MAX
-from ralphsite.core.services import instance_create
 from sessions_app import selectors
 from sessions_app.api import filters
 from sessions_app.api import serializers as api
@@ -55,7 +54,7 @@ from sessions_app.models import (
     TaskType,
     WorkType,
 )
-from sessions_app.services.questions import question_answer, signal_create, signal_poll
+from sessions_app.services.questions import question_answer, question_create, signal_create, signal_poll
 from sessions_app.services.sessions import plan_update, session_state_set
 from sessions_app.services.tasks import (
     NothingToClaim,
@@ -235,7 +234,7 @@ def get_questions(call: ToolCall) -> Any:  # GET questions/?session=…&category
       priority=choice("How much it matters.", Level), impact=text("What depends on the answer."),
       question_type=text("A free-form type."), source_issue_key=text("The feedback issue it comes from."))
 def create_question(call: ToolCall) -> Any:  # POST questions/
-    question = instance_create(model=Question, data=call.validated(api.QuestionSerializer, session=call.session().pk))
+    question = question_create(data=call.validated(api.QuestionSerializer, session=call.session().pk))
     return question_result(question)
 
 
@@ -273,7 +272,8 @@ def get_feedback(call: ToolCall) -> Any:  # GET sessions/{id}/feedback/?iteratio
             for batch in selectors.session_feedback(session=call.session(), iteration_number=number)]
 
 
-@tool("create_signal", "Send a steering signal to the orchestrator (steer, pause, stop or info).",
+@tool("create_signal", "Send a steering signal to the orchestrator (steer, pause, resume, stop or info); a pause "
+      "holds until a resume signal is sent.",
       writes=Signal,
       type=choice("The kind of signal.", SignalType, required=True), message=text("What to tell it."))
 def create_signal(call: ToolCall) -> Any:  # POST signals/

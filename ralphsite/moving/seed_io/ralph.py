@@ -72,7 +72,9 @@ QUESTION_STATUS = IntEnumMap(["Unanswered", "Answered", "ResearchNeeded"], Quest
                              default=QuestionStatus.UNANSWERED)
 SEVERITY = IntEnumMap(["Critical", "Quality", "NewRequirement"], FeedbackSeverity, default=FeedbackSeverity.QUALITY)
 VERDICT = IntEnumMap(["Qualified", "Failed"], ReviewVerdict, default="")
-SIGNAL_TYPE = IntEnumMap(["Steer", "Pause", "Stop", "Info"], SignalType, default=SignalType.INFO)
+# Ralph V2 has no resume signal (any signal after a pause went on): ours is exported as its Info.
+SIGNAL_TYPE = IntEnumMap(["Steer", "Pause", "Stop", "Info"], SignalType, default=SignalType.INFO,
+                         exported_as={SignalType.RESUME: "Info"})
 INVOCATION_STATUS = IntEnumMap(["Started", "Completed", "Failed", "Cancelled"], InvocationStatus,
                                default=InvocationStatus.STARTED)
 
