@@ -381,6 +381,93 @@ def test_it_walks_every_attempt_change(api: APIClient, lifecycle: Lifecycle, nam
     assert wrong == []
 
 
+# -- the other lifecycles through the other doors: each door's verbs for them --------------------------------
+
+
+def cli_outcome(env: dict[str, str], session: str, *args: str) -> Outcome:
+    run = subprocess.run([str(RALPH), "--json", "--session", session, *args], capture_output=True, text=True,
+                         timeout=60, env=env)
+    if run.returncode == 0:
+        return Outcome(True)
+    body = json.loads(run.stderr)
+    return Outcome(False, body["code"], body.get("details") or {})
+
+
+def admin_outcome(client: Client, url: str, data: dict[str, str]) -> Outcome:
+    """The console's buttons answer with a message: a refusal is an error message naming the reason."""
+    response = client.post(url, data, follow=True)
+    refused = [str(message) for message in response.context["messages"] if message.level_tag == "error"]
+    return Outcome(not refused, refused[0] if refused else "")
+
+
+def test_it_walks_every_session_status_change_through_the_cli_and_the_admin(ralph_env: dict[str, str],  # noqa: F811
+                                                                            admin_client: Client) -> None:
+    """The CLI ends a session (`session end`); the console's Finish and Resume buttons end and resume it."""
+    wrong = []
+    for current, new in every_pair(SESSION_STATUS_LIFECYCLE):
+        for door in ("cli", "admin"):
+            if door == "cli" and new == SessionStatus.RUNNING:
+                continue  # the CLI resumes nothing: `ralph session start` starts a new session
+            session = make_session(status=current, ended_at=None if current == SessionStatus.RUNNING
+                                   else timezone.now(), last_activity_at=timezone.now() - timedelta(hours=1))
+            if door == "cli":
+                outcome = cli_outcome(ralph_env, session.pk, "session", "end", new)
+            else:
+                button = "resume" if new == SessionStatus.RUNNING else "finish"
+                outcome = admin_outcome(admin_client, reverse("admin:sessions_app_session_act",
+                                                              args=[session.pk, button]), {"status": new})
+            after = Session.objects.get(pk=session.pk).status
+            allowed = SESSION_STATUS_LIFECYCLE.allows(current, new)
+            if allowed != (outcome.done and after == new) or (not allowed and after != current):
+                wrong.append((door, current, new, outcome.code, after))
+    assert wrong == []
+
+
+def test_it_walks_every_answer_through_mcp_and_the_admin(live_server: Any, token: Any, admin_client: Client) -> None:
+    """answer_question (MCP) and the console's Answer button move a question to answered only."""
+    wrong = []
+    with mcp_agent(f"{live_server.url}/mcp/", token.secret) as agent:
+        for current in QUESTION_STATUS_LIFECYCLE.moves:
+            for door in ("mcp", "admin"):
+                session = make_session()
+                question = Question.objects.create(session=session, key="Q-1", category="technical", text="?",
+                                                   status=current)
+                if door == "mcp":
+                    is_error, payload = agent.result("answer_question", session=session.pk, question="Q-1",
+                                                     answer="yes")
+                    outcome = Outcome(False, payload["code"]) if is_error else Outcome(True)
+                else:
+                    outcome = admin_outcome(admin_client, reverse("admin:sessions_app_question_act",
+                                                                  args=[question.pk, "answer"]), {"answer": "yes"})
+                after = Question.objects.get(pk=question.pk).status
+                if QUESTION_STATUS_LIFECYCLE.allows(current, "answered") and current != "answered":
+                    if not (outcome.done and after == "answered"):
+                        wrong.append((door, current, outcome.code, after))
+                elif outcome.done or after != current:  # answered stays answered: a second answer is refused
+                    wrong.append((door, current, "answered again", after))
+    assert wrong == []
+
+
+def test_it_walks_every_review_verdict_through_mcp(live_server: Any, token: Any) -> None:
+    wrong = []
+    with mcp_agent(f"{live_server.url}/mcp/", token.secret) as agent:
+        for current, new in every_pair(ATTEMPT_VERDICT_LIFECYCLE):
+            if not new:
+                continue  # no review takes a verdict back
+            task = make_task(make_session(), "task-1")
+            attempt = TaskAttempt.objects.create(task=task, attempt_number=1, review_verdict=current)
+            is_error, payload = agent.result("submit_review", session=task.session_id, task="task-1",
+                                             review_report="r", verdict=new)
+            after = TaskAttempt.objects.get(pk=attempt.pk).review_verdict
+            if ATTEMPT_VERDICT_LIFECYCLE.allows(current, new):
+                if is_error or after != new:
+                    wrong.append((current, new, payload, after))
+            elif not is_error or payload["code"] != "invalid_transition" or after != current \
+                    or payload["details"]["allowed"] != ATTEMPT_VERDICT_LIFECYCLE.allowed(current):
+                wrong.append((current, new, payload, after))
+    assert wrong == []
+
+
 # -- a task completes after its dependencies ------------------------------------------------------------------
 
 
