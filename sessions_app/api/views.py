@@ -10,10 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ralphsite.core.access import current_scope
-from ralphsite.core.addressing import by_reference
+from ralphsite.core.addressing import as_ulid, by_reference
 from ralphsite.core.api.query import query_parameters
 from ralphsite.core.api.serializers import RalphModelSerializer
 from ralphsite.core.api.viewsets import RalphModelViewSet
+from ralphsite.core.errors import NotFound
 from sessions_app import selectors
 from sessions_app.api import filters, serializers
 from sessions_app.api import serializers as api
@@ -270,7 +271,23 @@ class ResearchFindingViewSet(RalphModelViewSet):
     ordering_fields = ["recorded_at", "priority"]
 
 
-class TaskViewSet(RalphModelViewSet):
+class NamedWithinSession:
+    """Mixed into the flat viewset of rows whose key is unique within their session only (tasks, questions):
+    `<rows>/{id}/` takes the id, and a value that is no id is a 404 saying where the key is taken (a new user
+    tries `questions/Q-TECH-001/answer/`). The words depend on the value's shape only, not on any row."""
+
+    rows_in_session = ""  # the path segment of its nested routes: `sessions/{session}/<rows>/{key}/`
+
+    def get_object(self) -> Any:
+        value = self.kwargs["pk"]
+        if as_ulid(value) is None:
+            raise NotFound(f"{value!r} is not an id. A key names one within its session: "
+                           f"/api/v1/sessions/{{session}}/{self.rows_in_session}/{value}/.", details={"id": value})
+        return super().get_object()
+
+
+class TaskViewSet(NamedWithinSession, RalphModelViewSet):
+    rows_in_session = "tasks"
     queryset = selectors.task_list()
     reread_written_rows = True
     serializer_class = api.TaskSerializer
@@ -397,7 +414,8 @@ class TaskFileViewSet(RalphModelViewSet):
     ordering_fields = ["path"]
 
 
-class QuestionViewSet(RalphModelViewSet):
+class QuestionViewSet(NamedWithinSession, RalphModelViewSet):
+    rows_in_session = "questions"
     queryset = Question.objects.all()
     serializer_class = api.QuestionSerializer
     filterset_class = filters.QuestionFilterSet

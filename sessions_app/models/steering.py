@@ -2,10 +2,12 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from ralphsite.core.choices import input_aliases
 from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
 
 
+@input_aliases(**{"continue": "resume"})  # what the console's button says
 class SignalType(models.TextChoices):
     """Ralph V2's four, and ours: `resume` lifts a pause (a pause holds until one is sent; nothing else
     lifts it, an `info` included)."""

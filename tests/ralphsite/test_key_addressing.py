@@ -123,6 +123,14 @@ def test_every_nested_route_takes_ids_and_keys(api: APIClient, route: ApiRoute) 
             break
 
 
+@pytest.mark.parametrize("rows", list(NESTED))
+def test_a_key_on_a_flat_route_says_where_keys_are_taken(api: APIClient, rows: str) -> None:
+    _nested_row(rows, make_session(key="sess-a"), "Q-TECH-001")
+    body = assert_error_shape(api.post(f"/api/v1/{rows}/Q-TECH-001/answer/", {"answer": "x"}, format="json")
+                              if rows == "questions" else api.get(f"/api/v1/{rows}/Q-TECH-001/"), 404, "not_found")
+    assert f"/api/v1/sessions/{{session}}/{rows}/Q-TECH-001/" in body["message"]
+
+
 def test_a_nested_answer_answers_the_question_of_that_session(api: APIClient) -> None:
     session, other = make_session(key="sess-a"), make_session(key="sess-b")
     question = _nested_row("questions", session, "Q-TECH-001")

@@ -165,7 +165,8 @@ def test_a_pause_holds_through_info_and_steer_until_a_resume(api: APIClient) -> 
             == 200
     held = claim(api, session)
     assert (held.status_code, held.json()["details"]["reason"]) == (409, "paused")
-    api.post("/api/v1/signals/", {"session": session.pk, "type": "resume"}, format="json")
+    resumed = api.post("/api/v1/signals/", {"session": session.pk, "type": "Continue"}, format="json")
+    assert resumed.json()["type"] == "resume"  # the console's word for it is taken too
     assert claim(api, session).status_code == 200
 
 
