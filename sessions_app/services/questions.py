@@ -3,6 +3,8 @@
 from typing import Any
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from ralphsite.core.access import acting
@@ -10,6 +12,7 @@ from ralphsite.core.errors import Conflict, detail_time
 from ralphsite.core.services import instance_create, instance_update
 from sessions_app.ledger import ledger
 from sessions_app.models import (
+    FINISHED_SESSION_STATUSES,
     QUESTION_STATUS_LIFECYCLE,
     SIGNAL_LIFECYCLE,
     FeedbackAttachment,
@@ -176,6 +179,18 @@ def signals_expire(*, session_id: str, reason: str, agent: str) -> None:
                                       f"unpolled: {reason}",
                               data={"signal": signal.id, "type": signal.type, "sent_by": signal.sent_by,
                                     "reason": reason})
+
+
+def signals_recorded_after_the_end_expire(*, signal_ids: list[str]) -> int:
+    """Of these signals, those recorded unpolled in a session that had already ended (an import of a tool's
+    history) expire as a session's end expires its own: at its `ended_at`, its status the reason (no event:
+    the end was not recorded here). Returns how many."""
+    ended = Session.objects.filter(pk=OuterRef("session_id"))
+    return (Signal.objects.filter(pk__in=signal_ids, is_processed=False, expired_at__isnull=True,
+                                  session__status__in=FINISHED_SESSION_STATUSES, session__ended_at__isnull=False)
+            .update(expired_at=Subquery(ended.values("ended_at")[:1]),
+                    expired_reason=Concat(Value("session "), Subquery(ended.values("status")[:1])),
+                    updated_at=timezone.now()))
 
 
 def signal_poll(*, session: Session, agent: str = "") -> Signal | None:
