@@ -14,6 +14,7 @@ from ledger_app.models import LedgerEvent
 from ralphsite.core.models import TokenScope
 from ralphsite.tokens.services import MintedToken, api_token_create
 from sessions_app.models import Question, Session, Signal
+from tests.api_mixins import assert_error_shape
 from tests.cli.conftest import RalphRunner, ralph, ralph_env  # noqa: F401 (the CLI tests' fixtures)
 from tests.mcp.conftest import mcp_agent
 from tests.sessions_app.factories import make_session, make_task
@@ -78,11 +79,11 @@ def test_an_unbound_tokens_answer_and_signal_name_its_owner_and_token(api: APICl
 
 
 @pytest.mark.django_db
-def test_the_sender_is_not_written_by_the_body(api: APIClient, token: MintedToken) -> None:
+def test_the_sender_is_not_written_by_the_body(api: APIClient) -> None:
     session = make_session()
     sent = api.post("/api/v1/signals/", {"session": session.pk, "type": "info", "sent_by": "the boss"}, format="json")
-    assert sent.status_code in (201, 400), sent.content
-    assert not Signal.objects.filter(sent_by="the boss").exists()
+    assert list(assert_error_shape(sent, 400, "validation_error")["details"]) == ["sent_by"]
+    assert not Signal.objects.exists()
 
 
 @pytest.mark.django_db
