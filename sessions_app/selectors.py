@@ -144,15 +144,15 @@ def tasks_running(*, session_id: str, now: datetime) -> tuple[int, int]:
 def session_signal_holding(*, session_id: str) -> dict[str, Any] | None:
     """The operator's signal that holds the session's work back (its `id` and `type`), or None: the oldest Stop
     not yet polled, else the latest Pause when no resume signal followed it (a Pause holds, polled or not,
-    until a resume signal is sent; an expired signal holds nothing). Two indexed queries at most."""
-    live = Signal.objects.filter(session_id=session_id, expired_at__isnull=True)
-    stop = (live.filter(type=SignalType.STOP, is_processed=False).order_by("sent_at", "id")
-            .values("id", "type").first())
-    if stop is not None:
-        return stop
-    last = (live.filter(type__in=[SignalType.PAUSE, SignalType.RESUME]).order_by("-sent_at", "-id")
-            .values("id", "type").first())
-    return last if last is not None and last["type"] == SignalType.PAUSE else None
+    until a resume signal is sent; an expired signal holds nothing). One query: stops first, oldest first,
+    then pauses and resumes newest first."""
+    is_stop = Q(type=SignalType.STOP)
+    first = (Signal.objects.filter(is_stop & Q(is_processed=False) | Q(type__in=[SignalType.PAUSE, SignalType.RESUME]),
+                                   session_id=session_id, expired_at__isnull=True)
+             .order_by(Case(When(is_stop, then=Value(0)), default=Value(1)),
+                       Case(When(is_stop, then=F("sent_at"))).asc(nulls_last=True), F("sent_at").desc(), F("id").desc())
+             .values("id", "type").first())
+    return first if first is not None and first["type"] != SignalType.RESUME else None
 
 
 def dependency_blockers(statuses: dict[str, str], edges: list[tuple[str, str]]) -> dict[str, list[str]]:
