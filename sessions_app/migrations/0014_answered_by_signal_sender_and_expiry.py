@@ -2,12 +2,14 @@
 
 """Who answered a question and who sent a signal (issue #27 §2); a signal's expiry when its session ends
 unpolled (§3), and the `resume` signal type (§4). Signals left unpolled by sessions that ended before this
-migration expire now, at the session's end, with its status as the reason (their columns go on reversal)."""
+migration expire now, at the session's end, with its status as the reason
+(`session completed`); their columns go on reversal."""
 
 from typing import Any
 
 from django.db import migrations, models
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Subquery, Value
+from django.db.models.functions import Concat
 
 
 def expire_signals_of_ended_sessions(apps: Any, schema_editor: Any) -> None:
@@ -15,7 +17,7 @@ def expire_signals_of_ended_sessions(apps: Any, schema_editor: Any) -> None:
     ended = session.objects.filter(pk=OuterRef("session_id"))
     (signal.objects.filter(is_processed=False, session__ended_at__isnull=False).exclude(session__status="running")
      .update(expired_at=Subquery(ended.values("ended_at")[:1]),
-             expired_reason=Subquery(ended.values("status")[:1])))
+             expired_reason=Concat(Value("session "), Subquery(ended.values("status")[:1]))))
 
 
 class Migration(migrations.Migration):

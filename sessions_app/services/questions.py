@@ -172,7 +172,8 @@ def signals_expire(*, session_id: str, reason: str, agent: str) -> None:
     now = timezone.now()
     for signal in lock_rows(Signal.objects.filter(session_id=session_id, is_processed=False, expired_at__isnull=True)
                             .order_by("sent_at", "id")):
-        SIGNAL_LIFECYCLE.check(current=SignalStage.UNPROCESSED, new=SignalStage.EXPIRED, subject=f"Signal {signal.pk}")
+        SIGNAL_LIFECYCLE.check(current=signal_stage(is_processed=signal.is_processed, expired=False),
+                               new=SignalStage.EXPIRED, subject=f"Signal {signal.pk}")
         instance_update(instance=signal, data={"expired_at": now, "expired_reason": reason[:200]})
         ledger().event_append(session_id=session_id, event_type="signal_expired", agent=agent,
                               message=f"{signal.type} signal from {signal.sent_by or 'an unnamed sender'} expired "
