@@ -39,15 +39,21 @@ def question_create(*, data: dict[str, Any]) -> Question:
         return instance_create(model=Question, data=data)
 
 
-def question_update(*, question: Question, data: dict[str, Any]) -> Question:
-    """A plain update: the status follows QUESTION_STATUS_LIFECYCLE (409 `invalid_transition`); answering is
-    answer/'s (question_answer)."""
+def question_update(*, question: Question, data: dict[str, Any], actor: str = "") -> Question:
+    """A plain update: the status follows QUESTION_STATUS_LIFECYCLE (409 `invalid_transition`); one that answers
+    the question (status answered) answers it as answer/ does (question_answer: who answered, the event)."""
+    data = dict(data)
     with transaction.atomic():
         question = lock_rows(Question.objects.filter(pk=question.pk)).get()
         session_open_check(session_id=question.session_id, verb="update a question")
         if "status" in data:
             QUESTION_STATUS_LIFECYCLE.check(current=question.status, new=data["status"],
                                             subject=f"Question {question.key}")
+        if data.get("status") == QuestionStatus.ANSWERED and question.status != QuestionStatus.ANSWERED:
+            answer = {name: data.pop(name) for name in ANSWER_FIELDS if name in data}
+            data.pop("status")
+            question = instance_update(instance=question, data=data)
+            return question_answer(question=question, data=answer, actor=actor)
         return instance_update(instance=question, data=data)
 
 

@@ -79,6 +79,18 @@ def test_an_unbound_tokens_answer_and_signal_name_its_owner_and_token(api: APICl
 
 
 @pytest.mark.django_db
+def test_a_patch_that_answers_records_who_answered_as_answer_does(api: APIClient, token: MintedToken) -> None:
+    session = make_session()
+    question = ask(session)
+    patched = api.patch(f"/api/v1/questions/{question.pk}/", {"status": "answered", "answer": "PostgreSQL"},
+                        format="json")
+    assert patched.status_code == 200, patched.content
+    assert (patched.json()["answered_by"], patched.json()["answer"]) == (named(token), "PostgreSQL")
+    assert patched.json()["answered_at"] is not None
+    assert events_of(session, "question_answered")[0].data["answered_by"] == named(token)
+
+
+@pytest.mark.django_db
 def test_the_sender_is_not_written_by_the_body(api: APIClient) -> None:
     session = make_session()
     sent = api.post("/api/v1/signals/", {"session": session.pk, "type": "info", "sent_by": "the boss"}, format="json")
