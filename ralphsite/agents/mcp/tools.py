@@ -301,7 +301,8 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
 @tool("claim_task", "Claim the next task the plan lets start: it is set in progress and leased to you. Answers "
       "the task with your claim value (only here, only to you: send it with every write on the task), or task "
       "null with the reason nothing can be claimed: all_done, waiting (work in progress will "
-      "unblock more), blocked (a failed dependency), at_capacity or session_finished.",
+      "unblock more), blocked (a failed dependency), at_capacity, session_finished, stop (poll the operator's "
+      "signal) or paused (until a resume signal is sent).",
       writes=Task, action="update",
       agent=text("Who claims (needed unless the token is bound to an agent)."), lease_seconds=LEASE)
 def claim_task(call: ToolCall) -> Any:  # POST sessions/{id}/claim-task/
