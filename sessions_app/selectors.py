@@ -48,6 +48,7 @@ from sessions_app.models import (
     SessionStateEntry,
     SessionStatus,
     Signal,
+    SignalType,
     Task,
     TaskAttempt,
     TaskDependency,
@@ -138,6 +139,20 @@ def tasks_running(*, session_id: str, now: datetime) -> tuple[int, int]:
     counts = Task.objects.filter(_running(now), session_id=session_id).aggregate(
         running=Count("pk"), sequential=Count("pk", filter=Q(task_type=TaskType.SEQUENTIAL)))
     return counts["running"], counts["sequential"]
+
+
+def session_signal_holding(*, session_id: str) -> dict[str, Any] | None:
+    """The operator's signal that holds the session's work back (its `id` and `type`), or None: the oldest Stop
+    not yet polled, else the latest Pause when no resume signal followed it (a Pause holds, polled or not,
+    until a resume signal is sent; an expired signal holds nothing). One query: stops first, oldest first,
+    then pauses and resumes newest first."""
+    is_stop = Q(type=SignalType.STOP)
+    first = (Signal.objects.filter(is_stop & Q(is_processed=False) | Q(type__in=[SignalType.PAUSE, SignalType.RESUME]),
+                                   session_id=session_id, expired_at__isnull=True)
+             .order_by(Case(When(is_stop, then=Value(0)), default=Value(1)),
+                       Case(When(is_stop, then=F("sent_at"))).asc(nulls_last=True), F("sent_at").desc(), F("id").desc())
+             .values("id", "type").first())
+    return first if first is not None and first["type"] != SignalType.RESUME else None
 
 
 def dependency_blockers(statuses: dict[str, str], edges: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -339,7 +354,13 @@ def session_open_questions(*, session_id: str, limit: int = 20) -> list[Question
 
 def session_pending_signals(*, session_id: str) -> list[Signal]:
     """Signals sent and not yet polled by the orchestrator, oldest first (the order it polls them)."""
-    return list(Signal.objects.filter(session_id=session_id, is_processed=False).order_by("sent_at", "id"))
+    return list(Signal.objects.filter(session_id=session_id, is_processed=False, expired_at__isnull=True)
+                .order_by("sent_at", "id"))
+
+
+def session_expired_signals(*, session_id: str) -> list[Signal]:
+    """Signals the session ended without polling (each with its `expired_at` and `expired_reason`), oldest first."""
+    return list(Signal.objects.filter(session_id=session_id, expired_at__isnull=False).order_by("sent_at", "id"))
 
 
 def session_recent_failures(*, session_id: str, limit: int = 10) -> list[dict[str, Any]]:

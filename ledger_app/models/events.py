@@ -29,7 +29,7 @@ DEVTEAM_EVENT_TYPES = (
 # Appended by sessions_app's writes through its ledger port (`sessions_app.ledger`, `event_append`).
 AUDIT_EVENT_TYPES = (
     "session_state_changed", "task_status_changed", "task_claimed", "task_released", "lease_expired",
-    "signal_sent", "signal_processed", "question_answered", "session_resumed", "session_finished",
+    "signal_sent", "signal_processed", "signal_expired", "question_answered", "session_resumed", "session_finished",
 )
 # Written by the ledger about itself, with no session: the retention record of a purge.
 LEDGER_PURGED = "ledger_purged"

@@ -145,8 +145,8 @@ class Loop:
                 return False
             if kind == "pause":
                 self.paused = True
-                self.transition("paused", "paused by an operator (send steer or info to go on)")
-            elif self.paused:
+                self.transition("paused", "paused by an operator (send a resume signal to go on)")
+            elif kind == "resume" and self.paused:  # a pause holds until a resume signal: no other lifts it
                 self.paused = False
                 self.transition("executing_batch", f"resumed: {message or kind}")
 

@@ -98,7 +98,7 @@ def attention_counts() -> dict[str, int]:
     sessions_app has no question/signal list selectors, so these read the models directly."""
     return {
         "open_questions": Question.objects.filter(status__in=OPEN_QUESTION_STATUSES).count(),
-        "unprocessed_signals": Signal.objects.filter(is_processed=False).count(),
+        "unprocessed_signals": Signal.objects.filter(is_processed=False, expired_at__isnull=True).count(),
         "pending_dead_letters": ledger_selectors.dead_letter_list().filter(status=DeadLetterStatus.PENDING).count(),
     }
 

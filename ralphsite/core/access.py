@@ -48,10 +48,21 @@ def user_permissions(user: Any) -> frozenset[str] | None:
     return frozenset(user.get_all_permissions())
 
 
+def person_name(user: Any) -> str:
+    """A person acting (in the admin, or with their login), as records name who acted: marked as a person."""
+    return f"admin:{user.get_username()}"
+
+
+def token_actor(token: ApiToken) -> str:
+    """Who acts with `token`, as records name them: the agent it is bound to, else its owner and its name
+    (its label, or its prefix when it has none)."""
+    return token.agent or f"{token.user.get_username()} (token {token.label or token.prefix})"
+
+
 def token_scope(token: ApiToken) -> "Scope":
     return Scope(kind=token.scope, writable=token.permission == TokenPermission.WRITE, agent=token.agent,
                  session_id=token.session_id, project_path=token.project_path, token_id=token.pk,
-                 expires_at=token.expires_at, permissions=user_permissions(token.user))
+                 expires_at=token.expires_at, permissions=user_permissions(token.user), actor=token_actor(token))
 
 
 def scope_path_of(model: type[models.Model]) -> str:
@@ -95,6 +106,9 @@ class Scope:
     # The owner's model permissions (`user_permissions`): a staff member's login or token reaches no
     # further than the admin lets them. None: the scope alone decides.
     permissions: frozenset[str] | None = None
+    # Who acts, from the credential (`token_actor`, `person_name`): what `answered_by` and a signal's
+    # `sent_by` record. Empty outside a request (a management command names no one).
+    actor: str = ""
     _sessions_seen: dict[str, bool] = field(default_factory=dict, repr=False)
 
     @property
@@ -187,6 +201,12 @@ def current_scope() -> Scope:
     if scope is _UNBOUND:
         raise RuntimeError("The request's scope was read before the permission class bound it.")
     return scope
+
+
+def acting(named: str = "") -> str:
+    """Who makes a write: `named` when the door says (the admin names its person), else the request's
+    credential (`Scope.actor`)."""
+    return named or current_scope().actor
 
 
 def scope_bind(scope: Scope | None) -> None:

@@ -32,7 +32,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
-from ralphsite.core.access import session_model
+from ralphsite.core.access import person_name, session_model
 from ralphsite.core.errors import DomainError
 from ralphsite.core.models import ApiToken
 from ralphsite.core.writes import ModelWrites, writes_for
@@ -130,7 +130,7 @@ class OperatorAction:
 
 def operator_name(request: HttpRequest) -> str:
     """Who acts, as ledger events name agents: the person's user name, marked as a person."""
-    return f"admin:{request.user.get_username()}"
+    return person_name(request.user)
 
 
 class ServiceModelAdmin(RalphModelAdmin):

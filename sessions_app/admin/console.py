@@ -72,8 +72,7 @@ def _signal(kind: str, *, needs_message: bool = False) -> Callable[[HttpRequest,
         message = inputs.get("message", "")
         if needs_message and not message:
             raise InvalidInput("Write the message to steer with.", details={"message": ["required"]})
-        signal_create(data={"session": session, "type": kind, "message": message},
-                      agent=operator_name(request))
+        signal_create(data={"session": session, "type": kind, "message": message}, actor=operator_name(request))
         return f"{kind.capitalize()} signal sent: the orchestrator gets it on its next poll."
     return send
 
@@ -97,7 +96,11 @@ def _running(session: Session) -> bool:
 
 
 def _paused(session: Session) -> bool:
-    return _running(session) and session.state == OrchestratorState.PAUSED
+    """Paused by its orchestrator's state, or held by a Pause no resume signal has lifted yet."""
+    if not _running(session):
+        return False
+    holding = selectors.session_signal_holding(session_id=session.pk)
+    return session.state == OrchestratorState.PAUSED or (holding is not None and holding["type"] == SignalType.PAUSE)
 
 
 def _pausable(session: Session) -> bool:
@@ -112,10 +115,11 @@ FINAL_STATUSES = tuple((status.value, status.label) for status in SessionStatus 
 
 SESSION_ACTIONS = (
     OperatorAction("pause", "Pause", _signal(SignalType.PAUSE), shown=_pausable,
-                   help="Send a pause signal (signals/ with type pause): the orchestrator pauses at its next poll."),
-    # Ralph V2 has no "continue" signal: a paused orchestrator goes on at the next steer or info.
-    OperatorAction("continue", "Continue", _signal(SignalType.INFO), style="primary", shown=_paused,
-                   help="Send an info signal: a paused orchestrator goes on at its next poll."),
+                   help="Send a pause signal (signals/ with type pause): the orchestrator pauses at its next poll, "
+                        "and no task is handed out until a resume signal is sent."),
+    # A pause holds until a signal of its own type lifts it: an info or steer signal does not.
+    OperatorAction("continue", "Continue", _signal(SignalType.RESUME), style="primary", shown=_paused,
+                   help="Send a resume signal: the pause ends and a paused orchestrator goes on at its next poll."),
     OperatorAction("steer", "Steer", _signal(SignalType.STEER, needs_message=True), shown=_running,
                    inputs=(("message", "a message for the orchestrator"),),
                    help="Send a steer signal with your message."),
@@ -143,6 +147,7 @@ def _questions(request: HttpRequest, session: Session) -> dict[str, Any]:
 
 def _signals(request: HttpRequest, session: Session) -> dict[str, Any]:
     return {"signals": selectors.session_pending_signals(session_id=session.pk),
+            "expired_signals": selectors.session_expired_signals(session_id=session.pk),
             "all_url": reverse("admin:sessions_app_signal_changelist") + f"?session={session.pk}"}
 
 

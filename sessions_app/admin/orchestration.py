@@ -289,7 +289,7 @@ def _question_answer(request: HttpRequest, question: Question, inputs: dict[str,
     if not inputs.get("answer"):
         raise InvalidInput("Write the answer.", details={"answer": ["required"]})
     question_answer(question=question, data={name: inputs.get(name, "") for name in ANSWER_FIELDS},
-                    agent=operator_name(request))
+                    actor=operator_name(request))
     return f"{question.key} answered: the agent's next poll sees it."
 
 
@@ -305,17 +305,17 @@ class QuestionAdmin(SessionScopedAdmin):
     )
     list_display = ["key", column_text("text", length=90, description="question"), column_status(), "priority",
                     column_session(), column_ago("created_at", description="asked"),
-                    column_ago("answered_at", description="answered"), "category", "id"]
+                    column_ago("answered_at", description="answered"), "answered_by", "category", "id"]
     list_display_links = ["key"]
     list_filter = [SessionFilter, "status", "priority", "category", "answer_confidence"]
     search_fields = ["key", "text", "answer", "session__key"]
-    readonly_fields = ["session", "key", "text", "status", "answered_at", "iteration_number", "cycle_number",
-                       "question_type", "source_issue_key", "impact", "created_at"]
+    readonly_fields = ["session", "key", "text", "status", "answered_at", "answered_by", "iteration_number",
+                       "cycle_number", "question_type", "source_issue_key", "impact", "created_at"]
     fieldsets = [
         ("The question", {"fields": ["session", "key", "text", "impact", "status", "category", "priority",
                                      "question_type", "source_issue_key", "iteration_number", "cycle_number",
                                      "created_at"]}),
-        ("Your answer", {"fields": [*ANSWER_FIELDS, "answered_at"],
+        ("Your answer", {"fields": [*ANSWER_FIELDS, "answered_at", "answered_by"],
                          "description": "Saving an answer answers the question: the agent's next poll sees it."}),
     ]
 
@@ -331,7 +331,7 @@ class QuestionAdmin(SessionScopedAdmin):
             question = self.writes.update(question, rest)
         if len(rest) < len(data):
             question_answer(question=question, data={name: form.cleaned_data[name] for name in ANSWER_FIELDS},
-                            agent=operator_name(request))
+                            actor=operator_name(request))
 
 
 class FeedbackItemInline(admin.TabularInline):
@@ -442,18 +442,19 @@ class FeedbackAttachmentAdmin(ServiceModelAdmin):
 class SignalAdmin(SessionScopedAdmin):
     list_display = [column_status("type", description="signal"), column_text("message", length=90),
                     column_flag("is_processed", yes="processed", no="pending", description="state"),
-                    column_session(), column_ago("sent_at", description="sent"), "processed_by",
-                    column_ago("processed_at", description="processed"), "id"]
+                    column_session(), column_ago("sent_at", description="sent"), "sent_by", "processed_by",
+                    column_ago("processed_at", description="processed"), "expired_reason", "id"]
     list_display_links = ["type_badge"]
     list_filter = [SessionFilter, "type", "is_processed"]
     search_fields = ["message", "session__key", "session__id"]
-    readonly_fields = ["is_processed", "processed_at", "processed_by"]  # set by the orchestrator's poll
+    # Set by the orchestrator's poll, from who sends it, and by the session's end.
+    readonly_fields = ["is_processed", "processed_at", "processed_by", "sent_by", "expired_at", "expired_reason"]
 
     def save_model(self, request: HttpRequest, obj: Signal, form: forms.ModelForm, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
         else:  # sent by this person, as the console's buttons send them
-            obj.pk = self.writes.create(self._model_data(form, form.cleaned_data), agent=operator_name(request)).pk
+            obj.pk = self.writes.create(self._model_data(form, form.cleaned_data), actor=operator_name(request)).pk
 
 
 class AgentInvocationForm(forms.ModelForm):

@@ -419,6 +419,7 @@ class QuestionSerializer(RalphModelSerializer):
     class Meta:
         model = Question
         fields = _model_fields(Question)
+        read_only_fields = ["answered_by"]  # who answered: answer/ records it from the token
         extra_kwargs = {"status": lifecycle_help(QUESTION_STATUS_LIFECYCLE, "answer/ answers a question.")}
 
 
@@ -491,9 +492,12 @@ class SignalSerializer(RalphModelSerializer):
     class Meta:
         model = Signal
         fields = _model_fields(Signal)
-        # Ralph V2 writes IsProcessed and ProcessedAt (seed 000); poll-signal sets them and processed_by.
-        read_only_fields = ["processed_by"]
-        extra_kwargs = {"is_processed": lifecycle_help(SIGNAL_LIFECYCLE)}
+        # Ralph V2 writes IsProcessed and ProcessedAt (seed 000); poll-signal sets them and processed_by; the
+        # sender is the token's, and a signal expires only with its session's end.
+        read_only_fields = ["processed_by", "sent_by", "expired_at", "expired_reason"]
+        extra_kwargs = {"is_processed": lifecycle_help(
+            SIGNAL_LIFECYCLE, "Stages: unprocessed, processed (is_processed), expired (expired_at, expired_reason: "
+                              "its session ended before a poll took it).")}
 
 
 class AgentInvocationSerializer(RalphModelSerializer):

@@ -29,6 +29,8 @@ router.register(rf"sessions/(?P<session>{PATH_VALUE})/tasks", views.SessionTaskV
 router.register("task-attempts", views.TaskAttemptViewSet)
 router.register("task-files", views.TaskFileViewSet)
 router.register("questions", views.QuestionViewSet)
+router.register(rf"sessions/(?P<session>{PATH_VALUE})/questions", views.SessionQuestionViewSet,
+                basename="session-question")
 router.register("feedback-batches", views.FeedbackBatchViewSet)
 router.register("feedback-items", views.FeedbackItemViewSet)
 router.register("feedback-attachments", views.FeedbackAttachmentViewSet)

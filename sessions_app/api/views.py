@@ -10,10 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ralphsite.core.access import current_scope
-from ralphsite.core.addressing import by_reference
+from ralphsite.core.addressing import as_ulid, by_reference
 from ralphsite.core.api.query import query_parameters
 from ralphsite.core.api.serializers import RalphModelSerializer
 from ralphsite.core.api.viewsets import RalphModelViewSet
+from ralphsite.core.errors import NotFound
 from sessions_app import selectors
 from sessions_app.api import filters, serializers
 from sessions_app.api import serializers as api
@@ -270,7 +271,23 @@ class ResearchFindingViewSet(RalphModelViewSet):
     ordering_fields = ["recorded_at", "priority"]
 
 
-class TaskViewSet(RalphModelViewSet):
+class NamedWithinSession:
+    """Mixed into the flat viewset of rows whose key is unique within their session only (tasks, questions):
+    `<rows>/{id}/` takes the id, and a value that is no id is a 404 saying where the key is taken (a new user
+    tries `questions/Q-TECH-001/answer/`). The words depend on the value's shape only, not on any row."""
+
+    rows_in_session = ""  # the path segment of its nested routes: `sessions/{session}/<rows>/{key}/`
+
+    def get_object(self) -> Any:
+        value = self.kwargs["pk"]
+        if as_ulid(value) is None:
+            raise NotFound(f"{value!r} is not an id. A key names one within its session: "
+                           f"/api/v1/sessions/{{session}}/{self.rows_in_session}/{value}/.", details={"id": value})
+        return super().get_object()
+
+
+class TaskViewSet(NamedWithinSession, RalphModelViewSet):
+    rows_in_session = "tasks"
     queryset = selectors.task_list()
     reread_written_rows = True
     serializer_class = api.TaskSerializer
@@ -350,33 +367,37 @@ class TaskViewSet(RalphModelViewSet):
         return self._task_response(task_release(task=self.get_object(), **body))
 
 
-class SessionTaskViewSet(TaskViewSet):
-    """A task named within its session, `sessions/{session}/tasks/{task}/`: the session by id or key,
-    the task by id or key (task keys are unique within a session); the same routes as `tasks/{id}/`."""
+class SessionNestedRows:
+    """Mixed into a viewset of rows named within their session, `sessions/{session}/<rows>/{row}/`: the session
+    by id or key, the row by id or by its `path_key` (unique within a session); the same routes as the flat
+    `<rows>/{id}/`, whose actions take the row only."""
 
     detail_routes_only = True
-    filterset_class = None  # no list: a task is one row of its session
-    path_key = "key"  # the task's field that names it in the path besides its id (the schema says so)
+    filterset_class = None  # no list: a row is one of its session
+    path_key = "key"  # the row's field that names it in the path besides its id (the schema says so)
     session_reference = ""
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        # The session names where to look; the actions, shared with `tasks/{id}/`, take the task only.
         self.session_reference = kwargs.pop("session", "")
         return super().dispatch(request, *args, **kwargs)
 
-    def get_object(self) -> Task:
+    def get_object(self) -> Any:
         session = by_reference(current_scope().filter(Session.objects.all()), self.session_reference)
-        task = None if session is None else by_reference(self.get_queryset().filter(session=session),
-                                                         self.kwargs["pk"], key_field=self.path_key)
-        if task is None:
+        row = None if session is None else by_reference(self.get_queryset().filter(session=session),
+                                                        self.kwargs["pk"], key_field=self.path_key)
+        if row is None:
             raise Http404
-        self.check_object_permissions(self.request, task)
-        return task
+        self.check_object_permissions(self.request, row)
+        return row
 
-    def scoped_row(self) -> Task:
-        # The path names the task by key within its session: the nested lookup scopes both (a scoped
-        # token's task routes by key answered 404 through the base lookup, issue #27 §4).
+    def scoped_row(self) -> Any:
+        # The path names the row by key within its session: the nested lookup scopes both (a scoped token's
+        # task routes by key answered 404 through the base lookup, issue #27 §4).
         return self.get_object()
+
+
+class SessionTaskViewSet(SessionNestedRows, TaskViewSet):
+    """A task named within its session, `sessions/{session}/tasks/{task}/`: the same routes as `tasks/{id}/`."""
 
 
 class TaskAttemptViewSet(RalphModelViewSet):
@@ -393,7 +414,8 @@ class TaskFileViewSet(RalphModelViewSet):
     ordering_fields = ["path"]
 
 
-class QuestionViewSet(RalphModelViewSet):
+class QuestionViewSet(NamedWithinSession, RalphModelViewSet):
+    rows_in_session = "questions"
     queryset = Question.objects.all()
     serializer_class = api.QuestionSerializer
     filterset_class = filters.QuestionFilterSet
@@ -410,6 +432,11 @@ class QuestionViewSet(RalphModelViewSet):
         agent, replace = body.pop("agent"), body.pop("replace")
         question = question_answer(question=self.get_object(), data=body, agent=agent, replace=replace)
         return Response(self.get_serializer(question).data)
+
+
+class SessionQuestionViewSet(SessionNestedRows, QuestionViewSet):
+    """A question named within its session, `sessions/{session}/questions/{question}/` (Q-TECH-001): the same
+    routes as `questions/{id}/`."""
 
 
 class FeedbackBatchViewSet(RalphModelViewSet):

@@ -34,7 +34,7 @@ from sessions_app.models.sessions import (
     Session,
     SessionStatus,
 )
-from sessions_app.models.steering import SIGNAL_LIFECYCLE, Signal, SignalType, signal_stage
+from sessions_app.models.steering import SIGNAL_LIFECYCLE, Signal, SignalStage, SignalType, signal_stage
 from sessions_app.models.tasks import (
     ATTEMPT_STATUS_LIFECYCLE,
     ATTEMPT_VERDICT_LIFECYCLE,
@@ -108,6 +108,7 @@ __all__ = [
     "Session",
     "SessionStatus",
     "Signal",
+    "SignalStage",
     "SignalType",
     "Task",
     "TaskAttempt",

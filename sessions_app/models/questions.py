@@ -43,7 +43,8 @@ class Question(ULIDModel):
     QuestionText → text; Priority, Status, Impact, QuestionType → priority, status, impact,
     question_type; SourceIssueId → source_issue_key; Answer, AnswerSource, AnswerConfidence,
     AnswerImplication → answer, answer_source, answer_confidence, answer_implication;
-    CreatedAt, AnsweredAt → created_at, answered_at.
+    CreatedAt, AnsweredAt → created_at, answered_at. `answered_by` is ours: who answered, from the token or the
+    admin's person (AnswerSource, where the answer comes from, is theirs: it names the answerer when not given).
     """
 
     scope_path = "session"
@@ -67,6 +68,9 @@ class Question(ULIDModel):
     answer_confidence = models.CharField(max_length=16, choices=Level.choices, blank=True, default="")
     answer_implication = models.TextField(blank=True, default="")
     answered_at = models.DateTimeField(null=True, blank=True)
+    answered_by = models.CharField(
+        max_length=200, blank=True, default="",
+        help_text="Who answered: the token's agent or owner and name, or the admin's person.")
 
     class Meta:
         ordering = ["session", "key"]

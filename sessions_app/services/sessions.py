@@ -31,6 +31,8 @@ from sessions_app.services.base import (
     session_open_check,
     stamp_on_change,
 )
+from sessions_app.services.questions import signals_expire
+from sessions_app.services.tasks import task_release
 
 
 def session_create(*, data: dict[str, Any]) -> Session:
@@ -274,13 +276,7 @@ def _claims_release(*, session: Session, reason: str, agent: str) -> None:
     """Ending a session releases the tasks still in progress (not started again, claimable when it is resumed),
     each with a `task_released` event giving the reason and the holder: no claim outlives its session."""
     for task in lock_rows(Task.objects.filter(session=session, status=TaskStatus.IN_PROGRESS).order_by("pk")):
-        holder = task.claimed_by
-        instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
-                                             "assigned_agent": "", "lease_expires_at": None,
-                                             "status_annotation": reason})
-        ledger().event_append(session_id=session.pk, event_type="task_released", task_key=task.key, agent=agent,
-                              message=f"{task.key} released ({reason})" + (f", claimed by {holder}" if holder else ""),
-                              data={"task": task.id, "reason": reason, "claimed_by": holder})
+        task_release(task=task, agent=agent, reason=reason, operator=True)
 
 
 def _already_finished(session: Session) -> Conflict:
@@ -291,7 +287,8 @@ def _already_finished(session: Session) -> Conflict:
 
 
 def _session_end(*, session: Session, status: str, exit_reason: str, ended_at: Any, agent: str) -> Session:
-    """A running session's final status, with its ended_at (now unless given) and its ledger event."""
+    """A running session's final status, with its ended_at (now unless given) and its ledger event; its tasks in
+    progress are released and its signals not yet polled expire, each with the reason and an event."""
     now = timezone.now()
     changes: dict[str, Any] = {"status": status, "exit_reason": exit_reason, "ended_at": ended_at or now,
                                "last_activity_at": now}
@@ -300,8 +297,9 @@ def _session_end(*, session: Session, status: str, exit_reason: str, ended_at: A
         if ends_as == status:
             changes["state"] = state
     session = instance_update(instance=session, data=changes)
-    _claims_release(session=session, reason=f"session {status}" + (f": {exit_reason}" if exit_reason else ""),
-                    agent=agent)
+    reason = f"session {status}" + (f": {exit_reason}" if exit_reason else "")
+    _claims_release(session=session, reason=reason, agent=agent)
+    signals_expire(session_id=session.pk, reason=reason, agent=agent)
     ledger().event_append(session_id=session.pk, event_type="session_finished", agent=agent,
                           message=f"finished: {status}" + (f" ({exit_reason})" if exit_reason else ""),
                           data={"status": status, "exit_reason": exit_reason})

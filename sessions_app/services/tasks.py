@@ -23,7 +23,6 @@ from sessions_app.models import (
     AgentInvocation,
     ReviewVerdict,
     Session,
-    Signal,
     SignalType,
     Task,
     TaskAttempt,
@@ -106,9 +105,7 @@ def task_create(*, data: dict[str, Any]) -> Task:
     data = dict(data)
     depends_on: list[str] = data.pop("depends_on", [])
     files: list[dict[str, Any]] = data.pop("files", [])
-    if data.get("status") == TaskStatus.IN_PROGRESS:  # no task is in progress without a live claim
-        raise Conflict("A task starts not_started: claim-task puts it in progress under a claim.",
-                       code="claim_required", details={"status": data["status"]})
+    _claim_required_check(key=data.get("key", ""), current="", new=data.get("status", TaskStatus.NOT_STARTED))
     with transaction.atomic():
         session = data.get("session")
         session_open_check(session_id=session.pk if session is not None else None, verb="create a task")
@@ -130,7 +127,7 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
     status = data.pop("status", task.status)
     annotation = data.pop("status_annotation", None)
     with transaction.atomic():
-        session_open_check(session_id=task.session_id, verb="update a task")
+        session_open_check(session_id=task.session_id, verb="update a task")  # once, for the status too
         old_session_id, old_key = task.session_id, task.key
         task = instance_update(instance=task, data=data)
         if task.key != old_key:  # invocations name their task by key too (AgentInvocation.task_key)
@@ -144,8 +141,9 @@ def task_update(*, task: Task, data: dict[str, Any], agent: str = "") -> Task:
         if status != task.status or annotation is not None:
             # The same verb as status/: the lifecycle, the dependencies and the fence (a PATCH carries no claim,
             # so only the holder's agent-bound token changes a claimed task's status here).
-            task = task_status_set(task=task, status=status, agent=agent,
-                                   annotation=task.status_annotation if annotation is None else annotation)
+            task = _status_apply(task=lock_rows(Task.objects.filter(pk=task.pk).select_related("session")).get(),
+                                 status=status, agent=agent, claim=None, fenced=True,
+                                 annotation=task.status_annotation if annotation is None else annotation)
     return task
 
 
@@ -205,29 +203,40 @@ def task_status_set(*, task: Task, status: str, annotation: str = "", agent: str
     with transaction.atomic():
         task = lock_rows(Task.objects.filter(pk=task.pk).select_related("session")).get()
         session_open_check(session_id=task.session_id, verb="set a task's status")
-        if fenced:
-            _claim_fence(task=task, claim=claim)
-        old_status = task.status
-        _status_change_check(task=task, status=status)
-        now = timezone.now()
-        changes: dict[str, Any] = {"status": status, "status_annotation": annotation}
-        if task.session is not None:
-            changes["iteration_updated"] = task.session.current_iteration
-        if status in TASK_ENDED_STATUSES:
-            changes["completed_at"] = now
-        if status != TaskStatus.IN_PROGRESS:
-            changes |= {"claimed_by": "", "lease_expires_at": None}
-        task = instance_update(instance=task, data=changes)
-        if status != old_status:
-            _task_status_event(task=task, old_status=old_status, agent=agent)
+        return _status_apply(task=task, status=status, annotation=annotation, agent=agent, claim=claim, fenced=fenced)
+
+
+def _status_apply(*, task: Task, status: str, annotation: str, agent: str, claim: int | None, fenced: bool) -> Task:
+    """task_status_set's change, on `task` locked (with its session) in an open session."""
+    if fenced:
+        _claim_fence(task=task, claim=claim)
+    old_status = task.status
+    _status_change_check(task=task, status=status)
+    now = timezone.now()
+    changes: dict[str, Any] = {"status": status, "status_annotation": annotation}
+    if task.session is not None:
+        changes["iteration_updated"] = task.session.current_iteration
+    if status in TASK_ENDED_STATUSES:
+        changes["completed_at"] = now
+    if status != TaskStatus.IN_PROGRESS:
+        changes |= {"claimed_by": "", "lease_expires_at": None}
+    task = instance_update(instance=task, data=changes)
+    if status != old_status:
+        _task_status_event(task=task, old_status=old_status, agent=agent)
     return task
+
+
+def _claim_required_check(*, key: str, current: str, new: str) -> None:
+    """Only claim-task puts a task in progress (a new one included): no task is in progress without a live
+    claim (409 `claim_required`)."""
+    if new == TaskStatus.IN_PROGRESS and current != TaskStatus.IN_PROGRESS:
+        raise Conflict(f"Only claim-task puts {key or 'a task'} in progress: it gives the claim the work is done "
+                       "under.", code="claim_required", details={"status": current, "to": new})
 
 
 def _status_change_check(*, task: Task, status: str) -> None:
     TASK_STATUS_LIFECYCLE.check(current=task.status, new=status, subject=f"Task {task.key}")
-    if status == TaskStatus.IN_PROGRESS and task.status != TaskStatus.IN_PROGRESS:
-        raise Conflict(f"Only claim-task puts {task.key} in progress: it gives the claim the work is done under.",
-                       code="claim_required", details={"status": task.status, "to": status})
+    _claim_required_check(key=task.key, current=task.status, new=status)
     if status == TaskStatus.COMPLETED and task.status != TaskStatus.COMPLETED:
         unfinished = list(Task.objects.filter(dependents__task=task).exclude(status__in=DEPENDENCY_SATISFIED_STATUSES)
                           .order_by("key").values_list("key", flat=True))
@@ -309,7 +318,7 @@ def task_leases_expire(*, now: datetime | None = None) -> int:
 class NothingToClaim(Conflict):
     """claim-task has no task for the caller: `details.reason` says why, machine-readably
     (`all_done`, `waiting`, `blocked`, `at_capacity`, `session_finished`, see selectors.claim_outlook; `stop`
-    and `paused` while an operator's signal of that type waits to be polled)."""
+    while an operator's Stop waits to be polled, `paused` while a Pause holds: until a resume signal is sent)."""
 
     code = "nothing_to_claim"
 
@@ -332,16 +341,15 @@ def task_claim_next(*, session: Session, agent: str, lease_seconds: int) -> Task
             raise NothingToClaim(f"Session {session.pk} is {limits['status']}: it hands out no more tasks.",
                                  details={"reason": "session_finished", "session": session.pk,
                                           "status": limits["status"]})
-        # An operator's Stop or Pause not yet polled comes before any more work (issue #27 §6): the agent is
-        # told so (`stop`, `paused`) and its orchestrator polls the signal.
-        pending = (Signal.objects.filter(session_id=session.pk, is_processed=False,
-                                         type__in=[SignalType.STOP, SignalType.PAUSE])
-                   .order_by("sent_at", "id").values("id", "type").first())
-        if pending is not None:
-            reason = "stop" if pending["type"] == SignalType.STOP else "paused"
-            raise NothingToClaim(f"Session {session.pk} has a {pending['type']} signal not yet polled: no task is "
-                                 "handed out before the orchestrator takes it (poll-signal).",
-                                 details={"reason": reason, "session": session.pk, "signal": pending["id"]})
+        # An operator's Stop not yet polled comes before any more work (`stop`), and a Pause holds until a
+        # resume signal is sent (`paused`): the agent is told so, and its orchestrator polls the signal.
+        holding = selectors.session_signal_holding(session_id=session.pk)
+        if holding is not None:
+            reason = "stop" if holding["type"] == SignalType.STOP else "paused"
+            said = ("has a stop signal not yet polled" if reason == "stop"
+                    else "is paused until a resume signal is sent")
+            raise NothingToClaim(f"Session {session.pk} {said}: no task is handed out.",
+                                 details={"reason": reason, "session": session.pk, "signal": holding["id"]})
         now = timezone.now()
         # Waiting, not skipping: a late holder locking its expired task is refused (stale_claim) without
         # writing anything else, so the wait is short and the task is handed out, never lost to the race.
@@ -392,25 +400,27 @@ def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = F
                  claim: int | None = None) -> Task:
     """Give a claimed task back: not started again, assigned to nobody, claimable by anyone.
 
-    Only the claim's holder may, unless `operator` (a person in the console, named by `agent`) takes
-    the claim back from an agent that is stuck or gone: then any in-progress claim is released and
-    the event names the holder it was taken from."""
+    Only the claim's holder may, unless `operator` (a person in the console named by `agent`, or the end of
+    the session) takes the task back from an agent that is stuck or gone: then any task in progress is
+    released and the event names the holder it was taken from. A `reason` becomes the status annotation."""
     with transaction.atomic():
         if operator:
             task = lock_rows(Task.objects.filter(pk=task.pk)).get()
-            if task.status != TaskStatus.IN_PROGRESS or not task.claimed_by:
+            if task.status != TaskStatus.IN_PROGRESS:
                 raise Conflict(f"{task.key} is not claimed.", code="not_claimed",
                                details={"claimed_by": task.claimed_by, "status": task.status})
         else:
             task = _held_task(task=task, agent=agent, claim=claim)
         holder = task.claimed_by
         task = instance_update(instance=task, data={"status": TaskStatus.NOT_STARTED, "claimed_by": "",
-                                                    "assigned_agent": "", "lease_expires_at": None})
+                                                    "assigned_agent": "", "lease_expires_at": None,
+                                                    **({"status_annotation": reason} if reason else {})})
         if task.session_id:
-            taken = f" (claimed by {holder})" if operator else ""
+            taken = f" (claimed by {holder or 'nobody'})" if operator else ""
             ledger().event_append(session_id=task.session_id, event_type="task_released", task_key=task.key,
                                   agent=agent,
-                                  message=f"{agent} released {task.key}{taken}" + (f": {reason}" if reason else ""),
+                                  message=f"{agent or 'the server'} released {task.key}{taken}"
+                                          + (f": {reason}" if reason else ""),
                                   data={"task": task.id, "reason": reason,
                                         **({"claimed_by": holder} if operator else {})})
     return task

@@ -156,6 +156,10 @@ def test_the_task_commands_run_with_an_agent_bound_session_token(ralph: RalphRun
     claimed = ralph("task", "claim", **env)
     assert claimed.status == 0, claimed.stderr
     assert json.loads(claimed.stdout)["claimed_by"] == "exec-1"
+    assert json.loads(ralph("task", "show", "task-1", **env).stdout)["claimed_by"] == "exec-1"
+    released = ralph("task", "release", "task-1", "--reason", "handing back", **env)
+    assert released.status == 0, released.stderr
+    assert ralph("task", "claim", **env).status == 0
     for args in (("task", "heartbeat", "task-1"), ("task", "report", "task-1", "-"),
                  ("task", "status", "task-1", "review_pending", "--note", "ready for review")):
         run = ralph(*args, input="implemented", **env)

@@ -78,7 +78,8 @@ def test_a_signal_sent_from_the_admin_is_recorded_as_the_api_records_it(admin_cl
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Signal.objects.get(session=through_admin).type == "steer"
     assert recorded(through_admin) == recorded(through_api) == [
-        {"type": "signal_sent", "category": "orchestration", "task_key": "", "data_keys": ["signal", "type"]}]
+        {"type": "signal_sent", "category": "orchestration", "task_key": "",
+         "data_keys": ["sent_by", "signal", "type"]}]
 
 
 def claimed(session: Session, api: APIClient) -> Task:

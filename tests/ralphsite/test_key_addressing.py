@@ -16,7 +16,7 @@ from ralphsite.core.api.query import query_declaration
 from ralphsite.core.api.routers import PATH_VALUE
 from ralphsite.core.models import TokenScope
 from ralphsite.tokens.services import api_token_create
-from sessions_app.models import Plan, Session, Task
+from sessions_app.models import Plan, Question, Session, Task
 from tests.api_mixins import ULID, ApiRoute, api_routes, assert_error_shape
 from tests.ralphsite.test_seed_spellings import _input_serializers, _writable_fields
 from tests.sessions_app.factories import make_session, make_task
@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shared_user")]
 
 ROUTES = api_routes()
 KEYED_PREFIXES = {"sessions": Session, "plans": Plan, "checkpoints": Checkpoint}
-NESTED = rf"sessions/(?P<session>{PATH_VALUE})/tasks"
+# Rows named within their session, `sessions/{session}/<rows>/{row}/`, by id or key.
+NESTED = {rows: rf"sessions/(?P<session>{PATH_VALUE})/{rows}" for rows in ("tasks", "questions")}
 
 
 # Bodies that pass validation, so that the row is looked up (an action validates its body first).
@@ -35,7 +36,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "resume": {"agent": "a", "force": True}, "finish": {"status": "completed"}, "plan": {"agent": "a", "content": "x"},
     "status": {"status": "done"}, "report": {"agent": "a", "implementation_report": "r"},
     "review": {"agent": "r", "review_report": "ok", "verdict": "qualified"}, "heartbeat": {"agent": "a"},
-    "release": {"agent": "a"}, "partial_update": {"title": "renamed"},
+    "release": {"agent": "a"}, "partial_update": {"title": "renamed"}, "answer": {"answer": "PostgreSQL"},
 }
 
 
@@ -79,38 +80,67 @@ def test_every_route_of_a_keyed_model_takes_its_key(api: APIClient, route: ApiRo
     assert_error_shape(_send(api, route, route.path.replace(ULID, "no-such-key")), 404, "not_found")
 
 
-NESTED_ROUTES = [pytest.param(route, id=route.id) for route in ROUTES if route.prefix == NESTED]
+NESTED_ROUTES = [pytest.param(route, id=route.id) for route in ROUTES if route.prefix in NESTED.values()]
 
 
-def test_the_nested_task_routes_are_the_flat_ones_detail_routes() -> None:
-    nested = {(route.method, route.action) for route in ROUTES if route.prefix == NESTED}
-    flat = {(route.method, route.action) for route in ROUTES if route.prefix == "tasks" and route.detail}
+@pytest.mark.parametrize("rows", list(NESTED))
+def test_the_nested_routes_are_the_flat_ones_detail_routes(rows: str) -> None:
+    nested = {(route.method, route.action) for route in ROUTES if route.prefix == NESTED[rows]}
+    flat = {(route.method, route.action) for route in ROUTES if route.prefix == rows and route.detail}
     assert nested == flat
-    assert {("get", "retrieve"), ("patch", "partial_update"), ("delete", "destroy"), ("post", "status"),
-            ("post", "report"), ("post", "review"), ("post", "heartbeat"), ("post", "release")} <= nested
+    assert {("get", "retrieve"), ("patch", "partial_update"), ("delete", "destroy")} <= nested
+    assert {"tasks": {("post", "status"), ("post", "report"), ("post", "review"), ("post", "heartbeat"),
+                      ("post", "release")}, "questions": {("post", "answer")}}[rows] <= nested
+
+
+def _nested_row(rows: str, session: Session, key: str) -> Any:
+    if rows == "tasks":
+        return make_task(session, key)
+    return Question.objects.create(session=session, key=key, category="technical", text="Which database?")
 
 
 @pytest.mark.parametrize("route", NESTED_ROUTES)
-def test_every_nested_task_route_takes_ids_and_keys(api: APIClient, route: ApiRoute) -> None:
+def test_every_nested_route_takes_ids_and_keys(api: APIClient, route: ApiRoute) -> None:
+    rows = route.prefix.rsplit("/", 1)[1]
     session, other = make_session(key="sess-a"), make_session(key="sess-b")
-    task = make_task(session, "task-1.1")
-    make_task(other, "task-2")
-    tail = route.path.split(f"/tasks/{ULID}/", 1)[1]
+    row = _nested_row(rows, session, "key-1.1")
+    _nested_row(rows, other, "key-2")
+    tail = route.path.split(f"/{rows}/{ULID}/", 1)[1]
 
-    def path(session_ref: str, task_ref: str) -> str:
-        return f"/api/v1/sessions/{session_ref}/tasks/{task_ref}/{tail}"
+    def path(session_ref: str, row_ref: str) -> str:
+        return f"/api/v1/sessions/{session_ref}/{rows}/{row_ref}/{tail}"
 
-    for session_ref, task_ref in (("sess-b", "task-1.1"), ("sess-a", "task-2"), ("no-such", "task-1.1"),
-                                  ("sess-a", "task-1"), (other.pk, task.pk)):
-        assert_error_shape(_send(api, route, path(session_ref, task_ref)), 404, "not_found")
+    for session_ref, row_ref in (("sess-b", "key-1.1"), ("sess-a", "key-2"), ("no-such", "key-1.1"),
+                                 ("sess-a", "key-1"), (other.pk, row.pk)):
+        assert_error_shape(_send(api, route, path(session_ref, row_ref)), 404, "not_found")
     if route.action == "review":  # a review needs a report to review
-        assert _send(api, route._replace(action="report"), path("sess-a", "task-1.1").replace("review", "report")) \
+        assert _send(api, route._replace(action="report"), path("sess-a", "key-1.1").replace("review", "report")) \
             .status_code == 201
-    for session_ref, task_ref in ((session.key, task.key), (session.pk, task.key), (session.key, task.pk)):
-        response = _send(api, route, path(session_ref, task_ref))
-        assert response.status_code != 404, (session_ref, task_ref, response.content)
+    for session_ref, row_ref in ((session.key, row.key), (session.pk, row.key), (session.key, row.pk)):
+        response = _send(api, route, path(session_ref, row_ref))
+        assert response.status_code != 404, (session_ref, row_ref, response.content)
         if route.method == "delete":
             break
+
+
+@pytest.mark.parametrize("rows", list(NESTED))
+def test_a_key_on_a_flat_route_says_where_keys_are_taken(api: APIClient, rows: str) -> None:
+    _nested_row(rows, make_session(key="sess-a"), "Q-TECH-001")
+    body = assert_error_shape(api.post(f"/api/v1/{rows}/Q-TECH-001/answer/", {"answer": "x"}, format="json")
+                              if rows == "questions" else api.get(f"/api/v1/{rows}/Q-TECH-001/"), 404, "not_found")
+    assert f"/api/v1/sessions/{{session}}/{rows}/Q-TECH-001/" in body["message"]
+
+
+def test_a_nested_answer_answers_the_question_of_that_session(api: APIClient) -> None:
+    session, other = make_session(key="sess-a"), make_session(key="sess-b")
+    question = _nested_row("questions", session, "Q-TECH-001")
+    elsewhere = _nested_row("questions", other, "Q-TECH-001")
+    got = api.get("/api/v1/sessions/sess-a/questions/Q-TECH-001/")
+    assert got.status_code == 200 and got.json() == api.get(f"/api/v1/questions/{question.pk}/").json()
+    answered = api.post("/api/v1/sessions/sess-a/questions/Q-TECH-001/answer/", {"answer": "PostgreSQL"},
+                        format="json")
+    assert answered.status_code == 200 and answered.json()["status"] == "answered"
+    assert Question.objects.get(pk=elsewhere.pk).status == "unanswered"
 
 
 def test_a_nested_get_is_one_object_and_a_nested_status_changes_it(api: APIClient) -> None:

@@ -31,6 +31,7 @@ from sessions_app.models import (
     Session,
     SessionStatus,
     Signal,
+    SignalStage,
     Task,
     TaskAttempt,
     TaskStatus,
@@ -267,17 +268,98 @@ def test_it_walks_every_question_status_change(api: APIClient) -> None:
     assert wrong == []
 
 
+def signal_in(stage: str) -> Signal:
+    """A stop signal of a fresh session in `stage`; an expired one's session has ended."""
+    expired = stage == SignalStage.EXPIRED
+    session = make_session(status=SessionStatus.STOPPED if expired else SessionStatus.RUNNING,
+                           ended_at=timezone.now() if expired else None)
+    return Signal.objects.create(session=session, type="stop", is_processed=stage == SignalStage.PROCESSED,
+                                 expired_at=timezone.now() if expired else None,
+                                 expired_reason="session stopped" if expired else "")
+
+
+def stage_of(signal: Signal) -> str:
+    signal = Signal.objects.get(pk=signal.pk)
+    return signal_stage(is_processed=signal.is_processed, expired=signal.expired_at is not None)
+
+
 def test_it_walks_every_signal_change(api: APIClient) -> None:
+    """processed by a PATCH of `is_processed` (poll-signal's own walk is below), expired by the session's end."""
     wrong = []
     for current, new in every_pair(SIGNAL_LIFECYCLE):
-        signal = Signal.objects.create(session=make_session(), type="info", is_processed=current == "processed")
-        response = api.patch(f"/api/v1/signals/{signal.pk}/", {"is_processed": new == "processed"}, format="json")
-        after = signal_stage(Signal.objects.get(pk=signal.pk).is_processed)
+        signal = signal_in(current)
+        if new == SignalStage.EXPIRED:
+            response = api.post(f"/api/v1/sessions/{signal.session_id}/finish/", {"status": "stopped"}, format="json")
+        else:
+            response = api.patch(f"/api/v1/signals/{signal.pk}/", {"is_processed": new == SignalStage.PROCESSED},
+                                 format="json")
+        after = stage_of(signal)
         if SIGNAL_LIFECYCLE.allows(current, new):
             if response.status_code != 200 or after != new:
                 wrong.append((current, new, response.status_code))
-        elif not refused_as_the_table_says(response, SIGNAL_LIFECYCLE, current) or after != current:
+        elif after != current or (response.status_code >= 300 and response.json()["code"] != "session_finished"
+                                  and not refused_as_the_table_says(response, SIGNAL_LIFECYCLE, current)):
             wrong.append((current, new, response.status_code, after))
+    assert wrong == []
+
+
+class SignalDoors:
+    """Each door's verbs that move a signal: a poll takes the oldest unprocessed one (processed), the session's
+    end expires it (MCP has no verb that ends a session; the admin none that polls)."""
+
+    def __init__(self, request: pytest.FixtureRequest, name: str) -> None:
+        self.request, self.name = request, name
+
+    def poll(self, signal: Signal) -> bool:
+        """Whether the door's poll took a signal."""
+        session = signal.session_id
+        if self.name == "rest":
+            return self.request.getfixturevalue("api").post(
+                f"/api/v1/sessions/{session}/poll-signal/", {"agent": "o"}, format="json").status_code == 200
+        if self.name == "mcp":
+            url = f"{self.request.getfixturevalue('live_server').url}/mcp/"
+            with mcp_agent(url, self.request.getfixturevalue("token").secret) as agent:
+                return agent.ok("poll_signal", session=session, agent="o")["signal"] is not None
+        return self.cli("signal", "poll", session=session) == 0
+
+    def end(self, signal: Signal) -> bool:
+        """Whether the door ended the signal's session."""
+        session = signal.session_id
+        if self.name == "rest":
+            return self.request.getfixturevalue("api").post(
+                f"/api/v1/sessions/{session}/finish/", {"status": "stopped"}, format="json").status_code == 200
+        if self.name == "cli":
+            return self.cli("session", "end", "stopped", session=session) == 0
+        client = self.request.getfixturevalue("admin_client")
+        client.post(reverse("admin:sessions_app_session_act", args=[session, "finish"]), {"status": "stopped"})
+        return Session.objects.get(pk=session).status == SessionStatus.STOPPED
+
+    def cli(self, *args: str, session: str) -> int:
+        return subprocess.run([str(RALPH), "--session", session, *args], capture_output=True, text=True, timeout=60,
+                              env=self.request.getfixturevalue("ralph_env")).returncode
+
+
+@pytest.mark.parametrize("name", ["rest", "mcp", "cli", "admin"])
+def test_it_walks_every_signal_move_through_every_door(request: pytest.FixtureRequest, name: str) -> None:
+    """Processed only from unprocessed (a poll finds nothing else to take), expired only from unprocessed (the
+    end leaves a processed or expired one as it is): every pair of the table each door has a verb for."""
+    doors, wrong = SignalDoors(request, name), []
+    verbs = {SignalStage.PROCESSED: doors.poll, SignalStage.EXPIRED: doors.end}
+    if name == "admin":
+        del verbs[SignalStage.PROCESSED]
+    if name == "mcp":
+        del verbs[SignalStage.EXPIRED]
+    for current in SIGNAL_LIFECYCLE.moves:
+        for new, verb in verbs.items():
+            if new == current:
+                continue
+            signal = signal_in(current)
+            done = verb(signal)
+            after = stage_of(signal)
+            if SIGNAL_LIFECYCLE.allows(current, new) and not (done and after == new):
+                wrong.append((current, new, "not moved", done, after))
+            if not SIGNAL_LIFECYCLE.allows(current, new) and after != current:
+                wrong.append((current, new, "moved", after))
     assert wrong == []
 
 
@@ -296,6 +378,93 @@ def test_it_walks_every_attempt_change(api: APIClient, lifecycle: Lifecycle, nam
                 wrong.append((current, new, response.status_code))
         elif not refused_as_the_table_says(response, lifecycle, current) or after != current:
             wrong.append((current, new, response.status_code, after))
+    assert wrong == []
+
+
+# -- the other lifecycles through the other doors: each door's verbs for them --------------------------------
+
+
+def cli_outcome(env: dict[str, str], session: str, *args: str) -> Outcome:
+    run = subprocess.run([str(RALPH), "--json", "--session", session, *args], capture_output=True, text=True,
+                         timeout=60, env=env)
+    if run.returncode == 0:
+        return Outcome(True)
+    body = json.loads(run.stderr)
+    return Outcome(False, body["code"], body.get("details") or {})
+
+
+def admin_outcome(client: Client, url: str, data: dict[str, str]) -> Outcome:
+    """The console's buttons answer with a message: a refusal is an error message naming the reason."""
+    response = client.post(url, data, follow=True)
+    refused = [str(message) for message in response.context["messages"] if message.level_tag == "error"]
+    return Outcome(not refused, refused[0] if refused else "")
+
+
+def test_it_walks_every_session_status_change_through_the_cli_and_the_admin(ralph_env: dict[str, str],  # noqa: F811
+                                                                            admin_client: Client) -> None:
+    """The CLI ends a session (`session end`); the console's Finish and Resume buttons end and resume it."""
+    wrong = []
+    for current, new in every_pair(SESSION_STATUS_LIFECYCLE):
+        for door in ("cli", "admin"):
+            if door == "cli" and new == SessionStatus.RUNNING:
+                continue  # the CLI resumes nothing: `ralph session start` starts a new session
+            session = make_session(status=current, ended_at=None if current == SessionStatus.RUNNING
+                                   else timezone.now(), last_activity_at=timezone.now() - timedelta(hours=1))
+            if door == "cli":
+                outcome = cli_outcome(ralph_env, session.pk, "session", "end", new)
+            else:
+                button = "resume" if new == SessionStatus.RUNNING else "finish"
+                outcome = admin_outcome(admin_client, reverse("admin:sessions_app_session_act",
+                                                              args=[session.pk, button]), {"status": new})
+            after = Session.objects.get(pk=session.pk).status
+            allowed = SESSION_STATUS_LIFECYCLE.allows(current, new)
+            if allowed != (outcome.done and after == new) or (not allowed and after != current):
+                wrong.append((door, current, new, outcome.code, after))
+    assert wrong == []
+
+
+def test_it_walks_every_answer_through_mcp_and_the_admin(live_server: Any, token: Any, admin_client: Client) -> None:
+    """answer_question (MCP) and the console's Answer button move a question to answered only."""
+    wrong = []
+    with mcp_agent(f"{live_server.url}/mcp/", token.secret) as agent:
+        for current in QUESTION_STATUS_LIFECYCLE.moves:
+            for door in ("mcp", "admin"):
+                session = make_session()
+                question = Question.objects.create(session=session, key="Q-1", category="technical", text="?",
+                                                   status=current)
+                if door == "mcp":
+                    is_error, payload = agent.result("answer_question", session=session.pk, question="Q-1",
+                                                     answer="yes")
+                    outcome = Outcome(False, payload["code"]) if is_error else Outcome(True)
+                else:
+                    outcome = admin_outcome(admin_client, reverse("admin:sessions_app_question_act",
+                                                                  args=[question.pk, "answer"]), {"answer": "yes"})
+                after = Question.objects.get(pk=question.pk).status
+                if QUESTION_STATUS_LIFECYCLE.allows(current, "answered") and current != "answered":
+                    if not (outcome.done and after == "answered"):
+                        wrong.append((door, current, outcome.code, after))
+                elif outcome.done or after != current:  # answered stays answered: a second answer is refused
+                    wrong.append((door, current, "answered again", after))
+    assert wrong == []
+
+
+def test_it_walks_every_review_verdict_through_mcp(live_server: Any, token: Any) -> None:
+    wrong = []
+    with mcp_agent(f"{live_server.url}/mcp/", token.secret) as agent:
+        for current, new in every_pair(ATTEMPT_VERDICT_LIFECYCLE):
+            if not new:
+                continue  # no review takes a verdict back
+            task = make_task(make_session(), "task-1")
+            attempt = TaskAttempt.objects.create(task=task, attempt_number=1, review_verdict=current)
+            is_error, payload = agent.result("submit_review", session=task.session_id, task="task-1",
+                                             review_report="r", verdict=new)
+            after = TaskAttempt.objects.get(pk=attempt.pk).review_verdict
+            if ATTEMPT_VERDICT_LIFECYCLE.allows(current, new):
+                if is_error or after != new:
+                    wrong.append((current, new, payload, after))
+            elif not is_error or payload["code"] != "invalid_transition" or after != current \
+                    or payload["details"]["allowed"] != ATTEMPT_VERDICT_LIFECYCLE.allowed(current):
+                wrong.append((current, new, payload, after))
     assert wrong == []
 
 

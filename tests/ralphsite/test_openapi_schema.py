@@ -118,7 +118,7 @@ def test_it_declares_the_shapes_the_server_sends(schema: dict[str, Any]) -> None
 
 # The path segments that name a row by key as well as by id (README: "Keys wherever an id is taken").
 KEYED_SEGMENTS = ("/api/v1/sessions/{id}/", "/api/v1/plans/{id}/", "/api/v1/checkpoints/{id}/",
-                  "/api/v1/sessions/{session}/tasks/{id}/")
+                  "/api/v1/sessions/{session}/tasks/{id}/", "/api/v1/sessions/{session}/questions/{id}/")
 
 
 def test_it_says_where_a_path_takes_a_key(schema: dict[str, Any]) -> None:

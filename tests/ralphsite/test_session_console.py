@@ -113,9 +113,19 @@ def test_a_paused_loop_offers_continue_instead_of_pause(admin_client: Client) ->
     html = admin_client.get(console(session)).content.decode()
     assert 'data-action="continue"' in html and 'data-action="pause"' not in html
     assert act(admin_client, session, "continue").status_code == 302
-    assert list(Signal.objects.filter(session=session).values_list("type", "message")) == [("info", "")]
+    assert list(Signal.objects.filter(session=session).values_list("type", "message")) == [("resume", "")]
     running = admin_client.get(console(make_session(key="running"))).content.decode()
     assert 'data-action="pause"' in running and 'data-action="continue"' not in running
+
+
+def test_a_pause_held_by_its_signal_offers_continue_until_a_resume(admin_client: Client) -> None:
+    """Issue #27 §4: a Pause holds until a resume signal, whatever the orchestrator's state says."""
+    session = make_session(key="held")
+    assert act(admin_client, session, "pause").status_code == 302
+    Signal.objects.create(session=session, type="info", message="CI is green")
+    assert 'data-action="continue"' in admin_client.get(console(session)).content.decode()
+    assert act(admin_client, session, "continue").status_code == 302
+    assert 'data-action="pause"' in admin_client.get(console(session)).content.decode()
 
 
 def test_a_finished_session_reads_ended_not_live(admin_client: Client) -> None:

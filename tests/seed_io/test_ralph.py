@@ -244,6 +244,20 @@ def test_it_reads_a_file_built_from_the_seeds_er_diagram(tmp_path: Path) -> None
     assert SeedRow.objects.get(source_table="Signals", source_key="1").extra == {"Origin": "콘솔"}
 
 
+def test_a_signal_left_unpolled_in_an_ended_session_comes_in_expired(tmp_path: Path) -> None:
+    """Issue #27 §3: the console shows no Stop 'not yet polled' in a session that ended long ago."""
+    path = _ralph_db(tmp_path / "ralph.db")
+    with sqlite3.connect(path) as db:
+        db.execute('INSERT INTO "Signals" ("Id", "SessionId", "SignalType", "Message", "IsProcessed", "CreatedAt") '
+                   "VALUES (9, ?, 2, 'stop it', 0, '2026-02-10 09:59:00')", [DONE])
+    import_seed("ralph", path)
+    late = Signal.objects.get(message="stop it")
+    assert (late.is_processed, late.expired_reason, late.expired_at) == (False, "session completed",
+                                                                         late.session.ended_at)
+    running = Signal.objects.filter(session__key="sess-auth", is_processed=False)
+    assert running.count() == 2 and not running.filter(expired_at__isnull=False).exists()
+
+
 @pytest.mark.parametrize(("setup", "message"), [
     ("other", r"is not a ralph database: no table .*AgentInvocations"),
     ("missing_table", r"is not a ralph database: no table Signals"),

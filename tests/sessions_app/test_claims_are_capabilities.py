@@ -149,4 +149,9 @@ def test_a_pending_stop_or_pause_comes_before_the_next_claim(api: APIClient, kin
     assert refused["details"]["reason"] == reason
     polled = api.post(f"/api/v1/sessions/{session.pk}/poll-signal/", {"agent": "orchestrator"}, format="json")
     assert polled.json()["type"] == kind
+    if kind == "pause":  # a pause holds, polled or not, until a resume signal (§4)
+        held = api.post(f"/api/v1/sessions/{session.pk}/claim-task/", {"agent": "exec-1"}, format="json")
+        assert held.json()["details"]["reason"] == "paused"
+        assert api.post("/api/v1/signals/", {"session": session.pk, "type": "resume"}, format="json").status_code \
+            == 201
     assert claim(api, session)["key"] == "task-1"

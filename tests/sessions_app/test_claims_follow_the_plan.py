@@ -149,7 +149,7 @@ def test_the_refusal_costs_a_constant_number_of_queries(api: APIClient, django_a
     previous = make_task(session, "task-0", status="failed")
     for index in range(1, 4):
         previous = make_task(session, f"task-{index}", depends_on=(previous,))
-    # auth, session, limits (locked), pending stop or pause, expired leases, running, candidates, then the
+    # auth, session, limits (locked), a holding stop or pause, expired leases, running, candidates, then the
     # outlook: tasks, edges, ready; and the claim's savepoint, rolled back and released (the test runs inside a
     # transaction)
     with django_assert_num_queries(13):

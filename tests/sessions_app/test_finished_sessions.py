@@ -58,8 +58,9 @@ def test_every_orchestration_write_on_a_finished_session_is_refused(api: APIClie
 
 def test_a_finished_session_still_takes_resume_poll_summary_and_the_ledger(api: APIClient,
                                                                           finished: Session) -> None:
-    polled = api.post(f"/api/v1/sessions/{finished.pk}/poll-signal/", {"agent": "o"}, format="json")
-    assert polled.status_code == 200 and polled.json()["message"] == "late news"
+    # poll-signal/ is taken, with nothing to deliver: the signal left unpolled expired with the session (§3).
+    assert api.post(f"/api/v1/sessions/{finished.pk}/poll-signal/", {"agent": "o"}, format="json").status_code == 204
+    assert Signal.objects.get(session=finished).expired_reason == "session stopped"
     assert api.patch(f"/api/v1/sessions/{finished.pk}/", {"summary": "what happened"},
                      format="json").status_code == 200
     assert api.post("/api/v1/events/", {"session": finished.pk, "type": "x-note"}, format="json").status_code == 201

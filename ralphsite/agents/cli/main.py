@@ -408,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     signal = group("signal", "steering signals")
     send = command(signal, "send", signal_send, "send a signal to the orchestrator")
-    send.add_argument("type", help="steer, pause, stop or info")
+    send.add_argument("type", help="steer, pause, resume, stop or info (a pause holds until a resume)")
     send.add_argument("message")
     poll = command(signal, "poll", signal_poll, "take the oldest unprocessed signal; exit 3 if none")
     _agent(poll)

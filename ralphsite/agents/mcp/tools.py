@@ -287,9 +287,9 @@ def get_feedback(call: ToolCall) -> Any:  # GET sessions/{id}/feedback/?iteratio
                         selectors.session_feedback(session=call.session(), iteration_number=number)]}
 
 
-@tool("create_signal", "Send a signal", "Send a steering signal to the orchestrator (steer, pause, stop or info); "
-      "it waits, unprocessed, until poll_signal takes it.", writes=Signal,
-      output=out.obj(required=("id", "type"), id=out.STRING, type=out.STRING),
+@tool("create_signal", "Send a signal", "Send a steering signal to the orchestrator (steer, pause, resume, stop or "
+      "info); it waits, unprocessed, until poll_signal takes it, and a pause holds until a resume signal is sent.",
+      writes=Signal, output=out.obj(required=("id", "type"), id=out.STRING, type=out.STRING),
       type=choice("The kind of signal.", SignalType, required=True), message=text("What to tell it."))
 def create_signal(call: ToolCall) -> Any:  # POST signals/
     signal = signal_create(data=call.validated(api.SignalSerializer, session=call.session().pk))
@@ -319,7 +319,8 @@ LEASE = integer("How long the claim lasts without a heartbeat, in seconds (defau
       "Claim the next task the plan lets start: it is set in progress and leased to you. Answers "
       "the task with your claim value (only here, only to you: send it with every write on the task), or task "
       "null with the reason nothing can be claimed: all_done, waiting (work in progress will "
-      "unblock more), blocked (a failed dependency), at_capacity or session_finished.",
+      "unblock more), blocked (a failed dependency), at_capacity, session_finished, stop (poll the operator's "
+      "signal) or paused (until a resume signal is sent).",
       writes=Task, action="update",
       output=out.obj(required=("task",), task=out.nullable({**out.TASK, "properties": {
           **out.TASK["properties"], "claim": out.INTEGER}}), reason=out.STRING, message=out.STRING),

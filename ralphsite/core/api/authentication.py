@@ -33,8 +33,10 @@ from ralphsite.core.models import ApiToken, TokenScope
 # What permission checks read; `from_db` wants them in the model's concrete-field order.
 _USER_FIELDS = {"id", "username", "is_active", "is_staff", "is_superuser"}
 # In the model's field order, as `from_db` wants them; the key hash second.
-_TOKEN_COLUMNS = ("id", "key_hash", "scope", "session_id", "project_path", "permission", "agent", "expires_at",
-                  "last_used_at")
+# In the model's field order (`from_db` reads them so). The prefix and label name who acts with an unbound token
+# (`Scope.actor`, `token_actor`).
+_TOKEN_COLUMNS = ("id", "key_hash", "prefix", "label", "scope", "session_id", "project_path", "permission", "agent",
+                  "expires_at", "last_used_at")
 _KEYWORDS = ("token", "bearer")
 # `last_used_at` is written at most this often per token: a write on every call would cost every read a
 # database write (and on SQLite the write lock).

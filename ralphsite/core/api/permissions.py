@@ -11,6 +11,7 @@ from ralphsite.core.access import (
     SCOPE_SHARED,
     Scope,
     model_permission,
+    person_name,
     scope_bind,
     scope_fields,
     scope_path_of,
@@ -23,7 +24,7 @@ from ralphsite.core.models import TokenScope
 def staff_login_scope(user: Any) -> Scope:
     """A staff member logged into the admin uses the API with the admin's reach: everything for a
     superuser, otherwise exactly the model permissions the admin gives them (a login is not a key)."""
-    return Scope(kind=TokenScope.GLOBAL, writable=True, permissions=user_permissions(user))
+    return Scope(kind=TokenScope.GLOBAL, writable=True, permissions=user_permissions(user), actor=person_name(user))
 
 
 def request_scope(request: Request) -> Scope | None:

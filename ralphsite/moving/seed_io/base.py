@@ -157,7 +157,9 @@ class IntEnumMap(EnumMap):
     integer the seed does not declare becomes `default` (ours must be one of our choices: statistics and
     progress count by them); the integer is kept on the SeedRow."""
 
-    def __init__(self, names: list[str], choices: type[models.Choices], default: str) -> None:
+    def __init__(self, names: list[str], choices: type[models.Choices], default: str,
+                 exported_as: dict[str, str] | None = None) -> None:
+        """`exported_as`: a value of ours the seed lacks → the seed's name it is exported as."""
         from ralphsite.core.choices import choice_canonical
 
         mapping = {}
@@ -167,6 +169,8 @@ class IntEnumMap(EnumMap):
                 raise ValueError(f"{choices.__name__} has no value for the seed's {name}")
             mapping[str(number)] = ours
         super().__init__(mapping, default)
+        for ours, theirs in (exported_as or {}).items():
+            self.reverse[ours] = str(names.index(theirs))
 
     def __call__(self, value: Any) -> str:
         return self.default if value is None else self.mapping.get(str(value), self.default)

@@ -55,6 +55,7 @@ from sessions_app.models.questions import Level, QuestionCategory, QuestionStatu
 from sessions_app.models.sessions import ENDING_STATES, OrchestratorState, SessionStatus
 from sessions_app.models.steering import SignalType
 from sessions_app.models.tasks import ReviewVerdict, TaskStatus, TaskType
+from sessions_app.services.questions import signals_recorded_after_the_end_expire
 
 # The C# enums of seed 000, in declaration order (EF Core stores the ordinal).
 STATE = IntEnumMap(["Initializing", "Planning", "Batching", "ExecutingBatch", "ReviewingBatch", "SessionReview",
@@ -72,7 +73,9 @@ QUESTION_STATUS = IntEnumMap(["Unanswered", "Answered", "ResearchNeeded"], Quest
                              default=QuestionStatus.UNANSWERED)
 SEVERITY = IntEnumMap(["Critical", "Quality", "NewRequirement"], FeedbackSeverity, default=FeedbackSeverity.QUALITY)
 VERDICT = IntEnumMap(["Qualified", "Failed"], ReviewVerdict, default="")
-SIGNAL_TYPE = IntEnumMap(["Steer", "Pause", "Stop", "Info"], SignalType, default=SignalType.INFO)
+# Ralph V2 has no resume signal (any signal after a pause went on): ours is exported as its Info.
+SIGNAL_TYPE = IntEnumMap(["Steer", "Pause", "Stop", "Info"], SignalType, default=SignalType.INFO,
+                         exported_as={SignalType.RESUME: "Info"})
 INVOCATION_STATUS = IntEnumMap(["Started", "Completed", "Failed", "Cancelled"], InvocationStatus,
                                default=InvocationStatus.STARTED)
 
@@ -306,6 +309,10 @@ class Signals(RalphTable):
     columns: ClassVar = {"SignalType": ("type", SIGNAL_TYPE), "Message": ("message", text),
                          "IsProcessed": ("is_processed", flag), "CreatedAt": ("sent_at", moment),
                          "ProcessedAt": ("processed_at", moment)}
+
+    def after_insert(self, objects: list[models.Model]) -> None:
+        # One left unpolled in a session that ended expires with it, as here (the console lists no ghost Stop).
+        signals_recorded_after_the_end_expire(signal_ids=[signal.pk for signal in objects])
 
 
 class AgentInvocations(RalphTable):
