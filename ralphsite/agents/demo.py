@@ -105,7 +105,8 @@ class Loop:
             "key": f"demo-{stamp}", "project_path": "/srv/widget-store", "command": "ralph implement",
             "command_type": "implement", "user_request": "Build the widget store: schema, API, admin, tests, docs.",
             "default_model": "claude-sonnet-4", "max_iterations": 5, "max_concurrency": 2})
-        self.say(f"session {self.session['key']} ({self.sid})")
+        self.say(f"session {self.session['key']} ({self.sid}): watch it at "
+                 f"{self.api.base.removesuffix('/api/v1')}/admin/sessions_app/session/{self.sid}/change/")
         self.event("session_started", category="session", agent="orchestrator", message="demo loop started")
         self.transition("planning", "planning the work", current_iteration=1)
         self.api.call("PUT", f"/sessions/{self.sid}/plan/", {
