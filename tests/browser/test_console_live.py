@@ -8,6 +8,7 @@ page holds the server's ETag for the new state (the poll that brought it) and co
 with what the API answers: no timing is asserted.
 """
 
+import threading
 from decimal import Decimal
 from typing import Any
 
@@ -187,4 +188,57 @@ def test_the_dashboard_follows_the_sessions_without_a_reload(browser: Any, live_
     wait_for(browser, lambda b: "gave up on t-2" in b.find_element(By.ID, "rd-ended").text)
     assert browser.find_element(By.ID, "rd-running-count").text.startswith("0")
     assert browser.execute_script("return window.__notReloaded === true;")
+    assert console_errors(browser) == []
+
+
+@pytest.mark.parametrize("browser", [1400], indirect=True, ids=["1400px"])
+def test_a_console_open_across_a_whole_demo_loop_never_contradicts_the_api(browser: Any, live_server: Any) -> None:
+    """`make demo`'s loop (ralphsite.agents.demo) runs against the server while the console is open. The
+    loop's calls pass a gate: at each check the loop waits, the page catches up with the server (its
+    ETag), and every panel is compared with the API; then the loop goes on until it changes something."""
+    from ralphsite.agents import demo
+    from ralphsite.tokens.services import api_token_create
+
+    log_in(browser, live_server)
+    operator = get_user_model().objects.get(username="operator")
+    gate = threading.Lock()
+
+    class GatedApi(demo.Api):
+        def call(self, *args: Any, **kwargs: Any) -> Any:
+            with gate:
+                return super().call(*args, **kwargs)
+
+    token = api_token_create(user=operator, scope="global", label="demo").secret
+    loop = demo.Loop(GatedApi(live_server.url, token), pace=0.3, say=lambda line: None)
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            loop.run()
+        except BaseException as error:  # reported by the test, not lost in the thread
+            failures.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    wait_for(browser, lambda b: Session.objects.exists(), seconds=30)
+    session = Session.objects.get()
+    with gate:
+        browser.get(f"{live_server.url}/admin/sessions_app/session/{session.pk}/change/")
+    api = Api(live_server, session)
+    checks = 0
+    while True:
+        with gate:
+            ended = not thread.is_alive()
+            settle(browser, session)
+            assert_console_agrees_with_api(browser, api, session.pk)
+            checks += 1
+            seen = console_etag(session_id=session.pk, user_id=operator.pk)
+        if ended:
+            break
+        # Until the loop changes the session again, or ends.
+        wait_for(browser, lambda b, seen=seen: not thread.is_alive()
+                 or console_etag(session_id=session.pk, user_id=operator.pk) != seen, seconds=60)
+    assert failures == []
+    session.refresh_from_db()
+    assert session.status == "completed" and checks >= 10, (session.status, checks)
     assert console_errors(browser) == []
