@@ -295,8 +295,9 @@ def test_the_feed_reads_one_index_range_whatever_the_ledger_holds(admin_client: 
     assert len(reads) == 1 and "LIMIT 40" in reads[0]
 
 
-def test_the_live_view_of_no_session_is_a_404_with_a_code(admin_client: Client) -> None:
-    response = admin_client.get(reverse("admin:sessions_app_session_live", args=["01JUNKJUNKJUNKJUNKJUNKJUNK"]))
+@pytest.mark.parametrize("session_id", ["01JUNKJUNKJUNKJUNKJUNKJUNK", "x", "9" * 40])
+def test_the_live_view_of_no_session_is_a_404_with_a_code(admin_client: Client, session_id: str) -> None:
+    response = admin_client.get(reverse("admin:sessions_app_session_live", args=[session_id]))
     assert response.status_code == 404 and response.json()["code"] == "not_found"
 
 
