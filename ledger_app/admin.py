@@ -7,10 +7,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import path, reverse
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from django.utils.html import format_html
 
 from ledger_app import selectors, services
@@ -38,7 +37,6 @@ from ralphsite.core.service_admin import (
     RalphModelAdmin,
     ServiceModelAdmin,
     SessionFilter,
-    ago_text,
     column_ago,
     column_session,
     column_status,
@@ -47,7 +45,7 @@ from ralphsite.core.service_admin import (
 )
 from ralphsite.core.ulid import ulid_normalize
 from sessions_app.admin.base import HISTORY_URLS
-from sessions_app.admin.console import ConsolePanel, register_console_panel, session_header
+from sessions_app.admin.console import ConsolePanel, register_console_panel
 from sessions_app.models import Session, Task
 
 
@@ -130,25 +128,6 @@ class LedgerEventAdmin(ReadOnlyAdmin):
     @admin.display(description="meta")
     def meta_pretty(self, obj: LedgerEvent) -> str:
         return pretty_json(obj.meta)
-
-    def get_urls(self) -> list:
-        feed = self.admin_site.admin_view(self.feed_view)
-        return [path("feed/", feed, name="ledger_app_ledgerevent_feed"), *super().get_urls()]
-
-    def feed_view(self, request: HttpRequest) -> JsonResponse:
-        """The live activity feed of one session: its events after `after` (oldest first, at most
-        FEED_LIMIT), and the session's header as it is now. One index range read on (session, id)."""
-        if not self.has_view_permission(request):
-            raise PermissionDenied
-        session = Session.objects.filter(pk=request.GET.get("session", "")).first()
-        after = request.GET.get("after", "0")
-        if session is None or not after.isdigit() or int(after) > BIGINT_MAX:
-            return JsonResponse({"code": "validation_error", "message": "session (an id) and after (an event id) "
-                                 "are required.", "details": {}}, status=400)
-        events = list(LedgerEvent.objects.filter(session=session, id__gt=int(after)).order_by("id")[:FEED_LIMIT])
-        return JsonResponse({"events": [feed_row(event) for event in events],
-                             "last_id": events[-1].id if events else int(after),
-                             "more": len(events) == FEED_LIMIT, "session": feed_header(session)})
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         """Filtered to one session (its History), the page says whose events these are."""
@@ -430,7 +409,6 @@ class RetentionRunAdmin(ReadOnlyAdmin):
 
 # -- the session console: the live activity feed, costs, History -------------------------------
 
-FEED_LIMIT = 100
 FEED_INITIAL = 40
 # Event types drawn as failures in the feed.
 FAILURE_TYPES = frozenset({"task_failed", "agent_failed", "gate_failed", "error_occurred", "abandonment_detected"})
@@ -444,25 +422,11 @@ def feed_row(event: LedgerEvent) -> dict[str, Any]:
             "failed": failed, "url": reverse("admin:ledger_app_ledgerevent_change", args=[event.id])}
 
 
-def feed_header(session: Session) -> dict[str, Any]:
-    """What the console's header shows, for the feed's script to redraw it."""
-    header = session_header(session)
-    return {"status": session.status, "status_label": session.get_status_display(), "state": session.state,
-            "state_label": session.get_state_display(),
-            "iteration": f"{session.current_iteration} / {session.max_iterations}",
-            "wave": session.current_wave or "—", "task": session.current_task_key or "—",
-            "agent": (session.current_agent or "—") + (f" · {session.current_model}" if session.current_model else ""),
-            "tokens": header["tokens"], "cost": str(session.total_cost_usd),
-            "activity": ago_text(session.last_activity_at),
-            "interrupted": header["interrupted"], "finished": header["finished"]}
-
-
 def _feed_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None:
     if not request.user.has_perm("ledger_app.view_ledgerevent"):
         return None
     events = list(LedgerEvent.objects.filter(session=session).order_by("-id")[:FEED_INITIAL])
-    return {"events": [feed_row(event) for event in events], "last_id": events[0].id if events else 0,
-            "feed_url": reverse("admin:ledger_app_ledgerevent_feed") + f"?session={session.pk}",
+    return {"events": [feed_row(event) for event in events],
             "all_url": reverse("admin:ledger_app_ledgerevent_changelist") + f"?session={session.pk}"}
 
 

@@ -290,19 +290,19 @@ def session_progress(*, session: Session) -> dict[str, Any]:
                     for wave, counts in by_wave.items()],
         "tasks": tasks,
         "blocked": [{"task": key, "because": because} for key, because in dependency_blockers(
-            {task["key"]: task["status"] for task in tasks}, _session_edges(session=session)).items()],
+            {task["key"]: task["status"] for task in tasks}, _session_edges(session_id=session.pk)).items()],
     }
 
 
-def _session_edges(*, session: Session) -> list[tuple[str, str]]:
+def _session_edges(*, session_id: str) -> list[tuple[str, str]]:
     """The session's dependency edges as (task key, depends-on key), one query."""
-    return list(TaskDependency.objects.filter(task__session=session).values_list("task__key", "depends_on__key"))
+    return list(TaskDependency.objects.filter(task__session_id=session_id).values_list("task__key", "depends_on__key"))
 
 
 def session_waves(*, session: Session) -> list[dict[str, Any]]:
     """Kahn layering of the session's dependency graph; a cycle is a 409 naming its tasks."""
     keys = list(Task.objects.filter(session=session).values_list("key", flat=True))
-    layers, cyclic = kahn_layers(keys, _session_edges(session=session))
+    layers, cyclic = kahn_layers(keys, _session_edges(session_id=session.pk))
     if cyclic:
         raise Conflict(f"The dependency graph has a cycle through: {', '.join(cyclic)}.", code="dependency_cycle",
                        details={"cycle": cyclic})
@@ -319,7 +319,7 @@ def session_task_graph(*, session: Session) -> dict[str, Any]:
     """
     tasks = {task["key"]: {**task, "depends_on": []} for task in Task.objects.filter(session=session).values(
         "id", "key", "title", "status", "assigned_agent")}
-    edges = sorted(_session_edges(session=session))
+    edges = sorted(_session_edges(session_id=session.pk))
     for key, depends_on in edges:
         tasks[key]["depends_on"].append(depends_on)
     layers, cyclic = kahn_layers(tasks, edges)
@@ -345,11 +345,12 @@ def sessions_interrupted(*, idle_seconds: int, project_path: str | None = None) 
 OPEN_QUESTION_STATUSES = ("unanswered", "research_needed")
 
 
-def session_open_questions(*, session_id: str, limit: int = 20) -> list[Question]:
-    """Questions the agents wait on, the most urgent first (high priority, then the oldest)."""
+def session_open_questions(*, session_id: str, limit: int = 20) -> tuple[list[Question], int]:
+    """Questions the agents wait on, the most urgent first (high priority, then the oldest): the first
+    `limit` of them, and how many there are (two queries)."""
     urgency = Case(When(priority="high", then=Value(0)), When(priority="medium", then=Value(1)), default=Value(2))
-    return list(Question.objects.filter(session_id=session_id, status__in=OPEN_QUESTION_STATUSES)
-                .order_by(urgency, "created_at")[:limit])
+    questions = Question.objects.filter(session_id=session_id, status__in=OPEN_QUESTION_STATUSES)
+    return list(questions.order_by(urgency, "created_at")[:limit]), questions.count()
 
 
 def session_pending_signals(*, session_id: str) -> list[Signal]:
@@ -389,3 +390,39 @@ def session_recent_failures(*, session_id: str, limit: int = 10) -> list[dict[st
                          "reason": invocation.error_message or invocation.error_type, "object": invocation})
     failures.sort(key=lambda failure: failure["at"], reverse=True)
     return failures[:limit]
+
+
+def session_change_marker(*, session_id: str) -> dict[str, Any] | None:
+    """What moves whenever anything of the session changes, read from its row alone (one query on the
+    primary key): every write that belongs to a session moves its `last_activity_at`
+    (ralphsite.core.activity), a write to the session itself moves `updated_at`. None: no such session."""
+    return (Session.objects.filter(pk=session_id)
+            .values("last_activity_at", "updated_at", "status").first())
+
+
+def session_current_work(*, session_id: str) -> dict[str, Any]:
+    """What runs now, from the claims (two queries, however many tasks):
+
+    * `in_progress`: the tasks in progress, the longest running first, each with its key, title, the
+      agent holding it (its claim, else its assignee), `started_at`, `lease_expires_at` and its wave;
+    * `wave`: the current wave, derived from the tasks: the first wave (Kahn layering of the
+      dependencies, as `session_waves`) that still holds an unfinished task; None when every task has
+      ended or the session has none;
+    * `waves_running`: the waves the tasks in progress belong to."""
+    tasks = list(Task.objects.filter(session_id=session_id).order_by()
+                 .values("id", "key", "title", "status", "claimed_by", "assigned_agent", "started_at",
+                         "lease_expires_at"))
+    layers, _cyclic = kahn_layers((task["key"] for task in tasks), _session_edges(session_id=session_id))
+    wave_of = {key: number for number, layer in enumerate(layers, start=1) for key in layer}
+    unfinished = {task["key"] for task in tasks if task["status"] not in TASK_ENDED_STATUSES}
+    in_progress = sorted(
+        ({"id": task["id"], "key": task["key"], "title": task["title"],
+          "agent": task["claimed_by"] or task["assigned_agent"], "started_at": task["started_at"],
+          "lease_expires_at": task["lease_expires_at"], "wave": wave_of.get(task["key"])}
+         for task in tasks if task["status"] == TaskStatus.IN_PROGRESS),
+        key=lambda task: (task["started_at"] is None, task["started_at"] or 0, task["key"]))
+    return {"wave": next((number for number, layer in enumerate(layers, start=1)
+                          if unfinished.intersection(layer)), None),
+            "waves_running": sorted({task["wave"] for task in in_progress if task["wave"] is not None}),
+            "in_progress": in_progress}
+

@@ -7,7 +7,7 @@ waits for you in the console), one task fails its review and is retried, signals
 are recorded across two models, with a conversation per task. It talks HTTP only (no Django import),
 like any agent, so it runs against the server `make run` started:
 
-    make demo DEMO_TOKEN=<the token make run printed>        # ~3 minutes
+    make demo DEMO_TOKEN=<the token make run printed>        # a little over a minute
     python -m ralphsite.agents.demo --url http://127.0.0.1:8000 --token <token> --pace 0.2
 """
 
@@ -105,7 +105,8 @@ class Loop:
             "key": f"demo-{stamp}", "project_path": "/srv/widget-store", "command": "ralph implement",
             "command_type": "implement", "user_request": "Build the widget store: schema, API, admin, tests, docs.",
             "default_model": "claude-sonnet-4", "max_iterations": 5, "max_concurrency": 2})
-        self.say(f"session {self.session['key']} ({self.sid})")
+        self.say(f"session {self.session['key']} ({self.sid}): watch it at "
+                 f"{self.api.base.removesuffix('/api/v1')}/admin/sessions_app/session/{self.sid}/change/")
         self.event("session_started", category="session", agent="orchestrator", message="demo loop started")
         self.transition("planning", "planning the work", current_iteration=1)
         self.api.call("PUT", f"/sessions/{self.sid}/plan/", {
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=os.environ.get("RALPH_URL", "http://127.0.0.1:8000"))
     parser.add_argument("--token", default=os.environ.get("RALPH_TOKEN", ""))
     parser.add_argument("--pace", type=float, default=float(os.environ.get("DEMO_PACE", "4")),
-                        help="seconds per step (default 4: about three minutes in all)")
+                        help="seconds per step (default 4: a little over a minute in all)")
     args = parser.parse_args(argv)
     if not args.token:
         parser.error("--token (or RALPH_TOKEN / DEMO_TOKEN) is required: the API token `make run` printed")

@@ -126,6 +126,7 @@ class OperatorAction:
     style: str = ""  # "danger" or "primary": how loud the button is
     inputs: tuple[tuple[Any, ...], ...] = ()
     help: str = ""
+    confirm: str = ""  # asked before the form is sent (ralphsite/static/ralphsite/confirm.js)
 
 
 def operator_name(request: HttpRequest) -> str:
@@ -151,6 +152,7 @@ class ServiceModelAdmin(RalphModelAdmin):
             return []
         opts = self.model._meta
         return [{"name": action.name, "label": action.label, "style": action.style, "help": action.help,
+                 "confirm": action.confirm,
                  "inputs": [{"name": field, "label": label, "choices": choices[0] if choices else None}
                             for field, label, *choices in action.inputs],
                  "url": reverse(f"admin:{opts.app_label}_{opts.model_name}_act", args=[obj.pk, action.name])}

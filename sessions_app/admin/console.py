@@ -7,12 +7,14 @@ their admin modules (the ledger's live activity feed and costs, the session's co
 sessions_app imports neither of them.
 """
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.http import HttpRequest
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
@@ -20,7 +22,14 @@ from ralphsite.core.errors import InvalidInput
 from ralphsite.core.service_admin import OperatorAction, operator_name
 from sessions_app import selectors
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
-from sessions_app.models import FINISHED_SESSION_STATUSES, OrchestratorState, Session, SessionStatus, SignalType
+from sessions_app.models import (
+    FINISHED_SESSION_STATUSES,
+    OrchestratorState,
+    Session,
+    SessionStatus,
+    SignalType,
+    Task,
+)
 from sessions_app.services.questions import signal_create
 from sessions_app.services.sessions import session_finish, session_resume
 
@@ -65,30 +74,85 @@ def session_header(session: Session) -> dict[str, Any]:
             "idle_minutes": selectors.DEFAULT_IDLE_SECONDS // 60}
 
 
+# -- one live model: the page is drawn from regions, and a poll answers the same regions -----------
+
+HEADER_TEMPLATE = "admin/sessions_app/session/console_header.html"
+ACTIONS_TEMPLATE = "admin/ralphsite/operator_actions.html"
+# Bumped when what a region draws changes, so a page open across a deploy gets the new drawing.
+REGIONS_VERSION = "1"
+
+
+def console_etag(*, session_id: str, user_id: Any) -> str | None:
+    """The console's ETag for this person (one query, the session's row): it changes whenever anything
+    the console draws from the database changes (selectors.session_change_marker), and when the session
+    turns idle (the only change time makes by itself; ages are counted in the browser). None: no session."""
+    marker = selectors.session_change_marker(session_id=session_id)
+    if marker is None:
+        return None
+    idle_since = timezone.now() - timedelta(seconds=selectors.DEFAULT_IDLE_SECONDS)
+    idle = marker["status"] == SessionStatus.RUNNING and marker["last_activity_at"] < idle_since
+    token = "|".join((REGIONS_VERSION, str(user_id), marker["last_activity_at"].isoformat(),
+                      marker["updated_at"].isoformat(), str(idle)))
+    return '"' + hashlib.sha256(token.encode()).hexdigest()[:24] + '"'
+
+
+def console_regions(request: HttpRequest, session: Session, *, operator_actions: list[dict[str, Any]],
+                    links: dict[str, str]) -> tuple[dict[str, str], dict[str, list[dict[str, Any]]]]:
+    """Every part of the console that changes, drawn as HTML and keyed by name: the header, the buttons
+    and each panel. The page is built from them and the live view answers them
+    (SessionAdmin.live_view), so what a poll brings is exactly what a reload would show.
+
+    Returns (regions, columns): columns are the panels per column, each with its `html`."""
+    steering = [signal for signal in selectors.session_pending_signals(session_id=session.pk)
+                if signal.type in (SignalType.STOP, SignalType.PAUSE)]
+    context = {"session": session, "header": session_header(session), "steering": steering,
+               "work": selectors.session_current_work(session_id=session.pk),
+               "operator_actions": operator_actions, **links}
+    regions = {"header": render_to_string(HEADER_TEMPLATE, context, request),
+               "actions": render_to_string(ACTIONS_TEMPLATE, context, request)}
+    columns = console_panels(request, session)
+    for panels in columns.values():
+        for panel in panels:
+            panel["html"] = regions[panel["name"]] = render_to_string(panel["template"], {**context, "panel": panel},
+                                                                      request)
+    return regions, columns
+
+
 # -- the buttons: each is the API's verb ---------------------------------------------------------
 
-def _signal(kind: str, *, needs_message: bool = False) -> Callable[[HttpRequest, Session, dict[str, str]], str]:
+def _signal(kind: str, *, needs: str = "") -> Callable[[HttpRequest, Session, dict[str, str]], str]:
+    """Send a signal of `kind`; `needs` is what to ask for when the message is required and missing."""
     def send(request: HttpRequest, session: Session, inputs: dict[str, str]) -> str:
         message = inputs.get("message", "")
-        if needs_message and not message:
-            raise InvalidInput("Write the message to steer with.", details={"message": ["required"]})
+        if needs and not message:
+            raise InvalidInput(needs, details={"message": ["required"]})
         signal_create(data={"session": session, "type": kind, "message": message}, actor=operator_name(request))
         return f"{kind.capitalize()} signal sent: the orchestrator gets it on its next poll."
     return send
 
 
+RESUME_SAYS = ("Resume marks the session running again where it stopped (sessions/{id}/resume/). It starts no "
+               "process: a loop must run (or be started) against this session to go on, and the exit reason "
+               "it had stays in its history.")
+
+
 def _resume(request: HttpRequest, session: Session, inputs: dict[str, str]) -> str:
     point = session_resume(session=session, agent=operator_name(request))
-    return f"Session running again at iteration {point['iteration']} (next task: {point['next_task'] or 'none'})."
+    return (f"Session marked running again at iteration {point['iteration']} (next task: "
+            f"{point['next_task'] or 'none'}). No process was started: start the loop against this session "
+            f"if none runs.")
 
 
 def _finish(request: HttpRequest, session: Session, inputs: dict[str, str]) -> str:
-    status = inputs.get("status") or SessionStatus.STOPPED
+    """No default outcome: the person chooses the final status and says why."""
+    status, reason = inputs.get("status", ""), inputs.get("exit_reason", "")
     if status not in FINISHED_SESSION_STATUSES:
-        raise InvalidInput(f"{status!r} is not a final status.", details={"status": [status]})
-    session_finish(session=session, status=status, exit_reason=inputs.get("exit_reason", ""),
-                   agent=operator_name(request))
-    return f"Session finished: {status}."
+        raise InvalidInput("Choose the session's final status." if not status else f"{status!r} is not a final "
+                           "status.", details={"status": [status or "required"]})
+    if not reason:
+        raise InvalidInput("Say why the session ends (exit reason).", details={"exit_reason": ["required"]})
+    session_finish(session=session, status=status, exit_reason=reason, agent=operator_name(request))
+    return f"Session finished: {status} ({reason})."
 
 
 def _running(session: Session) -> bool:
@@ -111,7 +175,8 @@ def _resumable(session: Session) -> bool:
     return session.status not in (SessionStatus.RUNNING, SessionStatus.COMPLETED) or session_is_idle(session)
 
 
-FINAL_STATUSES = tuple((status.value, status.label) for status in SessionStatus if status in FINISHED_SESSION_STATUSES)
+FINAL_STATUSES = (("", "final status…"),
+                  *((status.value, status.label) for status in SessionStatus if status in FINISHED_SESSION_STATUSES))
 
 SESSION_ACTIONS = (
     OperatorAction("pause", "Pause", _signal(SignalType.PAUSE), shown=_pausable,
@@ -120,25 +185,29 @@ SESSION_ACTIONS = (
     # A pause holds until a signal of its own type lifts it: an info or steer signal does not.
     OperatorAction("continue", "Continue", _signal(SignalType.RESUME), style="primary", shown=_paused,
                    help="Send a resume signal: the pause ends and a paused orchestrator goes on at its next poll."),
-    OperatorAction("steer", "Steer", _signal(SignalType.STEER, needs_message=True), shown=_running,
-                   inputs=(("message", "a message for the orchestrator"),),
+    OperatorAction("steer", "Steer", _signal(SignalType.STEER, needs="Write the message to steer with."),
+                   shown=_running, inputs=(("message", "a message for the orchestrator"),),
                    help="Send a steer signal with your message."),
-    OperatorAction("stop", "Stop", _signal(SignalType.STOP), style="danger", shown=_running,
-                   help="Send a stop signal: the orchestrator stops at its next poll and finishes the session."),
-    OperatorAction("resume", "Resume", _resume, style="primary", shown=_resumable,
-                   help="Mark the session running again where it stopped (sessions/{id}/resume/)."),
+    OperatorAction("stop", "Stop", _signal(SignalType.STOP, needs="Say why the loop should stop."), style="danger",
+                   shown=_running, inputs=(("message", "why stop (required)"),),
+                   help="Send a stop signal with your reason: the orchestrator stops at its next poll and finishes "
+                        "the session.",
+                   confirm="Stop the loop? It finishes the session at its next poll; this cannot be undone."),
+    OperatorAction("resume", "Resume", _resume, style="primary", shown=_resumable, help=RESUME_SAYS,
+                   confirm=RESUME_SAYS + " Mark it running?"),
     OperatorAction("finish", "Finish", _finish, shown=_running,
-                   inputs=(("status", "final status", FINAL_STATUSES), ("exit_reason", "exit reason")),
-                   help="Record the session's outcome now (sessions/{id}/finish/), without waiting for the loop."),
+                   inputs=(("status", "final status", FINAL_STATUSES), ("exit_reason", "exit reason (required)")),
+                   help="Record the session's outcome now (sessions/{id}/finish/), without waiting for the loop.",
+                   confirm="Finish the session now with this outcome? A completed session cannot be resumed."),
 )
 
 
 # -- sessions_app's own panels ---------------------------------------------------------------
 
 def _questions(request: HttpRequest, session: Session) -> dict[str, Any]:
-    questions = selectors.session_open_questions(session_id=session.pk)
+    questions, count = selectors.session_open_questions(session_id=session.pk)
     answer_fields = (("answer", "your answer"), ("answer_source", "source (optional)"))
-    return {"questions": [{"question": question, "answer_inputs": answer_fields,
+    return {"count": count, "questions": [{"question": question, "answer_inputs": answer_fields,
                            "answer_url": reverse("admin:sessions_app_question_act", args=[question.pk, "answer"]),
                            "url": reverse("admin:sessions_app_question_change", args=[question.pk])}
                           for question in questions],
@@ -148,14 +217,20 @@ def _questions(request: HttpRequest, session: Session) -> dict[str, Any]:
 def _signals(request: HttpRequest, session: Session) -> dict[str, Any]:
     return {"signals": selectors.session_pending_signals(session_id=session.pk),
             "expired_signals": selectors.session_expired_signals(session_id=session.pk),
+            "ended": session.status in FINISHED_SESSION_STATUSES, "status": session.get_status_display(),
             "all_url": reverse("admin:sessions_app_signal_changelist") + f"?session={session.pk}"}
 
 
 def _failures(request: HttpRequest, session: Session) -> dict[str, Any]:
     failures = selectors.session_recent_failures(session_id=session.pk)
     for failure in failures:
-        meta = failure["object"]._meta
-        failure["url"] = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[failure["object"].pk])
+        # To the task's History (its ledger events, read-only, titled by its key), never to an edit form
+        # of a historical record; a failure of no task goes to its record.
+        record = failure["object"]
+        task_id = record.pk if isinstance(record, Task) else getattr(record, "task_id", None)
+        meta = record._meta
+        failure["url"] = (reverse("admin:sessions_app_task_history", args=[task_id]) if task_id
+                          else reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[record.pk]))
     return {"failures": failures,
             "tasks_url": reverse("admin:sessions_app_task_changelist") + f"?session={session.pk}&status__exact=failed"}
 

@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 from ralphsite.core.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
 from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin
-from sessions_app.admin.console import SESSION_ACTIONS, console_panels, session_header
+from sessions_app.admin.console import SESSION_ACTIONS, console_etag, console_regions
 from sessions_app.admin.orchestration import IterationInline, QuestionInline, SignalInline, TaskInline
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import (
@@ -84,8 +84,10 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
     def get_urls(self) -> list:
         task_graph = self.admin_site.admin_view(self.task_graph_view)
         edit = self.admin_site.admin_view(self.edit_view)
+        live = self.admin_site.admin_view(self.live_view)
         return [path("<path:object_id>/task-graph/", task_graph, name="sessions_app_session_task_graph"),
                 path("<path:object_id>/edit/", edit, name="sessions_app_session_edit"),
+                path("<path:object_id>/live/", live, name="sessions_app_session_live"),
                 *super().get_urls()]
 
     def edit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -96,11 +98,13 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
                     extra_context: dict[str, Any] | None = None) -> HttpResponse:
         if request.method != "GET":
             return super().change_view(request, object_id, form_url, extra_context)
+        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk)
         session = self.get_object(request, unquote(object_id))
-        if session is None:
+        if session is None or etag is None:
             return self._get_obj_does_not_exist_redirect(request, self.model._meta, object_id)
         if not self.has_view_or_change_permission(request, session):
             raise PermissionDenied
+        regions, columns = self._console_regions(request, session)
         context = {
             **self.admin_site.each_context(request),
             "title": f"Session {session_label(session.pk, session.key)}",
@@ -108,17 +112,44 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
             "opts": self.model._meta,
             "original": session,
             "session": session,
-            "header": session_header(session),
-            "operator_actions": self.operator_actions_for(request, session),
-            "panels": console_panels(request, session),
+            "regions": regions,
+            "panels": columns,
+            "etag": etag,
+            "live_url": reverse("admin:sessions_app_session_live", args=[session.pk]),
             "related": session_related_links(session),
-            "edit_url": reverse("admin:sessions_app_session_edit", args=[session.pk]),
-            "history_url": reverse("admin:sessions_app_session_history", args=[session.pk]),
-            "graph_url": reverse("admin:sessions_app_session_task_graph", args=[session.pk]),
             "is_nav_sidebar_enabled": False,  # the console needs the width
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/sessions_app/session/console.html", context)
+
+    def _console_regions(self, request: HttpRequest, session: Session) -> tuple[dict[str, str], dict[str, Any]]:
+        console = reverse("admin:sessions_app_session_change", args=[session.pk])
+        links = {"next_url": console,  # where each form comes back to, also when a poll drew it
+                 "edit_url": reverse("admin:sessions_app_session_edit", args=[session.pk]),
+                 "history_url": reverse("admin:sessions_app_session_history", args=[session.pk]),
+                 "graph_url": reverse("admin:sessions_app_session_task_graph", args=[session.pk])}
+        return console_regions(request, session, operator_actions=self.operator_actions_for(request, session),
+                               links=links)
+
+    def live_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The console's one poll: every region as the page would draw it now (JSON), or 304 when
+        nothing changed since the ETag the page holds (one query on the session's row)."""
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk)
+        if etag is None:
+            return JsonResponse({"code": "not_found", "message": f"No session {object_id}.", "details": {}},
+                                status=404)
+        if etag in request.headers.get("If-None-Match", ""):
+            response: HttpResponse = HttpResponseNotModified()
+        else:
+            session = self.get_object(request, unquote(object_id))
+            if session is None or not self.has_view_or_change_permission(request, session):
+                raise PermissionDenied
+            regions, _columns = self._console_regions(request, session)
+            response = JsonResponse({"regions": regions})
+        response["ETag"] = etag  # admin_view adds Cache-Control: no-store (no cache but the page's own)
+        return response
 
     def task_graph_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The session's tasks by wave with their statuses, agents and dependencies (linked from the

@@ -3,6 +3,7 @@ fixed-size boxes in flex columns (ralphsite/static/ralphsite/admin.css repeats t
 the dependency edges as inline SVG curves computed here. Server-rendered, no JavaScript, no inline
 style (the pages run under a strict Content-Security-Policy)."""
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,9 +68,14 @@ class TaskGraphLayout:
         return [edge for edge in self.edges if edge.long]
 
 
+def natural_key(key: str) -> tuple[tuple[int, int | str], ...]:
+    """A task key as people count it: t-2 before t-10 (digits compare as numbers)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", key) if part)
+
+
 def task_graph_layout(graph: dict[str, Any]) -> TaskGraphLayout:
-    """Wave N is column N; a task's row is its place in the wave (by key). Tasks on or behind a cycle
-    sit in a last column of their own. An edge is drawn from a dependency's right side to the
+    """Wave N is column N; a task's row is its place in the wave (by key, naturally: t-2 before t-10).
+    Tasks on or behind a cycle sit in a last column of their own. An edge is drawn from a dependency's right side to the
     dependent's left side when the dependency is in an earlier column; one between adjacent columns
     stays in the gap, a longer one crosses the columns between (the template draws it over them)."""
     groups = [(f"Wave {number}", layer, False) for number, layer in enumerate(graph["waves"], start=1)]
@@ -79,7 +85,7 @@ def task_graph_layout(graph: dict[str, Any]) -> TaskGraphLayout:
     placed: dict[str, tuple[int, Box]] = {}
     for index, (label, tasks, in_cycle) in enumerate(groups):
         column = Column(label=label, left=index * (BOX_WIDTH + COLUMN_GAP))
-        for row, task in enumerate(tasks):
+        for row, task in enumerate(sorted(tasks, key=lambda task: natural_key(task["key"]))):
             box = Box(task=task, url=reverse("admin:sessions_app_task_change", args=[task["id"]]),
                       left=column.left, top=HEADER_HEIGHT + row * (BOX_HEIGHT + ROW_GAP), in_cycle=in_cycle)
             column.boxes.append(box)

@@ -15,6 +15,7 @@ from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSeria
 from ralphsite.core.fields import BIGINT_MAX, INTEGER_MAX
 from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.money import COST_SENT_OR_PRICED
+from sessions_app import selectors
 from sessions_app.models import (
     ATTACHMENT_MAX_BYTES,
     ATTEMPT_STATUS_LIFECYCLE,
@@ -83,9 +84,30 @@ def lifecycle_help(lifecycle: Lifecycle, what: str = "") -> dict[str, str]:
     return {"help_text": (f"{what} " if what else "") + f"The {lifecycle.name} lifecycle (from → allowed next): "
                          f"{lifecycle.describe()}. Any other change is a 409 `invalid_transition`."}
 
+class RunningTaskSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    key = serializers.CharField()
+    title = serializers.CharField()
+    agent = serializers.CharField(help_text="The agent holding its claim (else its assignee).")
+    started_at = serializers.DateTimeField(allow_null=True)
+    lease_expires_at = serializers.DateTimeField(allow_null=True)
+    wave = serializers.IntegerField(allow_null=True)
+
+
+class CurrentWorkSerializer(serializers.Serializer):
+    wave = serializers.IntegerField(allow_null=True, help_text=(
+        "The current wave, derived from the tasks: the first wave of the dependency graph (Kahn layering, "
+        "as waves/) that still holds an unfinished task; null when every task has ended. `current_wave` is "
+        "what the loop last wrote."))
+    waves_running = serializers.ListField(child=serializers.IntegerField(),
+                                          help_text="The waves of the tasks in progress.")
+    in_progress = RunningTaskSerializer(many=True, help_text="The tasks in progress, the longest running first.")
+
+
 class SessionSerializer(RalphModelSerializer):
     summary_embedding = Base64BinaryField(required=False, allow_null=True, max_bytes=1024 * 1024)
     total_cost_cents = serializers.IntegerField(read_only=True)
+    current_work = serializers.SerializerMethodField()
 
     class Meta:
         model = Session
@@ -97,12 +119,20 @@ class SessionSerializer(RalphModelSerializer):
             "consecutive_failures", "max_consecutive_failures", "circuit_breaker_state", "plan_key",
             "sprint_key", "execution_mode", *SESSION_TOTAL_FIELDS, "total_cost_cents",
             "bug_council_activated", "bug_council_reason", "project_path", "summary",
-            "summary_embedding", "token_count", "created_at", "updated_at",
+            "summary_embedding", "token_count", "created_at", "updated_at", "current_work",
         ]
         # token_count is ralph-mem's own count (seed 004 writes it); usage rows add to it as well.
         read_only_fields = [*SESSION_TOTAL_FIELDS, "last_activity_at", "created_at", "updated_at"]
         extra_kwargs = {"status": lifecycle_help(SESSION_STATUS_LIFECYCLE, "A final status finishes the session."),
                         "state": lifecycle_help(SESSION_STATE_LIFECYCLE, "complete and stopped end the session.")}
+
+    @extend_schema_field(CurrentWorkSerializer(allow_null=True, help_text=(
+        "What runs now, from the claims (read-only; selectors.session_current_work). In the answer about one "
+        "session; null in lists (two queries per session: read the session for it).")))
+    def get_current_work(self, session: Session) -> dict[str, Any] | None:
+        if isinstance(self.parent, serializers.ListSerializer):
+            return None
+        return CurrentWorkSerializer(selectors.session_current_work(session_id=session.pk)).data
 
 
 # -- DevTeam state, quality, context and interview tables (seed 003); loop runs (seed 004) -----------

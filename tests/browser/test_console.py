@@ -8,25 +8,16 @@ under CI (CI=true) a missing browser is a failure, not a skip. With RALPH_SCREEN
 tests save the dashboard and console screenshots the README shows (tests/screenshots/).
 """
 
-import json
-import os
-import shutil
-import urllib.request
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from conversations_app import services
 from ledger_app.models import DeadLetter, LedgerEvent
 from ledger_app.services import token_usage_record
-from ralphsite.tokens.services import api_token_create
 from sessions_app.models import (
     AgentInvocation,
     FeedbackItem,
@@ -39,48 +30,11 @@ from sessions_app.models import (
     TaskAttempt,
 )
 from sessions_app.services.sessions import session_finish
+from tests.browser.support import api_append, console_errors, horizontal_overflow, log_in, screenshot, wait_for
 from tests.sessions_app.factories import make_batch, make_session, make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
-PASSWORD = "console-pass-4821"
 WIDTHS = [1400, 400]
-
-
-def _browser_paths() -> tuple[str, str] | None:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    return (chromium, driver) if chromium and driver else None
-
-
-@pytest.fixture
-def browser(request: pytest.FixtureRequest) -> Iterator[Any]:
-    paths = _browser_paths()
-    if paths is None:
-        message = "Chromium and chromedriver are needed: apt-get install chromium chromium-driver"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    from selenium import webdriver
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = paths[0]
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                     f"--window-size={request.param},1000", "--lang=en-US"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(paths[1]))
-    driver.implicitly_wait(0)
-    driver.width = request.param
-    set_viewport(driver, request.param, 1000)
-    yield driver
-    driver.quit()
-
-
-def set_viewport(driver: Any, width: int, height: int) -> None:
-    """Lay the page out at this size: headless Chromium makes no window narrower than 500 px, so a
-    `--window-size=400,…` page was laid out 500 px wide (and its screenshot cut at 400)."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
 
 
 def loop_session() -> Session:
@@ -114,52 +68,6 @@ def loop_session() -> Session:
          "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "CHANGELOG.md" * 20},
                          "result": "## 2.0 " + "widgets " * 200, "status": "completed"}]}])
     return session
-
-
-def log_in(browser: Any, live_server: Any) -> None:
-    from selenium.webdriver.common.by import By
-
-    get_user_model().objects.create_superuser("operator", "operator@example.com", PASSWORD)
-    browser.get(f"{live_server.url}/admin/login/?next=/admin/")
-    browser.find_element(By.NAME, "username").send_keys("operator")
-    browser.find_element(By.NAME, "password").send_keys(PASSWORD)
-    browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    # The path, not the whole URL: the login page's own URL ends with "?next=/admin/" too.
-    wait_for(browser, lambda b: urlsplit(b.current_url).path == "/admin/")
-
-
-def wait_for(browser: Any, condition: Any, seconds: float = 15) -> Any:
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(browser, seconds, poll_frequency=0.2).until(condition)
-
-
-def console_errors(browser: Any) -> list[dict[str, Any]]:
-    return [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
-
-
-def horizontal_overflow(browser: Any) -> int:
-    # clientWidth, not innerWidth: the page's own scrollbar is not room for content.
-    return browser.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
-
-
-def screenshot(browser: Any, name: str) -> None:
-    folder = os.environ.get("RALPH_SCREENSHOTS")
-    if folder:
-        height = browser.execute_script("return document.documentElement.scrollHeight")
-        set_viewport(browser, browser.width, min(height, 2400))
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        browser.save_screenshot(str(Path(folder) / f"{name}-{browser.width}.png"))
-
-
-def api_append(live_server: Any, session: Session, **event: Any) -> None:
-    secret = api_token_create(user=get_user_model().objects.get(username="operator"), scope="session",
-                              session_id=session.pk, label="browser test").secret
-    request = urllib.request.Request(f"{live_server.url}/api/v1/events/", method="POST",
-                                     data=json.dumps({"session": session.pk, **event}).encode(),
-                                     headers={"Authorization": f"Token {secret}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 201
 
 
 @pytest.mark.parametrize("browser", WIDTHS, indirect=True, ids=[f"{w}px" for w in WIDTHS])

@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -11,10 +12,12 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
 from ledger_app.models import DeadLetter, DeadLetterStatus, Issue, TokenUsage
 from ralphsite.console import dashboard
 from sessions_app.models import Question, QuestionStatus, Session, SessionStatus, Signal, Task, TaskStatus
+from sessions_app.services.sessions import session_finish
 
 pytestmark = pytest.mark.django_db
 
@@ -213,4 +216,29 @@ def test_it_runs_a_constant_number_of_queries(admin_client: Client, django_asser
     assert len(response.context["dashboard"]["running_sessions"]) == dashboard.RUNNING_SHOWN
     dashboard_queries = [q["sql"] for q in small.captured_queries
                          if any(t in q["sql"] for t in ("sessions_app_", "ledger_app_"))]
-    assert len(dashboard_queries) == 9, dashboard_queries
+    assert len(dashboard_queries) == 9 + 2, dashboard_queries  # what it shows, and its ETag (two aggregates)
+
+
+def live(client: Client, etag: str = "") -> Any:
+    return client.get(reverse("admin:dashboard_live"), headers={"If-None-Match": etag} if etag else {})
+
+
+def test_its_poll_answers_304_for_two_queries_until_something_changes(admin_client: Client) -> None:
+    populate(sessions=3)
+    first = live(admin_client)
+    assert first.status_code == 200 and 'id="rd-running"' in first.json()["regions"]["dashboard"]
+    etag = first["ETag"]
+    assert f'data-etag="{escape(etag)}"' in admin_client.get(INDEX).content.decode()
+    with CaptureQueriesContext(connection) as unchanged:
+        assert live(admin_client, etag).status_code == 304
+    reads = [q["sql"] for q in unchanged if "sessions_app_" in q["sql"] or "ledger_app_" in q["sql"]]
+    assert len(reads) == 2, reads
+    session = Session.objects.filter(status="running").first()
+    session_finish(session=session, status="failed", exit_reason="gave up", agent="orchestrator")
+    changed = live(admin_client, etag)
+    assert changed.status_code == 200 and "gave up" in changed.json()["regions"]["dashboard"]
+
+
+def test_its_poll_is_for_people_logged_in(client: Client) -> None:
+    response = live(client)
+    assert response.status_code == 302 and "/admin/login/" in response.url

@@ -39,6 +39,7 @@ def test_it_locks_out_the_username_from_an_address_after_repeated_failures(setti
 def test_it_sends_a_content_security_policy_with_the_admin(admin_client: Client) -> None:
     policy = admin_client.get("/admin/")["Content-Security-Policy"]
     assert "default-src 'self'" in policy and "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "style-src 'self';" in policy and "unsafe-inline" not in policy  # no inline style either
     assert "Content-Security-Policy" not in admin_client.get("/api/docs/")  # Swagger UI runs an inline script
 
 

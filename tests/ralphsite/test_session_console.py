@@ -1,5 +1,6 @@
 """The session console: its header, panels, buttons (each the API's verb), live feed and History."""
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -7,6 +8,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
 from rest_framework.test import APIClient
 
 from conversations_app.models import Chat
@@ -45,7 +48,7 @@ def test_the_session_page_is_its_console(admin_client: Client) -> None:
                      "review of 1 failed", "Open questions (3)", "question 2?", "Signals not yet polled (3)",
                      "hint 0", "Live activity", "event 2", "Cost by model", "opus", "chat 1",
                      "waits for failed task-0", 'data-action="pause"', 'data-action="steer"', 'data-action="stop"',
-                     'data-action="finish"', "ledger_app/live_feed.js"):
+                     'data-action="finish"', "ralphsite/live.js", 'data-live-url="', 'data-region="questions"'):
         assert expected in html, expected
     assert 'style="' not in html and "<style" not in html  # a strict Content-Security-Policy holds
 
@@ -54,8 +57,7 @@ def test_times_under_a_minute_old_read_just_now(admin_client: Client) -> None:
     session = busy_session()
     html = admin_client.get(console(session)).content.decode()
     assert "0 minutes" not in html and html.count("just now") >= 3  # last activity, started, a question asked
-    feed = admin_client.get(reverse("admin:ledger_app_ledgerevent_feed"), {"session": session.pk, "after": 0})
-    assert feed.json()["session"]["activity"] == "just now"
+    assert 'data-age="ago">just now</time>' in live(admin_client, session).json()["regions"]["header"]
     assert "just now" in admin_client.get(reverse("admin:sessions_app_session_changelist")).content.decode()
 
 
@@ -88,7 +90,7 @@ def test_the_raw_record_is_edited_behind_a_link_with_status_and_state_read_only(
 
 @pytest.mark.parametrize(("button", "inputs", "api_path", "api_body"), [
     ("pause", {}, "/api/v1/signals/", {"type": "pause", "message": ""}),
-    ("stop", {}, "/api/v1/signals/", {"type": "stop", "message": ""}),
+    ("stop", {"message": "wrong branch"}, "/api/v1/signals/", {"type": "stop", "message": "wrong branch"}),
     ("steer", {"message": "prefer small PRs"}, "/api/v1/signals/", {"type": "steer", "message": "prefer small PRs"}),
     ("finish", {"status": "stopped", "exit_reason": "operator"}, "/api/v1/sessions/{id}/finish/",
      {"status": "stopped", "exit_reason": "operator"}),
@@ -132,8 +134,7 @@ def test_a_finished_session_reads_ended_not_live(admin_client: Client) -> None:
     session = make_session(key="done", status=SessionStatus.COMPLETED)
     html = admin_client.get(console(session)).content.decode()
     assert 'rc-live rc-ended" data-live="indicator"' in html and ">ended</span>" in html
-    feed = admin_client.get(reverse("admin:ledger_app_ledgerevent_feed"), {"session": session.pk, "after": 0})
-    assert feed.json()["session"]["finished"] is True
+    assert ">ended</span>" in live(admin_client, session).json()["regions"]["header"]
     assert ">live</span>" in admin_client.get(console(make_session(key="on"))).content.decode()
 
 
@@ -157,6 +158,57 @@ def test_steer_needs_a_message_and_finish_a_final_status(admin_client: Client) -
     assert session.status == SessionStatus.RUNNING
 
 
+def test_finish_and_stop_ask_first_and_need_a_reason_and_finish_has_no_default_outcome(
+        admin_client: Client) -> None:
+    session = make_session(key="careful")
+    html = admin_client.get(console(session)).content.decode()
+    for action in ("stop", "finish"):
+        form = html.split(f'data-key="action-{action}"', 1)[1].split(">", 1)[0]
+        assert "data-confirm=" in form and "cannot be" in form, action
+    finish = html.split('data-key="action-finish"', 1)[1].split("</form>", 1)[0]
+    assert '<option value="">final status…</option>' in finish and " required>" in finish
+    act(admin_client, session, "finish", status="", exit_reason="done")  # no outcome chosen
+    act(admin_client, session, "finish", status="completed", exit_reason="")  # no reason
+    act(admin_client, session, "stop", message="")
+    session.refresh_from_db()
+    assert session.status == SessionStatus.RUNNING and not Signal.objects.exists()
+    act(admin_client, session, "finish", status="completed", exit_reason="all tasks reviewed")
+    session.refresh_from_db()
+    assert (session.status, session.exit_reason) == ("completed", "all tasks reviewed")
+
+
+def test_a_pending_stop_shows_its_age_and_a_session_that_ended_without_it_says_so(admin_client: Client) -> None:
+    session = make_session(key="ignored")
+    Signal.objects.create(session=session, type="stop", message="wrong branch")
+    header = live(admin_client, session).json()["regions"]["header"]
+    assert 'data-pending="stop"' in header and "waiting for the loop's next poll" in header
+    assert 'data-age="ago">just now</time>' in header.split('data-pending="stop"', 1)[1]
+    Session.objects.filter(pk=session.pk).update(status=SessionStatus.FAILED, exit_reason="crashed")
+    regions = live(admin_client, session).json()["regions"]
+    assert "ended without taking the stop signal" in regions["header"]
+    assert "Signals the loop never took (1)" in regions["signals"] and "they were ignored" in regions["signals"]
+    dashboard = admin_client.get(reverse("admin:index")).content.decode()
+    assert "ended without taking 1 signal an operator sent" in dashboard
+
+
+def test_resume_says_it_starts_no_process(admin_client: Client) -> None:
+    session = make_session(key="stopped", status=SessionStatus.STOPPED, exit_reason="stopped by an operator")
+    actions = live(admin_client, session).json()["regions"]["actions"]
+    assert "It starts no process" in actions.split('data-key="action-resume"', 1)[1].split(">", 1)[0]
+    response = act(admin_client, session, "resume", next=console(session))
+    assert "No process was started" in admin_client.get(response.url).content.decode()
+
+
+def test_failures_lead_to_the_task_history_not_to_an_edit_form(admin_client: Client) -> None:
+    session = busy_session(tasks=2)
+    failures = live(admin_client, session).json()["regions"]["failures"]
+    failed = Task.objects.get(session=session, key="task-0")
+    history = reverse("admin:sessions_app_task_history", args=[failed.pk])
+    assert f'href="{history}"' in failures and "/change/" not in failures
+    page = admin_client.get(history, follow=True).content.decode()
+    assert "History of session busy, task task-0" in page
+
+
 def test_a_question_is_answered_from_the_console(admin_client: Client) -> None:
     session = busy_session(tasks=1)
     question = Question.objects.get(session=session)
@@ -167,46 +219,122 @@ def test_a_question_is_answered_from_the_console(admin_client: Client) -> None:
     assert "Open questions (0)" in admin_client.get(console(session)).content.decode()
 
 
-# -- the live feed ------------------------------------------------------------------------------
+# -- the live view: one poll answers every region, 304 while nothing changed -----------------------
 
-def feed(client: Client, session: Session, after: Any) -> Any:
-    return client.get(reverse("admin:ledger_app_ledgerevent_feed"), {"session": session.pk, "after": after})
+def live(client: Client, session: Session, etag: str = "") -> Any:
+    headers = {"If-None-Match": etag} if etag else {}
+    return client.get(reverse("admin:sessions_app_session_live", args=[session.pk]), headers=headers)
 
 
-def test_the_feed_answers_the_events_after_the_last_one_shown(admin_client: Client, api: APIClient) -> None:
+def test_the_live_view_draws_every_region_of_the_page(admin_client: Client) -> None:
+    session = busy_session(tasks=1)
+    answer = live(admin_client, session)
+    assert answer.status_code == 200 and answer["ETag"] and "no-store" in answer["Cache-Control"]
+    regions = answer.json()["regions"]
+    assert set(regions) == {"header", "actions", "failures", "questions", "signals", "feed", "cost", "conversations",
+                            "task_graph"}
+    page = admin_client.get(console(session)).content.decode()
+    for name in regions:
+        assert f'data-region="{name}"' in page, name
+    assert 'data-action="pause"' in regions["actions"] and "question 0?" in regions["questions"]
+    # Forms drawn by a poll come back to the console, not to the live view.
+    assert f'name="next" value="{console(session)}"' in regions["questions"]
+    assert f'name="next" value="{console(session)}"' in regions["actions"]
+
+
+def test_the_live_view_answers_304_until_something_of_the_session_changes(admin_client: Client,
+                                                                           api: APIClient) -> None:
     session = make_session(key="live", current_task_key="task-9")
-    first = LedgerEvent.objects.create(session=session, type="x-probe", message="before")
-    answer = feed(admin_client, session, first.id).json()
-    assert answer["events"] == [] and answer["last_id"] == first.id
+    etag = live(admin_client, session)["ETag"]
+    assert live(admin_client, session, etag).status_code == 304
+    page = admin_client.get(console(session)).content.decode()
+    assert f'data-etag="{escape(etag)}"' in page  # the page's first poll finds it unchanged
     assert api.post("/api/v1/events/", {"session": session.pk, "type": "task_failed", "task_key": "task-9",
                                         "agent": "exec-a", "message": "boom"}, format="json").status_code == 201
-    answer = feed(admin_client, session, first.id).json()
-    [event] = answer["events"]
-    assert (event["type"], event["task_key"], event["agent"], event["message"], event["failed"]) == (
-        "task_failed", "task-9", "exec-a", "boom", True)
-    assert answer["last_id"] == event["id"] and answer["more"] is False
-    assert answer["session"]["status"] == "running" and answer["session"]["task"] == "task-9"
+    changed = live(admin_client, session, etag)
+    assert changed.status_code == 200 and changed["ETag"] != etag
+    assert "boom" in changed.json()["regions"]["feed"] and "rc-event-failed" in changed.json()["regions"]["feed"]
+    assert live(admin_client, session, changed["ETag"]).status_code == 304
+
+
+@pytest.mark.parametrize("change", ["question answered", "signal sent", "usage recorded", "task retried"])
+def test_each_change_an_agent_makes_through_the_api_moves_the_etag(admin_client: Client, api: APIClient,
+                                                                     change: str) -> None:
+    session = busy_session(tasks=1)
+    etag = live(admin_client, session)["ETag"]
+    question, task = Question.objects.get(session=session), Task.objects.get(session=session)
+    response = {
+        "question answered": lambda: api.post(f"/api/v1/questions/{question.pk}/answer/", {"answer": "yes"},
+                                              format="json"),
+        "signal sent": lambda: api.post("/api/v1/signals/", {"session": session.pk, "type": "pause"}, format="json"),
+        "usage recorded": lambda: api.post("/api/v1/token-usage/", {"session": session.pk, "model": "opus",
+                                                                    "input_tokens": 5, "cost_usd": "0.25"},
+                                           format="json"),
+        "task retried": lambda: api.patch(f"/api/v1/tasks/{task.pk}/", {"status": "not_started"}, format="json"),
+    }[change]()
+    assert response.status_code in (200, 201), response.content
+    assert live(admin_client, session, etag).status_code == 200
+
+
+def test_a_poll_that_finds_nothing_changed_reads_the_session_row_only(admin_client: Client) -> None:
+    session = busy_session(tasks=12)
+    etag = live(admin_client, session)["ETag"]
+    with CaptureQueriesContext(connection) as captured:
+        assert live(admin_client, session, etag).status_code == 304
+    beyond_login = [query["sql"] for query in captured
+                    if "django_session" not in query["sql"] and "auth_user" not in query["sql"]]
+    assert len(beyond_login) == 1 and "sessions_app_session" in beyond_login[0], beyond_login
+
+
+def test_the_live_view_costs_the_same_queries_for_a_small_or_a_busy_session(admin_client: Client) -> None:
+    def queries(session: Session) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert live(admin_client, session).status_code == 200
+        return len(captured)
+
+    assert queries(busy_session("small", tasks=1)) == queries(busy_session("large", tasks=12))
 
 
 def test_the_feed_reads_one_index_range_whatever_the_ledger_holds(admin_client: Client) -> None:
     session, other = make_session(key="mine"), make_session(key="other")
     LedgerEvent.objects.bulk_create(LedgerEvent(session=s, type="x-probe") for s in (session, other) * 150)
     with CaptureQueriesContext(connection) as queries:
-        answer = feed(admin_client, session, 0).json()
-    assert len(answer["events"]) == 100 and answer["more"] is True
+        feed = live(admin_client, session).json()["regions"]["feed"]
+    assert feed.count("data-event=") == 40
     reads = [q["sql"] for q in queries if "ledger_app_ledgerevent" in q["sql"]]
-    assert len(reads) == 1 and "LIMIT 100" in reads[0]
+    assert len(reads) == 1 and "LIMIT 40" in reads[0]
 
 
-@pytest.mark.parametrize("after", ["", "x", "-1", "9" * 30])
-def test_the_feed_refuses_bad_parameters(admin_client: Client, after: str) -> None:
-    assert feed(admin_client, make_session(), after).status_code == 400
-    assert admin_client.get(reverse("admin:ledger_app_ledgerevent_feed"), {"after": 0}).status_code == 400
+@pytest.mark.parametrize("session_id", ["01JUNKJUNKJUNKJUNKJUNKJUNK", "x", "9" * 40])
+def test_the_live_view_of_no_session_is_a_404_with_a_code(admin_client: Client, session_id: str) -> None:
+    response = admin_client.get(reverse("admin:sessions_app_session_live", args=[session_id]))
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
 
 
-def test_the_feed_is_for_people_logged_in(client: Client) -> None:
-    response = feed(client, make_session(), 0)
+def test_the_live_view_is_for_people_logged_in(client: Client) -> None:
+    response = live(client, make_session())
     assert response.status_code == 302 and "/admin/login/" in response.url
+
+
+# -- what runs now, from the claims ---------------------------------------------------------------
+
+def test_the_header_shows_the_running_tasks_and_the_wave_derived_from_the_tasks(admin_client: Client) -> None:
+    now = timezone.now()
+    session = make_session(key="waves", current_wave=1)
+    first = make_task(session, "t-1", status="completed")
+    second = make_task(session, "t-2", depends_on=(first,), status="completed")
+    make_task(session, "t-3", depends_on=(second,), status="in_progress", claimed_by="exec-b",
+              started_at=now - timedelta(minutes=7), lease_expires_at=now + timedelta(minutes=4, seconds=30))
+    make_task(session, "t-4", depends_on=(second,), status="in_progress", assigned_agent="exec-c",
+              started_at=now - timedelta(minutes=2))
+    header = live(admin_client, session).json()["regions"]["header"]
+    wave = header.split('data-live="wave"', 1)[1].split("</dd>", 1)[0]
+    assert wave.endswith(">3"), wave  # t-3 and t-4 are the third wave; the loop's stale current_wave says 1
+    running = header.split('id="rc-work"', 1)[1]
+    assert running.index('data-task="t-3"') < running.index('data-task="t-4"')  # the longest running first
+    assert "exec-b · wave 3" in running and ">7\xa0minutes</time>" in running
+    assert "lease: <time" in running and ">in 4\xa0minutes</time>" in running
+    assert "exec-c · wave 3" in running and "no lease" in running
 
 
 # -- History -----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from rest_framework.test import APIClient
 
 from sessions_app.models import Session
 from tests.api_mixins import APIResourceTests, assert_error_shape
+from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db
 
@@ -201,3 +202,26 @@ def test_it_round_trips_the_summary_embedding_as_base64(api: APIClient) -> None:
 def test_it_rounds_total_cost_cents_half_away_from_zero_like_the_stats(api: APIClient) -> None:
     session = Session.objects.create(total_cost_usd="0.125000")
     assert api.get(reverse("session-detail", args=[session.pk])).json()["total_cost_cents"] == 13
+
+
+def test_the_session_answers_what_runs_now_from_the_claims(api: APIClient) -> None:
+    session = make_session(key="work", current_wave=1)
+    first = make_task(session, "t-1", status="completed")
+    started = timezone.now() - timedelta(minutes=3)
+    make_task(session, "t-2", depends_on=(first,), status="in_progress", claimed_by="exec-a", started_at=started)
+    make_task(session, "t-10", depends_on=(first,), status="not_started")
+    work = api.get(f"{SESSIONS}{session.pk}/").json()["current_work"]
+    assert (work["wave"], work["waves_running"]) == (2, [2])  # derived from the tasks, not the stale current_wave
+    [running] = work["in_progress"]
+    assert (running["key"], running["agent"], running["wave"], running["lease_expires_at"]) == ("t-2", "exec-a", 2,
+                                                                                                 None)
+    assert running["started_at"].startswith(started.strftime("%Y-%m-%dT%H:%M"))
+    listed = api.get(SESSIONS, {"key": "work"}).json()["results"]
+    assert listed[0]["current_work"] is None  # lists stay one query per page
+
+
+def test_current_work_is_read_only(api: APIClient) -> None:
+    session = Session.objects.create(key="ro")
+    body = assert_error_shape(api.patch(f"{SESSIONS}{session.pk}/", {"current_work": {"wave": 9}}, format="json"),
+                              400, "validation_error")
+    assert "current_work" in body["details"], body
