@@ -103,8 +103,11 @@ def console_regions(request: HttpRequest, session: Session, *, operator_actions:
     (SessionAdmin.live_view), so what a poll brings is exactly what a reload would show.
 
     Returns (regions, columns): columns are the panels per column, each with its `html`."""
-    steering = [signal for signal in selectors.session_pending_signals(session_id=session.pk)
-                if signal.type in (SignalType.STOP, SignalType.PAUSE)]
+    # A Stop or Pause waiting for the loop; once the session ended, the ones it ended without taking
+    # (they expired then: sessions_app.services.questions).
+    unpolled = (selectors.session_expired_signals if session.status in FINISHED_SESSION_STATUSES
+                else selectors.session_pending_signals)(session_id=session.pk)
+    steering = [signal for signal in unpolled if signal.type in (SignalType.STOP, SignalType.PAUSE)]
     context = {"session": session, "header": session_header(session), "steering": steering,
                "work": selectors.session_current_work(session_id=session.pk),
                "operator_actions": operator_actions, **links}

@@ -41,8 +41,16 @@ def shown(browser: Any, selector: str) -> list[str]:
         "return [...document.querySelectorAll(arguments[0])].map((e) => e.textContent.trim());", selector)
 
 
-def expected_buttons(session: dict[str, Any]) -> set[str]:
-    running, paused = session["status"] == "running", session["state"] == "paused"
+def pause_holds(signals: list[dict[str, Any]]) -> bool:
+    """Whether a Pause holds: one was sent (polled or not) and no resume signal came after it."""
+    kinds = [signal["type"] for signal in sorted(signals, key=lambda signal: (signal["sent_at"], signal["id"]))
+             if signal["type"] in ("pause", "resume")]
+    return bool(kinds) and kinds[-1] == "pause"
+
+
+def expected_buttons(session: dict[str, Any], signals: list[dict[str, Any]]) -> set[str]:
+    running = session["status"] == "running"
+    paused = session["state"] == "paused" or pause_holds(signals)
     buttons = {"steer", "stop", "finish", "continue" if paused else "pause"} if running else set()
     return buttons | ({"resume"} if session["status"] not in ("running", "completed") else set())
 
@@ -53,7 +61,10 @@ def assert_console_agrees_with_api(browser: Any, api: Api, session_id: str) -> N
     session = api.call("GET", f"/sessions/{session_id}/")
     tasks = api.rows(f"/tasks/?session={session_id}")
     questions = [q for q in api.rows(f"/questions/?session={session_id}") if q["status"] in OPEN]
-    signals = [s for s in api.rows(f"/signals/?session={session_id}") if not s["is_processed"]]
+    every_signal = api.rows(f"/signals/?session={session_id}")
+    # running: the signals not yet polled; ended: those the session ended without polling (expired then)
+    signals = [s for s in every_signal if (s["expired_at"] is not None if session["status"] != "running"
+                                           else not s["is_processed"] and s["expired_at"] is None)]
     root = "#content-main"
     assert f"rl-v-{session['status']}" in attribute_values(browser, f'{root} [data-live="status"]', "class")[0]
     assert f"rl-v-{session['state']}" in attribute_values(browser, f'{root} [data-live="state"]', "class")[0]
@@ -86,7 +97,7 @@ def assert_console_agrees_with_api(browser: Any, api: Api, session_id: str) -> N
     assert sum(panel_usd, Decimal(0)) == Decimal(session["total_cost_usd"])
     # The buttons are the ones the session's state allows.
     assert set(attribute_values(browser, '[data-region="actions"] button[data-action]', "data-action")) == \
-        expected_buttons(session)
+        expected_buttons(session, every_signal)
     assert ("ended" if session["status"] != "running" else "live") in shown(browser, '[data-live="indicator"]')
 
 

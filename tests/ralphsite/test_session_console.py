@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from conversations_app.models import Chat
 from ledger_app.models import LedgerEvent, TokenUsage
 from sessions_app.models import OrchestratorState, Question, Session, SessionStatus, Signal, Task, TaskAttempt
+from sessions_app.services.sessions import session_finish
 from tests.ralphsite.test_console_actions import act, recorded
 from tests.sessions_app.factories import make_session, make_task
 
@@ -183,8 +184,8 @@ def test_a_pending_stop_shows_its_age_and_a_session_that_ended_without_it_says_s
     header = live(admin_client, session).json()["regions"]["header"]
     assert 'data-pending="stop"' in header and "waiting for the loop's next poll" in header
     assert 'data-age="ago">just now</time>' in header.split('data-pending="stop"', 1)[1]
-    Session.objects.filter(pk=session.pk).update(status=SessionStatus.FAILED, exit_reason="crashed")
-    regions = live(admin_client, session).json()["regions"]
+    session_finish(session=session, status=SessionStatus.FAILED, exit_reason="crashed", agent="orchestrator")
+    regions = live(admin_client, session).json()["regions"]  # the stop expired with the session's end
     assert "ended without taking the stop signal" in regions["header"]
     assert "Signals the loop never took (1)" in regions["signals"] and "they were ignored" in regions["signals"]
     dashboard = admin_client.get(reverse("admin:index")).content.decode()
