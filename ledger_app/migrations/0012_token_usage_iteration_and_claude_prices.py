@@ -10,6 +10,9 @@ from decimal import Decimal
 
 from django.db import migrations, models
 
+from ralphsite.core.money import MICROS_PER_USD
+from ralphsite.core.ulid import ulid_new
+
 PRICES_FROM = datetime(2024, 1, 1, tzinfo=UTC)
 # model: (input, output, cache read, cache write)
 CLAUDE_PRICES = {
@@ -29,15 +32,15 @@ CLAUDE_PRICES = {
 
 def prices_add(apps, schema_editor):
     ModelPrice = apps.get_model("ledger_app", "ModelPrice")
-    from ralphsite.core.ulid import ulid_new
-
-    for model, (input_price, output_price, read_price, write_price) in CLAUDE_PRICES.items():
+    # The historical model's money fields are plain decimals; SQLite's columns hold whole micro-dollars.
+    scale = MICROS_PER_USD if schema_editor.connection.vendor == "sqlite" else 1
+    for model, prices in CLAUDE_PRICES.items():
         if ModelPrice.objects.filter(model=model, valid_from=PRICES_FROM).exists():
             continue  # an operator's row for that date stays
+        input_price, output_price, read_price, write_price = (Decimal(price) * scale for price in prices)
         ModelPrice.objects.create(
-            id=ulid_new(), model=model, valid_from=PRICES_FROM, input_per_mtok=Decimal(input_price),
-            output_per_mtok=Decimal(output_price), cached_read_per_mtok=Decimal(read_price),
-            cached_write_per_mtok=Decimal(write_price))
+            id=ulid_new(), model=model, valid_from=PRICES_FROM, input_per_mtok=input_price,
+            output_per_mtok=output_price, cached_read_per_mtok=read_price, cached_write_per_mtok=write_price)
 
 
 def prices_remove(apps, schema_editor):
