@@ -77,6 +77,7 @@ def project(tmp_path: Path, gunicorn_server: LiveGunicorn) -> Project:
 
 
 def test_a_hook_records_the_new_transcript_entries_and_stop_answers_the_loop(project: Project) -> None:
+    project.transcript.unlink()  # Claude Code writes it after SessionStart
     context, _ = project.hook("SessionStart", source="startup")
     assert "Ralph Site session" in context["hookSpecificOutput"]["additionalContext"]
     started = project.ralph("loop", "start", "Make the tests pass.", "--max-iterations", "3",
