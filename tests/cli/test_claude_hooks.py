@@ -150,7 +150,8 @@ def test_claude_init_sets_the_project_up_once(project: Project) -> None:
     mcp = json.loads((project.root / ".mcp.json").read_text())["mcpServers"]["ralph-site"]
     assert mcp["url"] == project.url + "/mcp/" and "RALPH_TOKEN" not in json.dumps(mcp)
     headers = project.ralph("claude", "mcp-headers")
-    assert json.loads(headers.stdout) == {"Authorization": f"Token {project.server.token}"}  # the environment's
+    # The project's own token, not the environment's (Claude Code starts the helper in the project).
+    assert json.loads(headers.stdout) == {"Authorization": f"Token {local['env']['RALPH_TOKEN']}"}
     tokens = project.api("/api/v1/tokens/?page_size=100")["results"]
     assert [t["project_path"] for t in tokens if t["scope"] == "project"].count(str(project.root)) == 1
     assert ".claude/settings.local.json" in (project.root / ".gitignore").read_text()

@@ -195,6 +195,8 @@ def test_each_turns_usage_is_in_its_iteration(api: APIClient) -> None:
     hook(api, "Stop", entries=assistant_entries("msg_a", text("one")), next_offset=10)
     hook(api, "Stop", entries=assistant_entries("msg_b", text("two")), offset=10, next_offset=20)
     assert dict(TokenUsage.objects.values_list("request_id", "iteration")) == {"msg_a": 1, "msg_b": 2}
+    rows = api.get("/api/v1/token-usage/", {"iteration": 2}).json()["results"]
+    assert [(row["request_id"], row["iteration"]) for row in rows] == [("msg_b", 2)]
 
 
 def test_a_loop_stops_at_its_iteration_limit(api: APIClient) -> None:
