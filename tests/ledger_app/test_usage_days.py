@@ -140,8 +140,8 @@ def test_its_migration_rebuilds_it_per_session_and_back_per_day() -> None:
     assert per_day_rollup() == expected_per_day() != {}
     # The model as 0008 left it (later migrations add columns the table does not have yet). Its money field is a
     # plain decimal: on SQLite the column holds micro-dollars.
-    usage_at_0008 = MigrationExecutor(connection).loader.project_state(("ledger_app", "0008_usage_days")).apps.get_model(
-        "ledger_app", "TokenUsage")
+    state_at_0008 = MigrationExecutor(connection).loader.project_state(("ledger_app", "0008_usage_days"))
+    usage_at_0008 = state_at_0008.apps.get_model("ledger_app", "TokenUsage")
     usage_at_0008.objects.create(session_id=session.pk, model="opus", agent="a", input_tokens=1,
                                  recorded_at=utc("2025-03-01T13:00:00Z"),
                                  cost_usd=Decimal(1_000_000 if connection.vendor == "sqlite" else 1))
