@@ -300,6 +300,81 @@ def shell_init(cmd: Command) -> None:
     print(shell_script(cmd.args.shell, ralph=os.path.abspath(sys.argv[0])), end="")
 
 
+def _server(cmd: Command) -> tuple[str, str]:
+    """The server and token: options, the environment, else the project's local Claude Code settings (hooks and
+    helpers Claude Code starts may not see its settings' env)."""
+    from ralphsite.agents.cli.claude_init import local_settings_env, project_here
+
+    local = {} if os.environ.get("RALPH_TOKEN") else local_settings_env(project_here())
+    url = getattr(cmd.args, "url", None) or os.environ.get("RALPH_URL") or local.get("RALPH_URL") or DEFAULT_URL
+    return url, getattr(cmd.args, "token", None) or os.environ.get("RALPH_TOKEN") or local.get("RALPH_TOKEN", "")
+
+
+def _project_api(cmd: Command) -> Api:
+    """The API as `_server` finds it (closed with the command)."""
+    if cmd._api is None:
+        url, token = _server(cmd)
+        try:
+            cmd._api = Api(url=url, token=token, timeout=float(getattr(cmd.args, "timeout", 30)))
+        except ValueError as error:
+            raise UsageError(str(error)) from error
+    return cmd._api
+
+
+def loop_continue(cmd: Command) -> None:
+    """The operator's Continue: the session's unprocessed Pause signals marked processed (and only those)."""
+    session = cmd.session()
+    page = cmd.api.call("GET", path_of("signals"), query={"session": session, "type": "pause",
+                                                          "is_processed": "false", "page_size": 100}).data
+    for signal in page["results"]:
+        cmd.api.call("PATCH", path_of("signals", signal["id"]), {"is_processed": True})
+    if not page["results"]:
+        raise Nothing("no_signal", "the loop is not paused (no unprocessed pause signal)")
+    cmd.emit({"continued": [signal["id"] for signal in page["results"]]}, "continued")
+
+
+def mcp_headers(cmd: Command) -> None:
+    from ralphsite.agents.cli.claude_init import mcp_headers as headers
+    from ralphsite.agents.cli.claude_init import project_here
+
+    print(json.dumps(headers(project_here())))
+
+
+def hook(cmd: Command) -> None:
+    """Never fails: whatever happens it exits 0 (see ralphsite.agents.cli.hooks)."""
+    from ralphsite.agents.cli.hooks import hook_main
+
+    url, token = _server(cmd)
+    hook_main(event=cmd.args.event, url=url, token=token, budget=cmd.args.budget)
+
+
+def claude_init(cmd: Command) -> None:
+    from ralphsite.agents.cli.claude_init import claude_init as project_init
+    from ralphsite.agents.cli.claude_init import project_here, ralph_path
+
+    try:
+        done = project_init(project=project_here(), url=_server(cmd)[0], api=_project_api(cmd), ralph=ralph_path())
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    cmd.emit(done, f"Claude Code set up in {done['project']}: hooks and MCP server ralph-site in .claude/ and "
+                   ".mcp.json" + (", a project token minted" if done["token_minted"] else ", token kept")
+                   + "; /ralph-loop starts a loop.")
+
+
+def loop_start(cmd: Command) -> None:
+    from ralphsite.agents.cli.claude_init import loop_start as start
+    from ralphsite.agents.cli.claude_init import project_here
+
+    a = cmd.args
+    started = start(project=project_here(), api=_project_api(cmd), prompt=a.prompt, max_iterations=a.max_iterations,
+                    completion_promise=a.completion_promise, claude_session_id=a.claude_session,
+                    pause_timeout=a.pause_timeout)
+    limit = f"at most {a.max_iterations} iterations" if a.max_iterations else "no iteration limit"
+    promise = (f"complete it by saying <promise>{a.completion_promise}</promise> once that is entirely true"
+               if a.completion_promise else "no completion promise")
+    cmd.emit(started, f"Ralph loop {started['id']} started ({limit}; {promise}).\n\nTask:\n{a.prompt}")
+
+
 # -- the command line ---------------------------------------------------------------------------
 
 def _common_options(*, defaults: bool) -> argparse.ArgumentParser:
@@ -456,6 +531,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = command(groups, "shell-init", shell_init, "print shell functions for eval (DevTeam's state.sh)")
     init.add_argument("shell", choices=sorted(SHELLS))
+
+    hook_command = command(groups, "hook", hook, "record a Claude Code hook (its JSON on stdin); always exits 0")
+    hook_command.add_argument("event", help="the hook event: SessionStart, UserPromptSubmit, PostToolUse, Stop, …")
+    hook_command.add_argument("--budget", type=float, default=25.0,
+                              help="seconds to answer in (under the hook's timeout; a paused loop waits this long)")
+
+    claude = group("claude", "Claude Code")
+    command(claude, "init", claude_init, "set this project up for Claude Code: hooks, MCP server, a project token")
+    command(claude, "mcp-headers", mcp_headers, "print the MCP server's headers (Claude Code's headersHelper)")
+
+    loop = group("loop", "the Ralph loop in Claude Code")
+    start_loop = command(loop, "start", loop_start, "start a Ralph loop in this project's Claude Code session")
+    start_loop.add_argument("prompt", help="fed back to Claude Code at the end of each turn")
+    start_loop.add_argument("--max-iterations", type=int, help="turns at most (default: no limit)")
+    start_loop.add_argument("--completion-promise", help="<promise>TEXT</promise> in the last message completes it")
+    start_loop.add_argument("--claude-session", help="the Claude Code session (default: the project's next one)")
+    start_loop.add_argument("--pause-timeout", type=int, help="seconds an operator's Pause holds the loop at most")
+    command(loop, "continue", loop_continue, "Continue a paused loop: its session's pause signals processed; exit 3 "
+                                             "if none")
     return parser
 
 
