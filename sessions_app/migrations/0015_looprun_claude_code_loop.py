@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0013_task_success_criteria_shape'),
+        ('sessions_app', '0014_answered_by_signal_sender_and_expiry'),
     ]
 
     operations = [
