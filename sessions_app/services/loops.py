@@ -11,6 +11,7 @@ from django.utils import timezone
 from ralphsite.core.errors import Conflict
 from ralphsite.core.ralph_loop import LoopSpec, TurnAction, TurnDecision, TurnReason, loop_turn_decide
 from ralphsite.core.services import instance_create, instance_update
+from sessions_app import selectors
 from sessions_app.models import (
     FINISHED_SESSION_STATUSES,
     Iteration,
@@ -22,7 +23,7 @@ from sessions_app.models import (
     SignalType,
 )
 from sessions_app.services.base import lock_rows, session_open_check
-from sessions_app.services.questions import signal_take
+from sessions_app.services.questions import signal_create, signal_take
 from sessions_app.services.sessions import iteration_update, session_finish, session_update
 
 PAUSE_POLL_SECONDS = 5  # how long a held Stop hook waits before asking again
@@ -78,10 +79,10 @@ def loop_run_move(*, loop_run: LoopRun, session: Session) -> LoopRun:
 
 
 def _pending_signals(session_id: str) -> dict[str, Signal]:
-    """The oldest unprocessed Steer, Stop and Pause of the session, by type (locked: taken at most once)."""
+    """The oldest unprocessed Steer and Stop of the session, by type (locked: taken at most once)."""
     pending: dict[str, Signal] = {}
-    rows = lock_rows(Signal.objects.filter(session_id=session_id, is_processed=False,
-                                           type__in=[SignalType.STEER, SignalType.STOP, SignalType.PAUSE])
+    rows = lock_rows(Signal.objects.filter(session_id=session_id, is_processed=False, expired_at__isnull=True,
+                                           type__in=[SignalType.STEER, SignalType.STOP])
                      .order_by("sent_at", "id"))
     for signal in rows:
         pending.setdefault(signal.type, signal)
@@ -93,13 +94,19 @@ def _pause_expired(pause: Signal, loop_run: LoopRun) -> bool:
     return timeout is not None and timezone.now() >= pause.sent_at + timedelta(seconds=timeout)
 
 
+def _pause_holding(session_id: str) -> Signal | None:
+    """The operator's Pause that holds the session (one holds, polled or not, until a resume signal is sent:
+    the rule claim-task follows, selectors.session_signal_holding), unless a Stop is waiting, which goes first."""
+    holding = selectors.session_signal_holding(session_id=session_id)
+    return Signal.objects.get(pk=holding["id"]) if holding and holding["type"] == SignalType.PAUSE else None
+
+
 def loop_paused(*, loop_run: LoopRun) -> bool:
-    """A running loop is paused while an operator's Pause is unprocessed and within the loop's pause timeout;
-    the operator's Continue marks that Pause processed."""
+    """A running loop is paused while an operator's Pause holds (until a resume signal: the console's Continue,
+    `ralph loop continue`) and its loop's pause timeout has not passed."""
     if loop_run.status != LoopRunStatus.RUNNING:
         return False
-    pause = (Signal.objects.filter(session_id=loop_run.session_id, is_processed=False, type=SignalType.PAUSE)
-             .order_by("sent_at", "id").first())
+    pause = _pause_holding(loop_run.session_id)
     return pause is not None and not _pause_expired(pause, loop_run)
 
 
@@ -118,9 +125,11 @@ def loop_turn_end(*, loop_run: LoopRun, turn_key: str, last_assistant_message: s
             raise Conflict(f"Loop run {loop_run.pk} is {loop_run.status}, not running.", code="loop_not_running",
                            details={"loop": loop_run.pk, "status": loop_run.status})
         signals = _pending_signals(loop_run.session_id)
-        pause = signals.get(SignalType.PAUSE)
-        if pause is not None and _pause_expired(pause, loop_run):
-            signal_take(signal=pause, agent=f"{LOOP_AGENT} (pause timeout)")
+        pause = _pause_holding(loop_run.session_id)
+        if pause is not None and _pause_expired(pause, loop_run):  # the loop lifts it itself, as a resume
+            signal_create(data={"session": loop_run.session, "type": SignalType.RESUME,
+                                "message": f"The pause outlasted the loop's {loop_run.pause_timeout_seconds} s."},
+                          actor=f"{LOOP_AGENT} (pause timeout)")
             pause = None
         steer = signals.get(SignalType.STEER)
         decision = loop_turn_decide(loop=loop_spec(loop_run), iteration=loop_run.iterations + 1,

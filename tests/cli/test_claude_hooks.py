@@ -160,8 +160,9 @@ def test_claude_init_sets_the_project_up_once(project: Project) -> None:
 
 
 def test_a_paused_stop_hook_asks_again_until_the_pause_ends(project: Project) -> None:
-    """The Pause outlives the loop's one-second pause timeout while the hook waits: asked again, the server takes it
-    and the loop goes on (had the first ask come after the second, it goes on at once: the same answer)."""
+    """The Pause outlives the loop's one-second pause timeout while the hook waits: asked again, the server lifts it
+    with a resume signal and the loop goes on (had the first ask come after the second, it goes on at once: the same
+    answer)."""
     started = project.ralph("loop", "start", "Go on.", "--pause-timeout", "1", "--claude-session",
                             project.claude_session)
     assert started.returncode == 0, started.stderr
@@ -170,8 +171,9 @@ def test_a_paused_stop_hook_asks_again_until_the_pause_ends(project: Project) ->
                                body=json.dumps({"session": session, "type": "pause", "message": ""}))
     assert status == 201, body
     assert project.hook("Stop", last_assistant_message="step 1")[0] == {"decision": "block", "reason": "Go on."}
-    [pause] = project.api(f"/api/v1/signals/?session={session}")["results"]
-    assert (pause["is_processed"], pause["processed_by"]) == (True, "claude-code (pause timeout)")
+    signals = {s["type"]: s for s in project.api(f"/api/v1/signals/?session={session}")["results"]}
+    assert set(signals) == {"pause", "resume"}
+    assert signals["resume"]["sent_by"] == "claude-code (pause timeout)"
 
 
 def test_the_stop_hook_waits_for_the_turns_last_entry_to_reach_the_transcript(tmp_path: Path, monkeypatch) -> None:
@@ -195,7 +197,7 @@ def test_the_stop_hook_waits_for_the_turns_last_entry_to_reach_the_transcript(tm
     hooks.HookState(tmp_path / "other").spool_records("PostToolUse", payload)
 
 
-def test_loop_continue_takes_the_pause_and_leaves_the_steer(project: Project) -> None:
+def test_loop_continue_lifts_the_pause_with_a_resume_and_leaves_the_steer(project: Project) -> None:
     started = project.ralph("loop", "start", "Go on.", "--claude-session", project.claude_session)
     assert started.returncode == 0, started.stderr
     session = project.session()["id"]
@@ -206,6 +208,5 @@ def test_loop_continue_takes_the_pause_and_leaves_the_steer(project: Project) ->
         assert status == 201, body
     assert project.ralph("loop", "continue", "--session", project.claude_session).returncode == 0
     signals = {s["type"]: s["is_processed"] for s in project.api(f"/api/v1/signals/?session={session}")["results"]}
-    assert signals == {"steer": False, "pause": True}
-    assert project.ralph("loop", "continue", "--session", project.claude_session).returncode == 3
+    assert signals == {"steer": False, "pause": False, "resume": False}
     assert project.hook("Stop", last_assistant_message="x")[0] == {"decision": "block", "reason": "Parser first."}

@@ -218,14 +218,17 @@ def test_the_operators_stop_ends_the_loop_at_the_next_turn(api: APIClient) -> No
     assert Session.objects.get(key=CLAUDE).status == "stopped"
 
 
-def test_a_pause_holds_the_loop_until_continue(api: APIClient) -> None:
+def test_a_pause_holds_the_loop_until_a_resume_signal(api: APIClient) -> None:
     start_loop(api)
-    pause = Signal.objects.create(session=Session.objects.get(key=CLAUDE), type="pause")
+    session = Session.objects.get(key=CLAUDE)
+    pause = Signal.objects.create(session=session, type="pause")
     for _ in range(2):
         held = stop(api, 0)
         assert held["output"] == {} and held["loop"]["state"] == "paused" and held["loop"]["wait_seconds"] == 5
     assert LoopRun.objects.get().iterations == 0
-    Signal.objects.filter(pk=pause.pk).update(is_processed=True)  # the operator's Continue
+    Signal.objects.filter(pk=pause.pk).update(is_processed=True)  # polled: a pause holds until a resume
+    assert stop(api, 0)["loop"]["state"] == "paused"
+    assert api.post("/api/v1/signals/", {"session": session.pk, "type": "resume"}, format="json").status_code == 201
     assert stop(api, 0)["output"]["decision"] == "block"
 
 
@@ -234,7 +237,8 @@ def test_a_pause_past_the_loops_pause_timeout_goes_on(api: APIClient) -> None:
     Signal.objects.create(session=Session.objects.get(key=CLAUDE), type="pause",
                           sent_at=timezone.now() - timedelta(seconds=61))
     assert stop(api, 0)["output"]["decision"] == "block"
-    assert Signal.objects.get().processed_by == "claude-code (pause timeout)"
+    resume = Signal.objects.get(type="resume")  # the loop lifted the pause itself, as a resume
+    assert resume.sent_by == "claude-code (pause timeout)" and "60 s" in resume.message
 
 
 def test_a_loop_started_without_a_session_joins_the_projects_next_claude_session(api: APIClient) -> None:
