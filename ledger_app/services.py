@@ -314,8 +314,14 @@ class PriceList:
     by_model: dict[str, list[ModelPrice]] = field(default_factory=dict)
 
     def _prices(self, model: str) -> list[ModelPrice]:
+        """The model's own prices, else those of the longest name that is a prefix of it up to a `-` (a dated
+        snapshot priced by its family's row)."""
         if model not in self.by_model:
-            self.by_model[model] = list(ModelPrice.objects.filter(model=model).order_by("-valid_from"))
+            parts = model.split("-")
+            names = ["-".join(parts[:length]) for length in range(len(parts), 0, -1)]
+            rows = list(ModelPrice.objects.filter(model__in=names).order_by("-valid_from"))
+            named = next((name for name in names if any(row.model == name for row in rows)), None)
+            self.by_model[model] = [row for row in rows if row.model == named]
         return self.by_model[model]
 
     def priced(self, item: dict[str, Any]) -> dict[str, Any]:

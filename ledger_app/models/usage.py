@@ -26,7 +26,10 @@ def _price_field() -> models.DecimalField:
 class ModelPrice(ULIDModel):
     """Ours (no seed table): what a model's tokens cost from `valid_from` on, per usage type.
 
-    The price in force at time t is the row of that model with the latest `valid_from` <= t.
+    The price in force at time t is the row of that model with the latest `valid_from` <= t. A model with no
+    rows of its own is priced by the longest name that is a prefix of its own up to a `-` (a provider's dated
+    snapshot, `claude-sonnet-4-5-20250929`, by `claude-sonnet-4-5`). A fresh install holds the dated default
+    list of current Claude models (migration 0012 of ledger_app), which an operator edits in the admin.
     """
 
     scope_path = SCOPE_SHARED
@@ -81,7 +84,8 @@ class TokenUsage(UsageSums):
     sprint_id → sprint_key; model, input_tokens, output_tokens, cost_usd (Decimal USD),
     operation, recorded_at → same names; agent_name → agent. Ours: cached_read_tokens,
     cached_write_tokens, reasoning_tokens, and is_estimated (the cost was computed from ModelPrice
-    because the client sent none); request_id, source and source_id.
+    because the client sent none); request_id, source and source_id; iteration (Claude Code's hooks record
+    the session iteration of each call, so an iteration's tokens and cost are sums of these rows too).
 
     One truth for tokens and cost: every provider call is one row here, whichever path reported it
     (`source`: this resource, or a ledger event, task attempt or agent invocation carrying usage, whose
@@ -104,6 +108,8 @@ class TokenUsage(UsageSums):
     source = models.CharField(max_length=16, choices=UsageSource.choices, default=UsageSource.TOKEN_USAGE)
     source_id = models.CharField(max_length=40, blank=True, default="",
                                  help_text="The id of the attempt or invocation that reported this call.")
+    iteration = models.PositiveIntegerField(null=True, blank=True, editable=False,
+                                            help_text="The session's iteration the call was made in, when known.")
 
     class Meta:
         ordering = ["-recorded_at", "-id"]

@@ -212,7 +212,7 @@ class LoopRunSerializer(RalphModelSerializer):
     class Meta:
         model = LoopRun
         fields = ["id", "session", "task", "criteria", *LOOP_RUN_PROGRESS_FIELDS, "max_iterations", "started_at",
-                  "snapshot_path", *_TIMES]
+                  "snapshot_path", "completion_promise", "pause_timeout_seconds", *_TIMES]
         read_only_fields = [*LOOP_RUN_PROGRESS_FIELDS, *_TIMES]
 
 

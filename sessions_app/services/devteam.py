@@ -325,8 +325,9 @@ def _loop_run_transition(*, loop_run_id: str, allowed: Q, changes: dict[str, Any
 
 
 def loop_run_iterate(*, loop_run_id: str) -> LoopRun:
-    """Count one more iteration of a running loop; refused (409) past max_iterations."""
-    return _loop_run_transition(loop_run_id=loop_run_id, allowed=Q(iterations__lt=F("max_iterations")),
+    """Count one more iteration of a running loop; refused (409) past max_iterations (None: no limit)."""
+    return _loop_run_transition(loop_run_id=loop_run_id,
+                                allowed=Q(max_iterations__isnull=True) | Q(iterations__lt=F("max_iterations")),
                                 changes={"iterations": F("iterations") + 1})
 
 

@@ -160,10 +160,16 @@ def signal_poll(*, session: Session, agent: str = "") -> Signal | None:
                            skip_locked=True).first()
         if signal is None:
             return None
-        signal = instance_update(instance=signal, data={"is_processed": True, "processed_at": timezone.now(),
-                                                        "processed_by": agent})
-        # The poll is the loop's activity (a signal's own writes are not: see Signal).
-        ledger().event_append(session_id=session.pk, event_type="signal_processed", agent=agent,
-                              message=f"{signal.type} signal processed",
-                              data={"signal": signal.id, "type": signal.type})
+        return signal_take(signal=signal, agent=agent)
+
+
+def signal_take(*, signal: Signal, agent: str = "") -> Signal:
+    """Mark an unprocessed signal processed by `agent`, with its `signal_processed` event (in the caller's
+    transaction, the signal's row locked by it): poll-signal takes the oldest, the Claude Code loop the Steer it
+    uses, the Stop it obeys and the Pause that ended."""
+    signal = instance_update(instance=signal, data={"is_processed": True, "processed_at": timezone.now(),
+                                                    "processed_by": agent})
+    # The poll is the loop's activity (a signal's own writes are not: see Signal).
+    ledger().event_append(session_id=signal.session_id, event_type="signal_processed", agent=agent,
+                          message=f"{signal.type} signal processed", data={"signal": signal.id, "type": signal.type})
     return signal

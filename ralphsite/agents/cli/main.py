@@ -297,6 +297,46 @@ def shell_init(cmd: Command) -> None:
     print(SHELLS[cmd.args.shell], end="")
 
 
+def _server(cmd: Command) -> tuple[str, str]:
+    url = getattr(cmd.args, "url", None) or os.environ.get("RALPH_URL") or DEFAULT_URL
+    return url, getattr(cmd.args, "token", None) or os.environ.get("RALPH_TOKEN", "")
+
+
+def hook(cmd: Command) -> None:
+    """Never fails: whatever happens it exits 0 (see ralphsite.agents.cli.hooks)."""
+    from ralphsite.agents.cli.hooks import hook_main
+
+    url, token = _server(cmd)
+    hook_main(event=cmd.args.event, url=url, token=token, budget=cmd.args.budget)
+
+
+def claude_init(cmd: Command) -> None:
+    from ralphsite.agents.cli.claude_init import claude_init as project_init
+    from ralphsite.agents.cli.claude_init import project_here, ralph_path
+
+    try:
+        done = project_init(project=project_here(), url=_server(cmd)[0], api=cmd.api, ralph=ralph_path())
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    cmd.emit(done, f"Claude Code set up in {done['project']}: hooks and MCP server ralph-site in .claude/ and "
+                   ".mcp.json" + (", a project token minted" if done["token_minted"] else ", token kept")
+                   + "; /ralph-loop starts a loop.")
+
+
+def loop_start(cmd: Command) -> None:
+    from ralphsite.agents.cli.claude_init import loop_start as start
+    from ralphsite.agents.cli.claude_init import project_here
+
+    a = cmd.args
+    started = start(project=project_here(), api=cmd.api, prompt=a.prompt, max_iterations=a.max_iterations,
+                    completion_promise=a.completion_promise, claude_session_id=a.claude_session,
+                    pause_timeout=a.pause_timeout)
+    limit = f"at most {a.max_iterations} iterations" if a.max_iterations else "no iteration limit"
+    promise = (f"complete it by saying <promise>{a.completion_promise}</promise> once that is entirely true"
+               if a.completion_promise else "no completion promise")
+    cmd.emit(started, f"Ralph loop {started['id']} started ({limit}; {promise}).\n\nTask:\n{a.prompt}")
+
+
 # -- the command line ---------------------------------------------------------------------------
 
 def _common_options(*, defaults: bool) -> argparse.ArgumentParser:
@@ -449,6 +489,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = command(groups, "shell-init", shell_init, "print shell functions for eval (DevTeam's state.sh)")
     init.add_argument("shell", choices=sorted(SHELLS))
+
+    hook_command = command(groups, "hook", hook, "record a Claude Code hook (its JSON on stdin); always exits 0")
+    hook_command.add_argument("event", help="the hook event: SessionStart, UserPromptSubmit, PostToolUse, Stop, …")
+    hook_command.add_argument("--budget", type=float, default=25.0,
+                              help="seconds to answer in (under the hook's timeout; a paused loop waits this long)")
+
+    claude = group("claude", "Claude Code")
+    command(claude, "init", claude_init, "set this project up for Claude Code: hooks, MCP server, a project token")
+
+    loop = group("loop", "the Ralph loop in Claude Code")
+    start_loop = command(loop, "start", loop_start, "start a Ralph loop in this project's Claude Code session")
+    start_loop.add_argument("prompt", help="fed back to Claude Code at the end of each turn")
+    start_loop.add_argument("--max-iterations", type=int, help="turns at most (default: no limit)")
+    start_loop.add_argument("--completion-promise", help="<promise>TEXT</promise> in the last message completes it")
+    start_loop.add_argument("--claude-session", help="the Claude Code session (default: the project's next one)")
+    start_loop.add_argument("--pause-timeout", type=int, help="seconds an operator's Pause holds the loop at most")
     return parser
 
 
