@@ -106,11 +106,27 @@ def test_it_keeps_each_tool_use_as_a_searchable_observation_once(api: APIClient)
 
 
 def test_it_ignores_entries_it_does_not_know(api: APIClient) -> None:
-    junk = [{"type": "summary", "summary": "x"}, {"type": "file-history-snapshot"}, {"type": "assistant"},
+    junk = [{"type": "queue-operation", "operation": "enqueue", "content": "Go"}, {"type": "last-prompt"},
+            {"type": "attachment", "uuid": "a1", "attachment": {"type": "hook_blocking_error"}},
+            {"type": "summary", "summary": "x"}, {"type": "file-history-snapshot"}, {"type": "assistant"},
             {"type": "user", "uuid": "u1", "message": "not an object"}, {"no": "type"},
             {"type": "assistant", "uuid": "u2", "message": {"id": 5, "content": [{"type": "thinking"}], "usage": "x"}}]
     assert hook(api, "PreCompact", entries=junk, trigger="auto")["output"] == {}
     assert not Message.objects.exists() and not TokenUsage.objects.exists()
+
+
+def test_it_records_the_stop_hook_feedback_as_the_next_user_message(api: APIClient) -> None:
+    feedback = {**user_entry("Stop hook feedback:\nFix the next failing test."), "isMeta": True}
+    hook(api, "Stop", entries=[feedback])
+    assert list(Message.objects.values_list("role", "content")) == [("user", feedback["message"]["content"])]
+
+
+def test_it_keeps_the_largest_usage_of_an_api_message_written_as_several_entries(api: APIClient) -> None:
+    early = assistant_entries("msg_s", text("a"), usage={"input_tokens": 9, "output_tokens": 1})
+    final = assistant_entries("msg_s", tool_use("toolu_s", "Bash", command="ls"),
+                              usage={"input_tokens": 9, "output_tokens": 40})
+    hook(api, "Stop", entries=[*early, *final])
+    assert TokenUsage.objects.values_list("input_tokens", "output_tokens").get() == (9, 40)
 
 
 def test_it_prices_a_model_it_has_no_price_for_at_zero_and_keeps_its_tokens(api: APIClient) -> None:

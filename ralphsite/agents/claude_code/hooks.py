@@ -8,6 +8,7 @@ current iteration; each tool use (PostToolUse, PostToolUseFailure) as an observa
 then the event's own answer: SessionStart's context, Stop's loop decision, SessionEnd's finish.
 """
 
+import hashlib
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -195,8 +196,11 @@ def _event_answer(*, session: Session, event: str, payload: dict[str, Any], batc
         if loop_run is None:
             return {}, None
         last = payload.get("last_assistant_message")
-        turn = loop_turn_end(loop_run=loop_run, turn_key=turn_key,
-                             last_assistant_message=last if isinstance(last, str) else batch.last_assistant_text)
+        last = last if isinstance(last, str) else batch.last_assistant_text
+        # A Stop is known by where the transcript ended and what the agent last said: the same Stop sent again
+        # (a spooled copy, a re-ask while paused) decides once; the next turn differs in both, or at least one.
+        turn_key = f"{turn_key}:{hashlib.sha256(last.encode()).hexdigest()[:16]}"
+        turn = loop_turn_end(loop_run=loop_run, turn_key=turn_key, last_assistant_message=last)
         if turn.decision.action == TurnAction.COMPLETE:
             _loop_success_observed(session=session, loop_run=turn.loop_run)
         return ({"decision": "block", "reason": turn.decision.prompt}

@@ -6,8 +6,11 @@ The shape read: each line an object with `type` (`user`, `assistant`; others suc
 `file-history-snapshot` are skipped), `uuid`, `timestamp`, and `message` {`role`, `content`: a string or a list of
 blocks `text` / `tool_use` {id, name, input} / `tool_result` {tool_use_id, content, is_error} / `thinking`}; an
 assistant message also has `id` (the API message id: the usage request id), `model` and `usage`
-{input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens}. Claude Code writes one
-assistant message as several entries (one per content block), each with the same `message.id` and usage.
+{input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens}. Claude Code (2.1.112) writes
+one assistant message as several entries (one per content block), each with the same `message.id` and usage (an
+early one may still hold the stream's first output count: the largest is kept). A user entry with `isMeta` is a
+message the API received too ("Stop hook feedback:\n<reason>", the loop's next prompt): recorded as a user message.
+Entries without a `uuid` (`queue-operation`, `last-prompt`) and `attachment` entries are skipped.
 """
 
 from dataclasses import dataclass, field
@@ -107,7 +110,7 @@ def transcript_read(entries: list[Any]) -> TranscriptBatch:
         if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
             continue
         message, uuid = entry.get("message"), entry.get("uuid")
-        if not isinstance(message, dict) or not isinstance(uuid, str) or not uuid or entry.get("isMeta"):
+        if not isinstance(message, dict) or not isinstance(uuid, str) or not uuid:
             continue
         timestamp = _timestamp(entry.get("timestamp"))
         blocks = _blocks(message.get("content"))

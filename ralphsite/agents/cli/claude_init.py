@@ -5,8 +5,10 @@
 * `.claude/settings.local.json` (Claude Code keeps it out of git; so does the `.gitignore` line added): `env`
   RALPH_URL and RALPH_TOKEN (a project-scoped token minted for the project, with the caller's RALPH_TOKEN), a hook
   per event running `<this ralph> hook <Event>`, and `ralph-site` approved among `.mcp.json`'s servers;
-* `.mcp.json`: the `ralph-site` MCP server (`<url>/mcp/`, http transport) with `Authorization: Token ${RALPH_TOKEN}`,
-  expanded by Claude Code from the environment: no secret in the committed file;
+* `.mcp.json`: the `ralph-site` MCP server (`<url>/mcp/`, http transport) whose `headersHelper` runs
+  `<this ralph> claude mcp-headers`, which prints `Authorization: Token …` from the local settings: no secret in the
+  committed file. (Claude Code 2.1.112 expands `${RALPH_TOKEN}` in `.mcp.json` headers from its process environment
+  only, not from the settings' `env`, so a header written that way would need the token exported in the shell.)
 * `.claude/commands/ralph-loop.md`: the `/ralph-loop` slash command, which runs `ralph loop start` in the session;
 * `.ralph/.gitignore`: the hooks' local state (offsets, spool, the loop's local copy) stays out of git.
 """
@@ -115,7 +117,7 @@ def claude_init(*, project: Path, url: str, api: Api, ralph: str) -> dict[str, A
     mcp_path = project / ".mcp.json"
     mcp = _json_file(mcp_path)
     mcp["mcpServers"] = {**(mcp.get("mcpServers") or {}), MCP_SERVER: {
-        "type": "http", "url": url.rstrip("/") + "/mcp/", "headers": {"Authorization": "Token ${RALPH_TOKEN}"}}}
+        "type": "http", "url": url.rstrip("/") + "/mcp/", "headersHelper": f"'{ralph}' claude mcp-headers"}}
     _json_save(mcp_path, mcp)
     command_path = project / SLASH_COMMAND
     command_path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,3 +143,22 @@ def loop_start(*, project: Path, api: Api, prompt: str, max_iterations: int | No
 
 def project_here() -> Path:
     return Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()).resolve()
+
+
+def local_settings_env(start: Path) -> dict[str, str]:
+    """RALPH_URL and RALPH_TOKEN from the nearest `.claude/settings.local.json` at or above `start` (what `ralph claude
+    init` wrote), for the processes Claude Code starts without its settings' env (the MCP headers helper)."""
+    for directory in (start, *start.parents):
+        path = directory / ".claude" / "settings.local.json"
+        if path.is_file():
+            try:
+                env = _json_file(path).get("env") or {}
+            except ValueError:
+                return {}
+            return {name: str(env[name]) for name in ("RALPH_URL", "RALPH_TOKEN") if env.get(name)}
+    return {}
+
+
+def mcp_headers(project: Path) -> dict[str, str]:
+    token = os.environ.get("RALPH_TOKEN") or local_settings_env(project).get("RALPH_TOKEN", "")
+    return {"Authorization": f"Token {token}"} if token else {}

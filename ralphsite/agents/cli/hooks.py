@@ -135,8 +135,10 @@ class HookState:
         offset_path = self._offset_path(claude_session)
         offset = (_json_read(offset_path) or {}).get("offset", 0)
         transcript = payload.get("transcript_path")
-        slices = list(transcript_slices(transcript, offset)) if isinstance(transcript, str) and transcript else [
-            {"offset": offset, "next_offset": offset, "entries": []}]
+        # No transcript yet (SessionStart and the first UserPromptSubmit come before Claude Code writes it): the
+        # record carries no entries.
+        slices = (list(transcript_slices(transcript, offset)) if isinstance(transcript, str) and transcript else []
+                  ) or [{"offset": offset, "next_offset": offset, "entries": []}]
         paths = []
         for number, part in enumerate(slices):
             last = number == len(slices) - 1

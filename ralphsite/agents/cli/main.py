@@ -298,8 +298,31 @@ def shell_init(cmd: Command) -> None:
 
 
 def _server(cmd: Command) -> tuple[str, str]:
-    url = getattr(cmd.args, "url", None) or os.environ.get("RALPH_URL") or DEFAULT_URL
-    return url, getattr(cmd.args, "token", None) or os.environ.get("RALPH_TOKEN", "")
+    """The server and token: options, the environment, else the project's local Claude Code settings (hooks and
+    helpers Claude Code starts may not see its settings' env)."""
+    from ralphsite.agents.cli.claude_init import local_settings_env, project_here
+
+    local = {} if os.environ.get("RALPH_TOKEN") else local_settings_env(project_here())
+    url = getattr(cmd.args, "url", None) or os.environ.get("RALPH_URL") or local.get("RALPH_URL") or DEFAULT_URL
+    return url, getattr(cmd.args, "token", None) or os.environ.get("RALPH_TOKEN") or local.get("RALPH_TOKEN", "")
+
+
+def _project_api(cmd: Command) -> Api:
+    """The API as `_server` finds it (closed with the command)."""
+    if cmd._api is None:
+        url, token = _server(cmd)
+        try:
+            cmd._api = Api(url=url, token=token, timeout=float(getattr(cmd.args, "timeout", 30)))
+        except ValueError as error:
+            raise UsageError(str(error)) from error
+    return cmd._api
+
+
+def mcp_headers(cmd: Command) -> None:
+    from ralphsite.agents.cli.claude_init import mcp_headers as headers
+    from ralphsite.agents.cli.claude_init import project_here
+
+    print(json.dumps(headers(project_here())))
 
 
 def hook(cmd: Command) -> None:
@@ -315,7 +338,7 @@ def claude_init(cmd: Command) -> None:
     from ralphsite.agents.cli.claude_init import project_here, ralph_path
 
     try:
-        done = project_init(project=project_here(), url=_server(cmd)[0], api=cmd.api, ralph=ralph_path())
+        done = project_init(project=project_here(), url=_server(cmd)[0], api=_project_api(cmd), ralph=ralph_path())
     except ValueError as error:
         raise UsageError(str(error)) from error
     cmd.emit(done, f"Claude Code set up in {done['project']}: hooks and MCP server ralph-site in .claude/ and "
@@ -328,7 +351,7 @@ def loop_start(cmd: Command) -> None:
     from ralphsite.agents.cli.claude_init import project_here
 
     a = cmd.args
-    started = start(project=project_here(), api=cmd.api, prompt=a.prompt, max_iterations=a.max_iterations,
+    started = start(project=project_here(), api=_project_api(cmd), prompt=a.prompt, max_iterations=a.max_iterations,
                     completion_promise=a.completion_promise, claude_session_id=a.claude_session,
                     pause_timeout=a.pause_timeout)
     limit = f"at most {a.max_iterations} iterations" if a.max_iterations else "no iteration limit"
@@ -497,6 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     claude = group("claude", "Claude Code")
     command(claude, "init", claude_init, "set this project up for Claude Code: hooks, MCP server, a project token")
+    command(claude, "mcp-headers", mcp_headers, "print the MCP server's headers (Claude Code's headersHelper)")
 
     loop = group("loop", "the Ralph loop in Claude Code")
     start_loop = command(loop, "start", loop_start, "start a Ralph loop in this project's Claude Code session")
