@@ -117,7 +117,7 @@ class TokenUsageFilterSet(SessionScopedFilterSet):
 
     class Meta:
         model = TokenUsage
-        fields = ["session", "model", "task_key", "sprint_key", "agent", "operation"]
+        fields = ["session", "model", "task_key", "sprint_key", "agent", "operation", "iteration"]
 
 
 class ModelPriceFilterSet(RalphFilterSet):

@@ -168,8 +168,8 @@ class TokenUsageSerializer(RalphModelSerializer):
         model = TokenUsage
         fields = ["id", "session", "task_key", "sprint_key", "model", "input_tokens", "output_tokens",
                   "cached_read_tokens", "cached_write_tokens", "reasoning_tokens", "cost_usd", "is_estimated",
-                  "operation", "agent", "recorded_at", "request_id", "source", "source_id"]
-        read_only_fields = ["id", "is_estimated", "source", "source_id"]
+                  "operation", "agent", "recorded_at", "request_id", "source", "source_id", "iteration"]
+        read_only_fields = ["id", "is_estimated", "source", "source_id", "iteration"]
         # No uniqueness validator: a repeated (session, request_id) is answered by the service with the
         # row that counts the call. (DRF 3.16.0 also replaced the declared `session` by a HiddenField
         # for that unique constraint, dropping every row's session.)

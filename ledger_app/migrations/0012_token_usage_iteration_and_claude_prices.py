@@ -59,5 +59,9 @@ class Migration(migrations.Migration):
             name='iteration',
             field=models.PositiveIntegerField(blank=True, editable=False, help_text="The session's iteration the call was made in, when known.", null=True),
         ),
+        migrations.AddIndex(
+            model_name='tokenusage',
+            index=models.Index(fields=['iteration'], name='tokenusage_iteration'),
+        ),
         migrations.RunPython(prices_add, prices_remove),
     ]

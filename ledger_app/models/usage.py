@@ -127,6 +127,7 @@ class TokenUsage(UsageSums):
             models.Index(fields=["sprint_key"], name="tokenusage_sprint"),
             models.Index(fields=["agent"], name="tokenusage_agent"),
             models.Index(fields=["operation"], name="tokenusage_operation"),
+            models.Index(fields=["iteration"], name="tokenusage_iteration"),
         ]
 
     def __str__(self) -> str:

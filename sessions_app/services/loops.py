@@ -23,7 +23,7 @@ from sessions_app.models import (
 )
 from sessions_app.services.base import lock_rows, session_open_check
 from sessions_app.services.questions import signal_take
-from sessions_app.services.sessions import session_finish, session_update
+from sessions_app.services.sessions import iteration_update, session_finish, session_update
 
 PAUSE_POLL_SECONDS = 5  # how long a held Stop hook waits before asking again
 REVIEW_MAX_CHARS = 4000  # the last assistant message kept as the iteration's review
@@ -145,8 +145,11 @@ def _recorded_decision(recorded: dict[str, Any]) -> TurnDecision:
 def _turn_record(*, loop_run: LoopRun, decision: TurnDecision, turn_key: str, last_assistant_message: str) -> LoopRun:
     session = lock_rows(Session.objects.filter(pk=loop_run.session_id)).get()
     now = timezone.now()
-    Iteration.objects.filter(session=session, number=session.current_iteration, completed_at__isnull=True).update(
-        completed_at=now, review_content=last_assistant_message[:REVIEW_MAX_CHARS], updated_at=now)
+    iteration = Iteration.objects.filter(session=session, number=session.current_iteration,
+                                         completed_at__isnull=True).first()
+    if iteration is not None:
+        iteration_update(iteration=iteration, data={"completed_at": now,
+                                                    "review_content": last_assistant_message[:REVIEW_MAX_CHARS]})
     changes: dict[str, Any] = {
         "iterations": loop_run.iterations + 1,
         "last_turn": {"key": turn_key, "action": decision.action.value, "reason": decision.reason.value,

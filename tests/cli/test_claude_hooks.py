@@ -150,8 +150,24 @@ def test_claude_init_sets_the_project_up_once(project: Project) -> None:
     mcp = json.loads((project.root / ".mcp.json").read_text())["mcpServers"]["ralph-site"]
     assert mcp["url"] == project.url + "/mcp/" and "RALPH_TOKEN" not in json.dumps(mcp)
     headers = project.ralph("claude", "mcp-headers")
-    assert json.loads(headers.stdout) == {"Authorization": f"Token {project.server.token}"}  # the environment's
+    # The project's own token, not the environment's (Claude Code starts the helper in the project).
+    assert json.loads(headers.stdout) == {"Authorization": f"Token {local['env']['RALPH_TOKEN']}"}
     tokens = project.api("/api/v1/tokens/?page_size=100")["results"]
     assert [t["project_path"] for t in tokens if t["scope"] == "project"].count(str(project.root)) == 1
     assert ".claude/settings.local.json" in (project.root / ".gitignore").read_text()
     assert (project.root / ".claude" / "commands" / "ralph-loop.md").read_text().count("loop start") == 2
+
+
+def test_a_paused_stop_hook_asks_again_until_the_pause_ends(project: Project) -> None:
+    """The Pause outlives the loop's one-second pause timeout while the hook waits: asked again, the server takes it
+    and the loop goes on (had the first ask come after the second, it goes on at once: the same answer)."""
+    started = project.ralph("loop", "start", "Go on.", "--pause-timeout", "1", "--claude-session",
+                            project.claude_session)
+    assert started.returncode == 0, started.stderr
+    session = project.session()["id"]
+    status, _, body = _request(project.server, "POST", "/api/v1/signals/", headers={"Content-Type": "application/json"},
+                               body=json.dumps({"session": session, "type": "pause", "message": ""}))
+    assert status == 201, body
+    assert project.hook("Stop", last_assistant_message="step 1")[0] == {"decision": "block", "reason": "Go on."}
+    [pause] = project.api(f"/api/v1/signals/?session={session}")["results"]
+    assert (pause["is_processed"], pause["processed_by"]) == (True, "claude-code (pause timeout)")

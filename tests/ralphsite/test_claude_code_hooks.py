@@ -135,6 +135,24 @@ def test_it_prices_a_model_it_has_no_price_for_at_zero_and_keeps_its_tokens(api:
     assert (row.input_tokens, row.cost_usd) == (100, Decimal(0))
 
 
+def test_a_session_that_ended_runs_again_when_claude_code_resumes_it(api: APIClient) -> None:
+    hook(api, "SessionStart", source="startup")
+    hook(api, "SessionEnd", reason="other")
+    session = Session.objects.get(key=CLAUDE)
+    assert (session.status, session.exit_reason) == ("stopped", "Claude Code session ended (other)")
+    hook(api, "SessionStart", source="resume", cwd=f"{PROJECT}/src")  # a subdirectory is the same project
+    session.refresh_from_db()
+    assert session.status == "running" and session.project_path == PROJECT
+
+
+def test_a_completed_session_stays_completed_and_still_records(api: APIClient) -> None:
+    start_loop(api)
+    hook(api, "Stop", entries=a_turn(), last_assistant_message="<promise>ALL GREEN</promise>")
+    hook(api, "UserPromptSubmit", prompt="one more thing", entries=[user_entry("one more thing")], offset=200)
+    assert Session.objects.get(key=CLAUDE).status == "completed"
+    assert Message.objects.filter(content="one more thing").exists()
+
+
 # -- the loop -------------------------------------------------------------------------------------
 
 def stop(api: APIClient, offset: int, message: str = "Working on it.") -> dict[str, Any]:
@@ -177,6 +195,8 @@ def test_each_turns_usage_is_in_its_iteration(api: APIClient) -> None:
     hook(api, "Stop", entries=assistant_entries("msg_a", text("one")), next_offset=10)
     hook(api, "Stop", entries=assistant_entries("msg_b", text("two")), offset=10, next_offset=20)
     assert dict(TokenUsage.objects.values_list("request_id", "iteration")) == {"msg_a": 1, "msg_b": 2}
+    rows = api.get("/api/v1/token-usage/", {"iteration": 2}).json()["results"]
+    assert [(row["request_id"], row["iteration"]) for row in rows] == [("msg_b", 2)]
 
 
 def test_a_loop_stops_at_its_iteration_limit(api: APIClient) -> None:
@@ -289,7 +309,7 @@ def test_it_refuses_a_bad_hook_with_a_400_and_its_code(api: APIClient, body: dic
 
 @pytest.mark.parametrize(("fields", "code"), [
     ({"max_iterations": 0}, "validation_error"), ({"prompt": ""}, "validation_error"),
-    ({"project_path": "here"}, "invalid_project_path"), ({"claude_session_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
+    ({"project_path": "here"}, "validation_error"), ({"claude_session_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV"},
                                                           "invalid_session_id"),
 ])
 def test_it_refuses_a_bad_loop_with_a_400_and_its_code(api: APIClient, fields: dict[str, Any], code: str) -> None:

@@ -20,7 +20,7 @@ from conversations_app.services import chat_create, message_append, message_upda
 from ledger_app.models import TokenUsage
 from ledger_app.services import PriceList, usage_record
 from ralphsite.agents.claude_code.context import session_start_context
-from ralphsite.agents.claude_code.sessions import claude_session_get, project_of
+from ralphsite.agents.claude_code.sessions import claude_session_get
 from ralphsite.agents.claude_code.transcript import TranscriptBatch, transcript_read
 from ralphsite.core.access import Scope
 from ralphsite.core.errors import InvalidInput
@@ -62,8 +62,8 @@ def claude_code_hook_record(*, scope: Scope, event: str, payload: dict[str, Any]
                            details={"event": [f"{event!r} is not {payload.get('hook_event_name')!r}."]})
     batch = transcript_read(transcript.get("entries", []))
     with transaction.atomic():
-        session, _created = claude_session_get(scope=scope, key=claude_session, reopen=event in _REOPENING_EVENTS,
-                                               project_path=project_of(scope=scope, path=cwd))
+        session, _created = claude_session_get(scope=scope, key=claude_session, path=cwd,
+                                               reopen=event in _REOPENING_EVENTS)
         _conversation_record(session=session, batch=batch)
         _usage_record(session=session, batch=batch)
         if event in ("PostToolUse", "PostToolUseFailure"):
@@ -188,7 +188,8 @@ def _event_answer(*, session: Session, event: str, payload: dict[str, Any], batc
                                        "additionalContext": session_start_context(session=session)}}, None
     if event == "UserPromptSubmit":
         prompt = payload.get("prompt")
-        if isinstance(prompt, str) and prompt and not session.user_request:
+        if isinstance(prompt, str) and prompt and not session.user_request \
+                and session.status not in FINISHED_SESSION_STATUSES:
             session_update(session=session, data={"user_request": prompt[:100_000]}, agent=LOOP_AGENT)
         return {}, None
     if event == "Stop":
@@ -207,8 +208,9 @@ def _event_answer(*, session: Session, event: str, payload: dict[str, Any], batc
                 if turn.decision.action == TurnAction.CONTINUE else {}), turn
     if event == "SessionEnd" and session.status not in FINISHED_SESSION_STATUSES \
             and loop_run_running(session_id=session.pk) is None:
+        # Stopped, not completed: Claude Code resumes a session (`--continue`), and a completed one is final.
         reason = payload.get("reason")
-        session_finish(session=session, status="completed", agent=LOOP_AGENT,
+        session_finish(session=session, status="stopped", agent=LOOP_AGENT,
                        exit_reason=f"Claude Code session ended ({reason})"[:200] if isinstance(reason, str) else "")
     return {}, None
 

@@ -16,7 +16,7 @@ def claude_code_loop_start(*, scope: Scope, project_path: str, prompt: str, max_
     project = project_of(scope=scope, path=project_path)
     with transaction.atomic():
         if claude_session_id:
-            session, _ = claude_session_get(scope=scope, key=claude_session_id, project_path=project, reopen=True)
+            session, _ = claude_session_get(scope=scope, key=claude_session_id, path=project_path, reopen=True)
         else:
             session = pending_loop_session_create(project_path=project)
         return loop_run_start(session=session, prompt=prompt, max_iterations=max_iterations,

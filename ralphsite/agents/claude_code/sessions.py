@@ -10,7 +10,7 @@ from ralphsite.core.access import Scope
 from ralphsite.core.addressing import as_ulid
 from ralphsite.core.errors import InvalidInput, PermissionDenied
 from ralphsite.core.models import TokenScope
-from sessions_app.models import FINISHED_SESSION_STATUSES, LoopRun, LoopRunStatus, Session
+from sessions_app.models import FINISHED_SESSION_STATUSES, LoopRun, LoopRunStatus, Session, SessionStatus
 from sessions_app.services.loops import LOOP_AGENT, loop_run_move
 from sessions_app.services.sessions import (
     session_create,
@@ -36,11 +36,14 @@ def project_of(*, scope: Scope, path: str) -> str:
         return path.rstrip("/") or "/"
     project = scope.project_path if scope.kind == TokenScope.PROJECT else (
         Session.objects.filter(pk=scope.session_id).values_list("project_path", flat=True).first() or "")
-    inside = PurePosixPath(path) == PurePosixPath(project) or PurePosixPath(project) in PurePosixPath(path).parents
-    if project and inside:
+    if project and path_inside(path, project):
         return project
     raise PermissionDenied(f"{path[:200]!r} is not in this token's project {project!r}.", code="project_out_of_scope",
                            details={"cwd": path[:1000], "project_path": project})
+
+
+def path_inside(path: str, directory: str) -> bool:
+    return PurePosixPath(path) == PurePosixPath(directory) or PurePosixPath(directory) in PurePosixPath(path).parents
 
 
 def claude_session_key_check(key: str) -> None:
@@ -49,21 +52,22 @@ def claude_session_key_check(key: str) -> None:
                            details={"session_id": [f"1 to {SESSION_KEY_MAX} characters, not shaped like a ULID."]})
 
 
-def claude_session_get(*, scope: Scope, key: str, project_path: str, reopen: bool) -> tuple[Session, bool]:
-    """The session keyed by the Claude Code session id, made on first sight (joining the project's pending loop, if
-    one waits); (session, created). A finished one runs again when `reopen` (Claude Code resumed or prompted in it).
-    A session of that key out of the token's scope is a 403 `session_out_of_scope`."""
+def claude_session_get(*, scope: Scope, key: str, path: str, reopen: bool) -> tuple[Session, bool]:
+    """The session keyed by the Claude Code session id, made on first sight in the project of `path` (joining the
+    project's pending loop, if one waits); (session, created). A stopped one runs again when `reopen` (Claude Code
+    resumed or prompted in it; a completed one stays completed: seed 001's rule). A session of that key out of the
+    token's scope, or whose project `path` is not in, is a 403 `session_out_of_scope`."""
     claude_session_key_check(key)
+    project_path = project_of(scope=scope, path=path)
     session = Session.objects.filter(key=key).first()
+    created = session is None
     if session is None:
         session, created = _session_made(key=key, project_path=project_path)
-    else:
-        created = False
-    if not scope.contains(session) or session.project_path != project_path:
+    if not scope.contains(session) or not path_inside(path, session.project_path or "/"):
         raise PermissionDenied(f"Claude Code session {key} belongs to another project.", code="session_out_of_scope",
                                details={"session_id": key})
-    _pending_loop_join(session=session, project_path=project_path)
-    if reopen and session.status in FINISHED_SESSION_STATUSES:
+    _pending_loop_join(session=session, project_path=session.project_path)
+    if reopen and session.status in FINISHED_SESSION_STATUSES and session.status != SessionStatus.COMPLETED:
         session_resume(session=session, agent=LOOP_AGENT, force=True)
         session.refresh_from_db()
     return session, created

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -35,21 +35,27 @@ class TranscriptSliceSerializer(RalphInputSerializer):
         return attrs
 
 
-class HookInputSerializer(RalphInputSerializer):
-    event = serializers.RegexField(r"^[A-Za-z]{1,64}$", max_length=64,
-                                   help_text="The hook event name (SessionStart, Stop, PostToolUse, …).")
-    payload = StorableJSONField(help_text="The hook's standard input as Claude Code sent it (a JSON object).")
-    transcript = TranscriptSliceSerializer(required=False)
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JSONObjectField(StorableJSONField):
+    """A JSON object (a hook's input)."""
 
-    def validate_payload(self, value: Any) -> dict[str, Any]:
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("A JSON object.")
         return value
 
 
+class HookInputSerializer(RalphInputSerializer):
+    event = serializers.RegexField(r"^[A-Za-z]{1,64}$", max_length=64,
+                                   help_text="The hook event name (SessionStart, Stop, PostToolUse, …).")
+    payload = JSONObjectField(help_text="The hook's standard input as Claude Code sent it.")
+    transcript = TranscriptSliceSerializer(required=False)
+
+
 class LoopStateSerializer(serializers.Serializer):
     id = serializers.CharField()
-    state = serializers.ChoiceField(choices=["running", "paused", "completed", "stopped"])
+    state = serializers.CharField(help_text="running, paused, completed or stopped.")
     iteration = serializers.IntegerField(help_text="Turns the loop has completed.")
     max_iterations = serializers.IntegerField(allow_null=True)
     wait_seconds = serializers.IntegerField(allow_null=True, help_text="Paused: ask again after this many seconds.")
@@ -62,7 +68,8 @@ class HookAnswerSerializer(serializers.Serializer):
 
 
 class LoopStartSerializer(RalphInputSerializer):
-    project_path = serializers.CharField(max_length=1000, help_text="The project's absolute path (Claude's cwd).")
+    project_path = serializers.RegexField(r"^/", max_length=1000,
+                                          help_text="The project's absolute path (Claude Code's cwd).")
     prompt = serializers.CharField(max_length=100_000, help_text="Fed back to Claude Code at the end of each turn.")
     max_iterations = serializers.IntegerField(min_value=1, max_value=1_000_000, allow_null=True, required=False,
                                               default=None, help_text="Turns at most; null: no limit.")

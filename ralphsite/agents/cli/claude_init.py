@@ -160,5 +160,6 @@ def local_settings_env(start: Path) -> dict[str, str]:
 
 
 def mcp_headers(project: Path) -> dict[str, str]:
-    token = os.environ.get("RALPH_TOKEN") or local_settings_env(project).get("RALPH_TOKEN", "")
+    """The project's own token first (Claude Code starts the helper in the project, with little of its env)."""
+    token = local_settings_env(project).get("RALPH_TOKEN") or os.environ.get("RALPH_TOKEN", "")
     return {"Authorization": f"Token {token}"} if token else {}
