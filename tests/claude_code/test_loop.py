@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.claude_code.cli import MODEL
 from tests.claude_code.messages_stub import MessagesStub, RecordedRequest, Usage
-from tests.claude_code.project import ClaudeProject, mcp_tool, new_project
+from tests.claude_code.project import ALLOWED_TOOLS, ClaudeProject, mcp_tool, new_project
 from tests.claude_code.script import (
     API,
     Iteration,
@@ -174,4 +175,53 @@ def test_it_stops_at_the_operators_stop(project: ClaudeProject) -> None:
     assert (loop_run["status"], loop_run["iterations"]) == ("stopped", 2)
     assert set(seen.usage_by_request()) == {"msg_stop_1", "msg_stop_2"}
     assert [signal["is_processed"] for signal in every(operator, "signals", session=claude_session)] == [True]
+    operator.close()
+
+
+def test_it_goes_on_after_the_clis_turn_cap_when_the_session_resumes(project: ClaudeProject) -> None:
+    """The CLI has no limit on consecutive Stop-hook blocks; `--max-turns` is its only cap, and it ends the run
+    right after a Stop hook blocked (that block's prompt is never sent). The loop stays running in Ralph Site,
+    and the resumed session goes on with it."""
+    claude_session = "c7d8e9f0-1a2b-4c3d-8e4f-5a6b7c8d9e0f"
+    _loop_start(project, max_iterations=10)
+    project.stub.load([turn("msg_cap_1", Usage(300, 10), "Step 1 done."),
+                       turn("msg_cap_2", Usage(400, 11), "Step 2 done.")])
+    capped = project.claude("-p", PROMPT, "--session-id", claude_session, "--max-turns", "2", "--output-format",
+                            "json", "--model", MODEL, "--allowed-tools", *ALLOWED_TOOLS)
+    assert (capped.status, capped.result()["subtype"], project.stub.turns_used) == (1, "error_max_turns", 2)
+
+    operator = project.operator()
+    [loop_run] = recorded(operator, claude_session).loop_runs
+    assert (loop_run["status"], loop_run["iterations"]) == ("running", 2)
+
+    project.stub.load([turn("msg_cap_3", Usage(500, 12), f"Done. {promise(PROMISE)}")])
+    resumed = project.claude("-p", "Go on.", "--resume", claude_session, "--output-format", "json", "--model", MODEL,
+                             "--allowed-tools", *ALLOWED_TOOLS)
+    assert (resumed.status, resumed.result()["result"]) == (0, f"Done. {promise(PROMISE)}"), resumed.stderr
+    seen = recorded(operator, claude_session)
+    [loop_run] = seen.loop_runs
+    assert (loop_run["status"], loop_run["iterations"], seen.session["status"]) == ("success", 3, "completed")
+    assert set(seen.usage_by_request()) == {"msg_cap_1", "msg_cap_2", "msg_cap_3"}
+    operator.close()
+
+
+def test_it_starts_a_loop_with_the_slash_command_init_wrote(project: ClaudeProject) -> None:
+    """`/ralph-loop "PROMPT" --max-iterations N --completion-promise TEXT` in the session starts the loop there."""
+    claude_session = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+    project.stub.load([turn("msg_slash_1", Usage(700, 30), "Step 1 done."),
+                       turn("msg_slash_2", Usage(800, 31), f"Done. {promise(PROMISE)}")])
+
+    _, run = project.loop(f'/ralph-loop "{PROMPT}" --max-iterations 3 --completion-promise "{PROMISE}"',
+                          session_id=claude_session)
+
+    assert (run.status, run.result()["result"]) == (0, f"Done. {promise(PROMISE)}"), run.stderr
+    first, second = project.stub.turn_requests()
+    assert "Ralph loop" in first.last_user_text() and PROMPT in first.last_user_text()
+    assert second.last_user_text() == stop_feedback(PROMPT)
+    operator = project.operator()
+    seen = recorded(operator, claude_session)
+    [loop_run] = seen.loop_runs
+    assert (loop_run["status"], loop_run["iterations"], loop_run["task"], loop_run["max_iterations"]) == (
+        "success", 2, PROMPT, 3)
+    assert seen.session["status"] == "completed"
     operator.close()
