@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ralphsite.agents.cli import hooks
 from tests.claude_code_transcript import assistant_entries, text, tool_use, user_entry
 from tests.cli.conftest import RALPH
 from tests.live_gunicorn import LiveGunicorn
@@ -171,3 +172,24 @@ def test_a_paused_stop_hook_asks_again_until_the_pause_ends(project: Project) ->
     assert project.hook("Stop", last_assistant_message="step 1")[0] == {"decision": "block", "reason": "Go on."}
     [pause] = project.api(f"/api/v1/signals/?session={session}")["results"]
     assert (pause["is_processed"], pause["processed_by"]) == (True, "claude-code (pause timeout)")
+
+
+def test_the_stop_hook_waits_for_the_turns_last_entry_to_reach_the_transcript(tmp_path: Path, monkeypatch) -> None:
+    """Claude Code appends its transcript every 100 ms: the entry saying the last message may come after the Stop
+    hook started. Here it arrives at the hook's first wait (in process: no clock involved)."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps(user_entry("Go")) + "\n")
+    late = assistant_entries("msg_late", text("All done."))
+
+    def entry_arrives(_seconds: float) -> None:
+        transcript.write_text(transcript.read_text() + "".join(json.dumps(entry) + "\n" for entry in late))
+
+    monkeypatch.setattr(hooks.time, "sleep", entry_arrives)
+    state = hooks.HookState(tmp_path)
+    payload = {"session_id": "s", "transcript_path": str(transcript), "last_assistant_message": "All done."}
+    [record], _ = state.spool_records("Stop", payload)
+    entries = json.loads(record.read_text())["transcript"]["entries"]
+    assert [entry["type"] for entry in entries] == ["user", "assistant"]
+    # Another event does not wait for it.
+    monkeypatch.setattr(hooks.time, "sleep", lambda _seconds: pytest.fail("waited"))
+    hooks.HookState(tmp_path / "other").spool_records("PostToolUse", payload)

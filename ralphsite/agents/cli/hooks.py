@@ -107,6 +107,32 @@ def transcript_slices(path: str, offset: int) -> Iterator[dict[str, Any]]:
     yield {"offset": position, "next_offset": offset + start, "entries": entries}
 
 
+TURN_WAIT_SECONDS = 2.0
+TURN_POLL_SECONDS = 0.05
+
+
+def _says(entry: dict[str, Any], text: str) -> bool:
+    message = entry.get("message") if entry.get("type") == "assistant" else None
+    blocks = message.get("content") if isinstance(message, dict) else None
+    return isinstance(blocks, list) and any(
+        isinstance(block, dict) and isinstance(block.get("text"), str) and block["text"].strip()
+        and text.endswith(block["text"].strip()) for block in blocks)
+
+
+def _turn_slices(path: str, offset: int, last_assistant_message: Any) -> list[dict[str, Any]]:
+    """The transcript's new slices. At a Stop, the turn's last assistant entry may not be in the file yet (Claude
+    Code 2.1.112 appends its queue every 100 ms, and nothing flushes it before the Stop hook): read again, briefly,
+    until the entry saying `last_assistant_message` is there, so the turn's usage is recorded in its own iteration."""
+    wanted = last_assistant_message.strip() if isinstance(last_assistant_message, str) else ""
+    give_up = time.monotonic() + TURN_WAIT_SECONDS
+    while True:
+        slices = list(transcript_slices(path, offset))
+        if not wanted or time.monotonic() >= give_up or any(
+                _says(entry, wanted) for part in slices for entry in part["entries"]):
+            return slices
+        time.sleep(TURN_POLL_SECONDS)
+
+
 class HookState:
     """The project's hook state: offsets per Claude Code session, the spool, the local loop copy."""
 
@@ -137,7 +163,8 @@ class HookState:
         transcript = payload.get("transcript_path")
         # No transcript yet (SessionStart and the first UserPromptSubmit come before Claude Code writes it): the
         # record carries no entries.
-        slices = (list(transcript_slices(transcript, offset)) if isinstance(transcript, str) and transcript else []
+        awaited = payload.get("last_assistant_message") if event == "Stop" else None
+        slices = (_turn_slices(transcript, offset, awaited) if isinstance(transcript, str) and transcript else []
                   ) or [{"offset": offset, "next_offset": offset, "entries": []}]
         paths = []
         for number, part in enumerate(slices):
