@@ -3,13 +3,12 @@
 promise; and stopped by the operator. Each test is one CLI run (a few seconds)."""
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from tests.claude_code.cli import MODEL
-from tests.claude_code.messages_stub import MessagesStub, RecordedRequest, Usage
-from tests.claude_code.project import ALLOWED_TOOLS, ClaudeProject, mcp_tool, new_project
+from tests.claude_code.messages_stub import RecordedRequest, Usage
+from tests.claude_code.project import ALLOWED_TOOLS, ClaudeProject, mcp_tool
 from tests.claude_code.script import (
     API,
     Iteration,
@@ -26,19 +25,12 @@ from tests.claude_code.script import (
     turn,
     usage_fields,
 )
-from tests.live_gunicorn import LiveGunicorn
 
 pytestmark = pytest.mark.smoke
 
 PROMPT = "Make progress.txt say done, one step a turn."
 STEER = "Say steered first."
 PROMISE = "ALL DONE"
-
-
-@pytest.fixture
-def project(tmp_path: Path, gunicorn_server: LiveGunicorn, messages_stub: MessagesStub) -> ClaudeProject:
-    return new_project(tmp_path, server_url=gunicorn_server.url, admin_token=gunicorn_server.token,
-                       stub=messages_stub)
 
 
 def _loop_start(project: ClaudeProject, *, max_iterations: int) -> None:
@@ -157,9 +149,10 @@ def test_it_stops_at_the_operators_stop(project: ClaudeProject) -> None:
     _loop_start(project, max_iterations=10)
     iterations = [
         Iteration((turn("msg_stop_1", Usage(500, 10), "Step 1 done."),)),
-        # The operator stops the loop during the second turn: it ends at that turn's Stop hook.
+        # The operator stops the loop during the second turn, as docs/agents.md shows: it ends at that turn's Stop.
         Iteration((turn("msg_stop_2", Usage(600, 12), "Step 2 done.",
-                        before=_signal(project, claude_session, "stop")),)),
+                        before=lambda request: project.ralph("signal", "send", "stop", "", "--session",
+                                                             claude_session)),)),
         Iteration((turn("msg_stop_3", Usage(700, 14), "Never asked for."),)),
     ]
     project.stub.load(script_of(iterations))
@@ -178,6 +171,8 @@ def test_it_stops_at_the_operators_stop(project: ClaudeProject) -> None:
     operator.close()
 
 
+@pytest.mark.xfail(strict=True, reason="the resumed session's synthetic assistant entry (model <synthetic>, "
+                   "a UUID for id, no usage) is recorded as a call; fixed on the product branch, not merged yet")
 def test_it_goes_on_after_the_clis_turn_cap_when_the_session_resumes(project: ClaudeProject) -> None:
     """The CLI has no limit on consecutive Stop-hook blocks; `--max-turns` is its only cap, and it ends the run
     right after a Stop hook blocked (that block's prompt is never sent). The loop stays running in Ralph Site,

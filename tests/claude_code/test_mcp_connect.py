@@ -2,21 +2,13 @@
 connected with the project token the init wrote into the local settings, and with no other."""
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.claude_code.messages_stub import MessagesStub
-from tests.claude_code.project import MCP_SERVER, ClaudeProject, new_project
+from tests.claude_code.project import MCP_SERVER, ClaudeProject
 from tests.live_gunicorn import LiveGunicorn
 
 pytestmark = pytest.mark.smoke
-
-
-@pytest.fixture
-def project(tmp_path: Path, gunicorn_server: LiveGunicorn, messages_stub: MessagesStub) -> ClaudeProject:
-    return new_project(tmp_path, server_url=gunicorn_server.url, admin_token=gunicorn_server.token,
-                       stub=messages_stub)
 
 
 def _mcp_line(project: ClaudeProject) -> str:

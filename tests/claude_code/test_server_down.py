@@ -43,7 +43,8 @@ def server() -> Iterator[BenchServer]:
 
 
 @pytest.fixture
-def project(tmp_path: Path, server: BenchServer, messages_stub: MessagesStub) -> ClaudeProject:
+def project(tmp_path: Path, claude_cli: Path, messages_stub: MessagesStub, server: BenchServer) -> ClaudeProject:
+    """The conftest's project, against this module's own server."""
     return new_project(tmp_path, server_url=f"http://127.0.0.1:{server.port}", admin_token=server.admin_token(),
                        stub=messages_stub)
 
