@@ -38,7 +38,7 @@ claude-code: $(CLAUDE_CODE_DIR)/node_modules/.installed
 
 # `make test` runs the Claude Code tests when npm can install the CLI; without npm they skip, saying why.
 claude-code-if-npm:
-	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory claude-code; \
+	@if command -v npm >/dev/null; then $(MAKE) -s --no-print-directory claude-code; \
 	else echo "npm not found: the Claude Code tests (tests/claude_code/) will be skipped"; fi
 
 run: install-run
