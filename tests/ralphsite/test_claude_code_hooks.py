@@ -251,6 +251,14 @@ def test_a_pending_loop_joins_a_session_that_already_exists(api: APIClient) -> N
     assert LoopRun.objects.get().session.key == CLAUDE
 
 
+def test_a_pending_loop_is_not_taken_by_a_late_record_of_another_session(api: APIClient) -> None:
+    start_loop(api, claude_session_id=None)
+    hook(api, "SessionEnd", session_id="0d0e0f10-aaaa-4bbb-8ccc-000000000001", reason="other")
+    assert LoopRun.objects.get().session.key == ""
+    hook(api, "UserPromptSubmit", prompt="go")
+    assert LoopRun.objects.get().session.key == CLAUDE
+
+
 # -- SessionStart's context -------------------------------------------------------------------------
 
 def test_session_start_gives_back_steers_questions_tasks_and_memory_within_its_budget(api: APIClient) -> None:

@@ -63,7 +63,8 @@ def claude_code_hook_record(*, scope: Scope, event: str, payload: dict[str, Any]
     batch = transcript_read(transcript.get("entries", []))
     with transaction.atomic():
         session, _created = claude_session_get(scope=scope, key=claude_session, path=cwd,
-                                               reopen=event in _REOPENING_EVENTS)
+                                               reopen=event in _REOPENING_EVENTS,
+                                               join_pending=event in _REOPENING_EVENTS | {"Stop"})
         _conversation_record(session=session, batch=batch)
         _usage_record(session=session, batch=batch)
         if event in ("PostToolUse", "PostToolUseFailure"):

@@ -52,29 +52,32 @@ def claude_session_key_check(key: str) -> None:
                            details={"session_id": [f"1 to {SESSION_KEY_MAX} characters, not shaped like a ULID."]})
 
 
-def claude_session_get(*, scope: Scope, key: str, path: str, reopen: bool) -> tuple[Session, bool]:
+def claude_session_get(*, scope: Scope, key: str, path: str, reopen: bool, join_pending: bool = True
+                       ) -> tuple[Session, bool]:
     """The session keyed by the Claude Code session id, made on first sight in the project of `path` (joining the
     project's pending loop, if one waits); (session, created). A stopped one runs again when `reopen` (Claude Code
     resumed or prompted in it; a completed one stays completed: seed 001's rule). A session of that key out of the
-    token's scope, or whose project `path` is not in, is a 403 `session_out_of_scope`."""
+    token's scope, or whose project `path` is not in, is a 403 `session_out_of_scope`. `join_pending`: a loop waiting
+    in the project joins this session (a hook of live work; not a late record of an old session)."""
     claude_session_key_check(key)
     project_path = project_of(scope=scope, path=path)
     session = Session.objects.filter(key=key).first()
     created = session is None
     if session is None:
-        session, created = _session_made(key=key, project_path=project_path)
+        session, created = _session_made(key=key, project_path=project_path, join_pending=join_pending)
     if not scope.contains(session) or not path_inside(path, session.project_path or "/"):
         raise PermissionDenied(f"Claude Code session {key} belongs to another project.", code="session_out_of_scope",
                                details={"session_id": key})
-    _pending_loop_join(session=session, project_path=session.project_path)
+    if join_pending:
+        _pending_loop_join(session=session, project_path=session.project_path)
     if reopen and session.status in FINISHED_SESSION_STATUSES and session.status != SessionStatus.COMPLETED:
         session_resume(session=session, agent=LOOP_AGENT, force=True)
         session.refresh_from_db()
     return session, created
 
 
-def _session_made(*, key: str, project_path: str) -> tuple[Session, bool]:
-    pending = _pending_loop_session(project_path)
+def _session_made(*, key: str, project_path: str, join_pending: bool) -> tuple[Session, bool]:
+    pending = _pending_loop_session(project_path) if join_pending else None
     if pending is not None:
         return session_update(session=pending, data={"key": key, "command": CLAUDE_CODE_COMMAND}), True
     try:
