@@ -28,6 +28,7 @@ but not yet its tool_result (which the hook's input carries); at Stop the turn's
 import itertools
 import json
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -158,6 +159,7 @@ class MessagesStub:
 
     script: list[Turn] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # a turn's `before` that failed, with its traceback
     _next_turn: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -171,7 +173,7 @@ class MessagesStub:
     def load(self, turns: list[Turn]) -> None:
         """A new script for the next CLI run (the record of the previous one is cleared)."""
         with self._lock:
-            self.script, self.requests, self._next_turn = list(turns), [], 0
+            self.script, self.requests, self.errors, self._next_turn = list(turns), [], [], 0
 
     @property
     def turns_used(self) -> int:
@@ -217,7 +219,12 @@ class MessagesStub:
             turn = self.script[index]
             request = self._record(method, path, headers, body, "turn", index)
         if turn.before is not None:
-            turn.before(request)
+            try:
+                turn.before(request)
+            except Exception:  # the test's own action failed: end the run at once (a 400), say why in `errors`
+                self.errors.append(traceback.format_exc())
+                return 400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                        "message": f"turn {index}'s before failed"}}, False
         return 200, turn.message(), stream
 
     def _record(self, method: str, path: str, headers: dict[str, str], body: Any, kind: str,

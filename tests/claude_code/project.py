@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,6 @@ class ClaudeProject:
     server_url: str
     admin_token: str
     stub: MessagesStub
-    runs: list[ClaudeRun] = field(default_factory=list)
 
     def ralph(self, *args: str, token: str | None = None) -> subprocess.CompletedProcess[str]:
         """`ralph` run in the project as its user does (RALPH_URL and RALPH_TOKEN from the environment)."""
@@ -59,7 +58,7 @@ class ClaudeProject:
     def claude(self, *args: str) -> ClaudeRun:
         env = headless_env(stub_url=self.stub.url, home=self.home)
         run = run_claude(args, cwd=self.root, env=env)
-        self.runs.append(run)
+        assert not self.stub.errors, "a scripted turn's action failed:\n" + "\n".join(self.stub.errors)
         return run
 
     def loop(self, prompt: str, *, session_id: str | None = None) -> tuple[str, ClaudeRun]:
