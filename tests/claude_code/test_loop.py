@@ -171,8 +171,6 @@ def test_it_stops_at_the_operators_stop(project: ClaudeProject) -> None:
     operator.close()
 
 
-@pytest.mark.xfail(strict=True, reason="the resumed session's synthetic assistant entry (model <synthetic>, "
-                   "a UUID for id, no usage) is recorded as a call; fixed on the product branch, not merged yet")
 def test_it_goes_on_after_the_clis_turn_cap_when_the_session_resumes(project: ClaudeProject) -> None:
     """The CLI has no limit on consecutive Stop-hook blocks; `--max-turns` is its only cap, and it ends the run
     right after a Stop hook blocked (that block's prompt is never sent). The loop stays running in Ralph Site,

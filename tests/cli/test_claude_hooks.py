@@ -193,3 +193,19 @@ def test_the_stop_hook_waits_for_the_turns_last_entry_to_reach_the_transcript(tm
     # Another event does not wait for it.
     monkeypatch.setattr(hooks.time, "sleep", lambda _seconds: pytest.fail("waited"))
     hooks.HookState(tmp_path / "other").spool_records("PostToolUse", payload)
+
+
+def test_loop_continue_takes_the_pause_and_leaves_the_steer(project: Project) -> None:
+    started = project.ralph("loop", "start", "Go on.", "--claude-session", project.claude_session)
+    assert started.returncode == 0, started.stderr
+    session = project.session()["id"]
+    for kind, message in (("steer", "Parser first."), ("pause", "")):
+        status, _, body = _request(project.server, "POST", "/api/v1/signals/",
+                                   headers={"Content-Type": "application/json"},
+                                   body=json.dumps({"session": session, "type": kind, "message": message}))
+        assert status == 201, body
+    assert project.ralph("loop", "continue", "--session", project.claude_session).returncode == 0
+    signals = {s["type"]: s["is_processed"] for s in project.api(f"/api/v1/signals/?session={session}")["results"]}
+    assert signals == {"steer": False, "pause": True}
+    assert project.ralph("loop", "continue", "--session", project.claude_session).returncode == 3
+    assert project.hook("Stop", last_assistant_message="x")[0] == {"decision": "block", "reason": "Parser first."}

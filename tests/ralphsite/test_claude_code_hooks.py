@@ -111,6 +111,8 @@ def test_it_ignores_entries_it_does_not_know(api: APIClient) -> None:
             {"type": "summary", "summary": "x"}, {"type": "file-history-snapshot"}, {"type": "assistant"},
             {"type": "user", "uuid": "u1", "message": "not an object"}, {"no": "type"},
             {"type": "assistant", "uuid": "u2", "message": {"id": 5, "content": [{"type": "thinking"}], "usage": "x"}}]
+    junk += assistant_entries("0b7a1d2e-synthetic", text("No response requested."), model="<synthetic>",
+                              usage={"input_tokens": 0, "output_tokens": 0})
     assert hook(api, "PreCompact", entries=junk, trigger="auto")["output"] == {}
     assert not Message.objects.exists() and not TokenUsage.objects.exists()
 

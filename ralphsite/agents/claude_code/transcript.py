@@ -10,13 +10,15 @@ assistant message also has `id` (the API message id: the usage request id), `mod
 one assistant message as several entries (one per content block), each with the same `message.id` and usage (an
 early one may still hold the stream's first output count: the largest is kept). A user entry with `isMeta` is a
 message the API received too ("Stop hook feedback:\n<reason>", the loop's next prompt): recorded as a user message.
-Entries without a `uuid` (`queue-operation`, `last-prompt`) and `attachment` entries are skipped.
+Entries without a `uuid` (`queue-operation`, `last-prompt`), `attachment` entries and the assistant entries Claude
+Code writes itself (model `<synthetic>`, e.g. "No response requested." on a resume) are skipped.
 """
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+SYNTHETIC_MODEL = "<synthetic>"
 TOOL_RESULT_MAX_CHARS = 20_000  # a tool's output kept with its call (files read whole can be huge)
 _USAGE_FIELDS = {  # transcript usage field → TokenUsage field
     "input_tokens": "input_tokens",
@@ -115,6 +117,8 @@ def transcript_read(entries: list[Any]) -> TranscriptBatch:
         timestamp = _timestamp(entry.get("timestamp"))
         blocks = _blocks(message.get("content"))
         text = "\n".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
+        if entry["type"] == "assistant" and message.get("model") == SYNTHETIC_MODEL:
+            continue  # written by Claude Code itself (e.g. on --resume after its turn cap): no API call, no message
         if entry["type"] == "assistant":
             calls = [{"id": str(b.get("id", ""))[:200], "name": str(b.get("name", ""))[:200],
                       "arguments": b.get("input") if isinstance(b.get("input"), dict) else {}, "status": "pending"}

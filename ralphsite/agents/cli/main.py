@@ -318,6 +318,18 @@ def _project_api(cmd: Command) -> Api:
     return cmd._api
 
 
+def loop_continue(cmd: Command) -> None:
+    """The operator's Continue: the session's unprocessed Pause signals marked processed (and only those)."""
+    session = cmd.session()
+    page = cmd.api.call("GET", path_of("signals"), query={"session": session, "type": "pause",
+                                                          "is_processed": "false", "page_size": 100}).data
+    for signal in page["results"]:
+        cmd.api.call("PATCH", path_of("signals", signal["id"]), {"is_processed": True})
+    if not page["results"]:
+        raise Nothing("no_signal", "the loop is not paused (no unprocessed pause signal)")
+    cmd.emit({"continued": [signal["id"] for signal in page["results"]]}, "continued")
+
+
 def mcp_headers(cmd: Command) -> None:
     from ralphsite.agents.cli.claude_init import mcp_headers as headers
     from ralphsite.agents.cli.claude_init import project_here
@@ -529,6 +541,8 @@ def build_parser() -> argparse.ArgumentParser:
     start_loop.add_argument("--completion-promise", help="<promise>TEXT</promise> in the last message completes it")
     start_loop.add_argument("--claude-session", help="the Claude Code session (default: the project's next one)")
     start_loop.add_argument("--pause-timeout", type=int, help="seconds an operator's Pause holds the loop at most")
+    command(loop, "continue", loop_continue, "Continue a paused loop: its session's pause signals processed; exit 3 "
+                                             "if none")
     return parser
 
 
