@@ -10,7 +10,7 @@ CONSTRAINTS ?=
 PIP_INSTALL := $(BIN)/python -m pip install --quiet $(if $(CONSTRAINTS),--constraint $(CONSTRAINTS))
 export RALPH_HOST RALPH_PORT
 
-.PHONY: run test lint migrations-check bench demo install-run install-dev
+.PHONY: run test lint migrations-check bench demo install-run install-dev claude-code claude-code-if-npm
 
 # The stamp files re-install only when pyproject.toml (or the constraints) change, so a second run starts at once.
 $(BIN)/python:
@@ -27,6 +27,19 @@ $(VENV)/.installed-dev: pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 
 install-run: $(VENV)/.installed-run
 install-dev: $(VENV)/.installed-dev
+
+# The Claude Code CLI the end-to-end tests run (tests/claude_code/), pinned with its integrity hashes by
+# .ci/claude-code/package-lock.json and installed beside it (git-ignored), never globally.
+CLAUDE_CODE_DIR := .ci/claude-code
+$(CLAUDE_CODE_DIR)/node_modules/.installed: $(CLAUDE_CODE_DIR)/package.json $(CLAUDE_CODE_DIR)/package-lock.json
+	npm ci --prefix $(CLAUDE_CODE_DIR) --no-audit --no-fund --loglevel=error
+	touch $@
+claude-code: $(CLAUDE_CODE_DIR)/node_modules/.installed
+
+# `make test` runs the Claude Code tests when npm can install the CLI; without npm they skip, saying why.
+claude-code-if-npm:
+	@if command -v npm >/dev/null; then $(MAKE) -s --no-print-directory claude-code; \
+	else echo "npm not found: the Claude Code tests (tests/claude_code/) will be skipped"; fi
 
 run: install-run
 	$(BIN)/python manage.py migrate --noinput
@@ -50,7 +63,7 @@ migrations-check: install-dev
 # The suite runs on one worker per core, each taking whole test files (PYTEST_WORKERS=0: one process).
 TEST_CHECKS ?= lint migrations-check
 PYTEST_WORKERS ?= auto
-test: install-dev $(TEST_CHECKS)
+test: install-dev claude-code-if-npm $(TEST_CHECKS)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: install-dev

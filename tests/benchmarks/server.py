@@ -186,7 +186,8 @@ class BenchServer:
             return ""
         return "\n".join(self._log_path.read_text(errors="replace").splitlines()[-lines:])
 
-    def stop(self) -> None:
+    def stop_process(self) -> None:
+        """gunicorn and its workers stopped; the data dir and the database stay (`start_process` serves them again)."""
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             try:
@@ -198,6 +199,13 @@ class BenchServer:
                 process.wait(timeout=5)
             except ProcessLookupError:
                 pass
+
+    def start_process(self) -> None:
+        """gunicorn again, on the same port, data dir and database, after `stop_process`."""
+        self._start()
+
+    def stop(self) -> None:
+        self.stop_process()
         database, self.database = self.database, None
         if database is not None and database is not self.shared_database:
             try:
