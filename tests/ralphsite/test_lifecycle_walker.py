@@ -331,7 +331,8 @@ class SignalDoors:
         if self.name == "cli":
             return self.cli("session", "end", "stopped", session=session) == 0
         client = self.request.getfixturevalue("admin_client")
-        client.post(reverse("admin:sessions_app_session_act", args=[session, "finish"]), {"status": "stopped"})
+        client.post(reverse("admin:sessions_app_session_act", args=[session, "finish"]),
+                    {"status": "stopped", "exit_reason": "walked"})
         return Session.objects.get(pk=session).status == SessionStatus.STOPPED
 
     def cli(self, *args: str, session: str) -> int:
@@ -415,7 +416,8 @@ def test_it_walks_every_session_status_change_through_the_cli_and_the_admin(ralp
             else:
                 button = "resume" if new == SessionStatus.RUNNING else "finish"
                 outcome = admin_outcome(admin_client, reverse("admin:sessions_app_session_act",
-                                                              args=[session.pk, button]), {"status": new})
+                                                              args=[session.pk, button]),
+                                        {"status": new, "exit_reason": "walked"})
             after = Session.objects.get(pk=session.pk).status
             allowed = SESSION_STATUS_LIFECYCLE.allows(current, new)
             if allowed != (outcome.done and after == new) or (not allowed and after != current):
