@@ -108,6 +108,7 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
     session locked FOR UPDATE first). On PostgreSQL a lock taken after the chain head by one and
     before it by another would deadlock them; on both, the chain must come out whole."""
     from ledger_app.chain_verify import chain_verify
+    from ralphsite.core.errors import Conflict
     from sessions_app.services.sessions import session_resume
     from sessions_app.services.tasks import NothingToClaim, task_claim_next, task_release, task_status_set
     from tests.sessions_app.factories import make_task
@@ -131,7 +132,10 @@ def test_it_concurrent_appends_claims_and_resumes_make_one_valid_chain(token: Mi
                                               lease_seconds=60)
                 except NothingToClaim:  # another claimer holds the one claimable task
                     continue
-                task_release(task=claimed, agent=f"agent-{index}", claim=claimed.claim)
+                try:
+                    task_release(task=claimed, agent=f"agent-{index}", claim=claimed.claim)
+                except Conflict as overruled:  # the lead blocked this task in between: its claim ended
+                    assert overruled.code == "stale_claim" and "blocked" in str(overruled)
             else:
                 session_resume(session=session, agent=f"resumer-{index}", force=True)
                 # The lead overrules whoever holds the claim (blocks the task), as a person in the console does.
