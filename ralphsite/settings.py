@@ -208,6 +208,8 @@ X_FRAME_OPTIONS = "DENY"
 
 # Requests per API token (or admin user) and window, counted in the database: every process and
 # host shares the count (ralphsite/core/api/throttling.py). Over it: 429 `throttled` with Retry-After.
+# How often the console and the dashboard ask the server for news, in milliseconds.
+RALPH_CONSOLE_POLL_MS = env_int("RALPH_CONSOLE_POLL_MS", 2000, minimum=100)
 RALPH_API_THROTTLE_RATE = env_rate("RALPH_API_THROTTLE_RATE", "6000/min")
 
 # Admin login: after RALPH_LOGIN_FAILURE_LIMIT failures from one address for one username, that

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.template.loader import render_to_string
@@ -19,6 +20,10 @@ class RalphAdminSite(admin.AdminSite):
     # The dashboard (running sessions, what needs attention, usage charts) above the usual app list;
     # app index pages keep Django's own template.
     index_template = "admin/dashboard.html"
+
+    def each_context(self, request: HttpRequest) -> dict[str, Any]:
+        # How often a live page (the dashboard, a session's console) asks for news: live.js reads it.
+        return {**super().each_context(request), "live_poll_ms": settings.RALPH_CONSOLE_POLL_MS}
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
         return [path("live/", self.admin_view(self.live_view), name="dashboard_live"), *super().get_urls()]

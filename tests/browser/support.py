@@ -69,9 +69,13 @@ def log_in(browser: Any, live_server: Any) -> None:
 
 
 def wait_for(browser: Any, condition: Any, seconds: float = 15) -> Any:
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(browser, seconds, poll_frequency=0.2).until(condition)
+    # A live region replaces its elements when it refreshes, so an element found one moment can be gone
+    # the next: that is the page working, and the condition is asked again on the next poll.
+    return WebDriverWait(browser, seconds, poll_frequency=0.2,
+                         ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
 
 
 def console_errors(browser: Any) -> list[dict[str, Any]]:

@@ -116,7 +116,8 @@ def test_every_panel_and_button_follows_the_api_without_a_reload(browser: Any, l
     log_in(browser, live_server)
     api = Api(live_server, session)
     browser.get(f"{live_server.url}/admin/sessions_app/session/{session.pk}/change/")
-    browser.execute_script("window.__notReloaded = true;")
+    # Room for every poll's timing entry (the browser keeps 250 by default).
+    browser.execute_script("window.__notReloaded = true; performance.setResourceTimingBufferSize(100000);")
     settle(browser, session)
     assert_console_agrees_with_api(browser, api, session.pk)
 
@@ -175,12 +176,13 @@ def test_every_panel_and_button_follows_the_api_without_a_reload(browser: Any, l
         assert browser.switch_to.active_element == typed, f"the answer lost its focus after {name}"
 
     assert browser.execute_script("return window.__notReloaded === true;"), "the console updated without a reload"
-    # One request per poll: every poll of the live view is one fetch, and unchanged polls were answered 304.
-    polls = int(browser.find_element(By.CSS_SELECTOR, "#content-main").get_attribute("data-polls"))
-    fetched = browser.execute_script("""
-        return performance.getEntriesByType('resource').filter((e) => e.name.includes('/live/'))
-            .map((e) => e.responseStatus);""")
-    assert len(fetched) == polls and 304 in fetched and 200 in fetched
+    # One request per poll: every poll of the live view is one fetch (one more may have been answered and
+    # not yet counted: the page counts a poll once it has drawn it), and unchanged polls were answered 304.
+    polls, fetched = browser.execute_script("""
+        return [Number(document.querySelector('#content-main').dataset.polls),
+                performance.getEntriesByType('resource').filter((e) => e.name.includes('/live/'))
+                    .map((e) => e.responseStatus)];""")
+    assert polls <= len(fetched) <= polls + 1 and 304 in fetched and 200 in fetched
     assert console_errors(browser) == []
 
 
@@ -220,7 +222,7 @@ def test_a_console_open_across_a_whole_demo_loop_never_contradicts_the_api(brows
                 return super().call(*args, **kwargs)
 
     token = api_token_create(user=operator, scope="global", label="demo").secret
-    loop = demo.Loop(GatedApi(live_server.url, token), pace=0.3, say=lambda line: None)
+    loop = demo.Loop(GatedApi(live_server.url, token), pace=0.05, say=lambda line: None)
     failures: list[BaseException] = []
 
     def run() -> None:

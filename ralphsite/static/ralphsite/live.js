@@ -1,12 +1,12 @@
 'use strict';
 // A live page (the session console, the dashboard): its root names a live view (data-live-url) and the
-// ETag of what it shows (data-etag); its parts are regions ([data-region]). Every POLL_MS it asks the
-// live view with If-None-Match: 304 while nothing changed, else every region drawn as a reload would
-// draw it ({"regions": {name: html}}), and it redraws the regions that differ, keeping what the
-// operator is typing (text, choices, focus and caret). One request per poll; none while the tab is
-// hidden. Ages (<time data-age>) are counted here between polls, in the server's words.
+// ETag of what it shows (data-etag); its parts are regions ([data-region]). Every data-poll-ms
+// milliseconds (RALPH_CONSOLE_POLL_MS) it asks the live view with If-None-Match: 304 while nothing
+// changed, else every region drawn as a reload would draw it ({"regions": {name: html}}), and it
+// redraws the regions that differ, keeping what the operator is typing (text, choices, focus and caret).
+// One request per poll; none while the tab is hidden. Ages (<time data-age>) are counted here between
+// polls, in the server's words.
 {
-    const POLL_MS = 2000;
     const root = document.querySelector('[data-live-url]');
 
     // -- ages, as ralphsite/templatetags/ralphsite_time.py words them ------------------------------
@@ -164,7 +164,7 @@
     if (root) {
         indicate();
         countAges();
-        window.setInterval(poll, POLL_MS);
+        window.setInterval(poll, Number(root.dataset.pollMs) || 2000);
         document.addEventListener('visibilitychange', poll);
     }
 }
