@@ -56,6 +56,14 @@ def _test_settings(django_test_environment: None) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _flush_by_delete_on_postgresql(django_test_environment: None) -> None:
+    from tests.ledger_guards import flush_by_delete
+
+    if connections["default"].vendor == "postgresql":
+        flush_by_delete(connections["default"])
+
+
 @pytest.fixture(autouse=True)
 def _ledger_flush_passes_the_append_only_triggers(request: pytest.FixtureRequest):
     """A transactional test ends with a flush of every table (TRUNCATE on PostgreSQL, DELETE on

@@ -5,8 +5,10 @@ and the suite's flush between transactional tests needs it."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django.db import connection, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ledger_app.append_only import HEAD_TABLE, TABLE
 
@@ -51,3 +53,21 @@ def ledger_flushable() -> None:
         for table in _LEDGER_TABLES:
             if table in existing:
                 cursor.execute(f"DELETE FROM {table}")  # names from the list above
+
+
+def flush_by_delete(database: BaseDatabaseWrapper) -> None:
+    """The flush that ends a transactional test, on PostgreSQL, by DELETE instead of TRUNCATE: TRUNCATE gives
+    each of the ~70 tables and their indexes new files (0.4-1.5 s a test, most of the PostgreSQL legs' extra
+    time); the few rows a test leaves go in ~0.02 s. Past the foreign-key and ledger triggers, for the flush's
+    own transaction only. Sequences are left as TRUNCATE without RESTART IDENTITY leaves them; a flush that
+    resets them is TRUNCATE's, as before."""
+    truncate = database.ops.sql_flush
+
+    def sql_flush(style: Any, tables: list[str], *, reset_sequences: bool = False,
+                  allow_cascade: bool = False) -> list[str]:
+        if reset_sequences or not tables:
+            return truncate(style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        return ["SELECT set_config('session_replication_role', 'replica', true)",
+                *(f"DELETE FROM {database.ops.quote_name(table)}" for table in tables)]
+
+    database.ops.sql_flush = sql_flush  # this connection's operations only (the test thread's)
