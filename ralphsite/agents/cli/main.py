@@ -231,6 +231,32 @@ def signal_poll(cmd: Command) -> None:
     cmd.emit(reply.data, f"{reply.data['type']}: {reply.data['message']}")
 
 
+def question_ask(cmd: Command) -> None:
+    body = {"session": cmd.session(), "key": cmd.args.key, "text": cmd.args.text, "category": cmd.args.category}
+    question = cmd.api.call("POST", path_of("questions"), body).data
+    cmd.emit(question, question["key"])
+
+
+def question_list(cmd: Command) -> None:
+    """The session's questions, a line each (key, status, text); exit 3 when there is none."""
+    query = {"session": cmd.session(), "ordering": "key", "page_size": 100,
+             **({"status": cmd.args.status} if cmd.args.status else {})}
+    questions = cmd.api.call("GET", path_of("questions"), query=query).data["results"]
+    if not questions:
+        raise Nothing("no_questions", "no question" + (f" is {cmd.args.status}" if cmd.args.status else ""))
+    cmd.emit(questions, "\n".join(f"{question['key']} {question['status']}: {' '.join(question['text'].split())}"
+                                  for question in questions))
+
+
+def question_answer(cmd: Command) -> None:
+    """Answer a question named by its key (or id) within the session; who answers is the token's."""
+    body = {"answer": cmd.args.answer, "replace": cmd.args.replace,
+            **({"answer_source": cmd.args.source} if cmd.args.source else {})}
+    question = cmd.api.call("POST", path_of("sessions", cmd.session(), "questions", cmd.args.question, "answer"),
+                            body).data
+    cmd.emit(question, f"{question['key']} {question['status']}")
+
+
 def _json_option(text: str | None, name: str) -> Any:
     if text is None:
         return None
@@ -482,6 +508,20 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("message")
     poll = command(signal, "poll", signal_poll, "take the oldest unprocessed signal; exit 3 if none")
     _agent(poll)
+
+    question = group("question", "ask, list and answer the session's questions")
+    ask = command(question, "ask", question_ask, "ask a question; prints its key")
+    ask.add_argument("key", help="its key in the session, e.g. Q-TECH-001")
+    ask.add_argument("text")
+    ask.add_argument("--category", default="technical",
+                     help="technical (the default), requirements, constraints, assumptions, risks or feedback_driven")
+    listing = command(question, "list", question_list, "the session's questions; exit 3 if none")
+    listing.add_argument("--status", help="only these: unanswered, answered or research_needed")
+    answer = command(question, "answer", question_answer, "answer a question (who answers is the token's agent)")
+    answer.add_argument("question", help="its key (Q-TECH-001) or id")
+    answer.add_argument("answer")
+    answer.add_argument("--source", help="where the answer comes from")
+    answer.add_argument("--replace", action="store_true", help="replace an earlier answer")
 
     event = command(groups, "event", event_append, "append an event to the ledger; prints its id")
     event.add_argument("type", help="an event type (task_started, …) or x-<custom>")
