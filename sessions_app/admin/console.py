@@ -28,7 +28,6 @@ from sessions_app.models import (
     Session,
     SessionStatus,
     SignalType,
-    Task,
 )
 from sessions_app.services.questions import signal_create
 from sessions_app.services.sessions import session_finish, session_resume
@@ -227,13 +226,9 @@ def _signals(request: HttpRequest, session: Session) -> dict[str, Any]:
 def _failures(request: HttpRequest, session: Session) -> dict[str, Any]:
     failures = selectors.session_recent_failures(session_id=session.pk)
     for failure in failures:
-        # To the task's History (its ledger events, read-only, titled by its key), never to an edit form
-        # of a historical record; a failure of no task goes to its record.
-        record = failure["object"]
-        task_id = record.pk if isinstance(record, Task) else getattr(record, "task_id", None)
-        meta = record._meta
-        failure["url"] = (reverse("admin:sessions_app_task_history", args=[task_id]) if task_id
-                          else reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[record.pk]))
+        # To the record's page: a task's and an attempt's are read-only, titled by the task's key.
+        meta = failure["object"]._meta
+        failure["url"] = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[failure["object"].pk])
     return {"failures": failures,
             "tasks_url": reverse("admin:sessions_app_task_changelist") + f"?session={session.pk}&status__exact=failed"}
 

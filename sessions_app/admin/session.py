@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from ralphsite.core.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
+from ralphsite.core.service_admin import ReadOnlyPageAdmin, column_ago, column_status, column_text, session_label
 from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin
 from sessions_app.admin.console import SESSION_ACTIONS, console_etag, console_regions
@@ -38,9 +38,11 @@ def session_related_links(session: Session) -> str:
 
 
 @admin.register(Session)
-class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
+class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
     """The session's page is its console (GET); the raw record is edited at `<id>/edit/`, where
     status and state are read-only: they change through the console's buttons (transitions)."""
+
+    read_only_label = "Console"
 
     list_display = ["name", column_status(), column_status("state"),
                     column_text("exit_reason", length=50, description="exit reason"), "current_agent",
@@ -83,16 +85,10 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
 
     def get_urls(self) -> list:
         task_graph = self.admin_site.admin_view(self.task_graph_view)
-        edit = self.admin_site.admin_view(self.edit_view)
         live = self.admin_site.admin_view(self.live_view)
         return [path("<path:object_id>/task-graph/", task_graph, name="sessions_app_session_task_graph"),
-                path("<path:object_id>/edit/", edit, name="sessions_app_session_edit"),
                 path("<path:object_id>/live/", live, name="sessions_app_session_live"),
                 *super().get_urls()]
-
-    def edit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        """Django's change form of the raw record (its POST comes back here)."""
-        return super().change_view(request, object_id)
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
                     extra_context: dict[str, Any] | None = None) -> HttpResponse:

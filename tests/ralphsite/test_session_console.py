@@ -200,14 +200,16 @@ def test_resume_says_it_starts_no_process(admin_client: Client) -> None:
     assert "No process was started" in admin_client.get(response.url).content.decode()
 
 
-def test_failures_lead_to_the_task_history_not_to_an_edit_form(admin_client: Client) -> None:
+def test_failures_lead_to_the_read_only_pages_of_the_task_and_its_attempt(admin_client: Client) -> None:
     session = busy_session(tasks=2)
     failures = live(admin_client, session).json()["regions"]["failures"]
     failed = Task.objects.get(session=session, key="task-0")
-    history = reverse("admin:sessions_app_task_history", args=[failed.pk])
-    assert f'href="{history}"' in failures and "/change/" not in failures
-    page = admin_client.get(history, follow=True).content.decode()
-    assert "History of session busy, task task-0" in page
+    attempt = TaskAttempt.objects.get(task=failed)
+    for page in (reverse("admin:sessions_app_task_change", args=[failed.pk]),
+                 reverse("admin:sessions_app_taskattempt_change", args=[attempt.pk])):
+        assert f'href="{page}"' in failures
+        html = admin_client.get(page).content.decode()
+        assert "task-0" in html.split("<title>")[1].split("</title>")[0] and 'name="_save"' not in html
 
 
 def test_a_question_is_answered_from_the_console(admin_client: Client) -> None:
