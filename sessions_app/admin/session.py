@@ -149,7 +149,8 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
 
     def task_graph_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The session's tasks by wave with their statuses, agents and dependencies (linked from the
-        session page's "Task graph" button); a dependency cycle is named, not an error."""
+        session page's "Task graph" button), filtered by `?status=` and `?agent=`; a dependency cycle is
+        named, not an error."""
         session = self.get_object(request, unquote(object_id))
         if session is None:
             raise Http404(f"No session {object_id}.")
@@ -162,8 +163,10 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
             "opts": self.model._meta,
             "original": session,
             "is_nav_sidebar_enabled": False,  # the graph needs the width
-            "layout": task_graph_layout(graph),
+            "layout": task_graph_layout(graph, status=request.GET.get("status", ""),
+                                        agent=request.GET.get("agent", "")),
             "statuses": status_legend(),
+            "graph_url": reverse("admin:sessions_app_session_task_graph", args=[session.pk]),
         }
         return TemplateResponse(request, "admin/sessions_app/session/task_graph.html", context)
 
