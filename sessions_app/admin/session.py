@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 from ralphsite.core.service_admin import ReadOnlyPageAdmin, column_ago, column_status, column_text, session_label
 from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin
-from sessions_app.admin.console import SESSION_ACTIONS, console_etag, console_regions
+from sessions_app.admin.console import SESSION_ACTIONS, console_etag, console_regions, questions_page
 from sessions_app.admin.orchestration import IterationInline, QuestionInline, SignalInline, TaskInline
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import (
@@ -94,7 +94,8 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
                     extra_context: dict[str, Any] | None = None) -> HttpResponse:
         if request.method != "GET":
             return super().change_view(request, object_id, form_url, extra_context)
-        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk)
+        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk,
+                            questions_page=questions_page(request))
         session = self.get_object(request, unquote(object_id))
         if session is None or etag is None:
             return self._get_obj_does_not_exist_redirect(request, self.model._meta, object_id)
@@ -111,7 +112,9 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
             "regions": regions,
             "panels": columns,
             "etag": etag,
-            "live_url": reverse("admin:sessions_app_session_live", args=[session.pk]),
+            # The live view draws the page of questions this page shows.
+            "live_url": reverse("admin:sessions_app_session_live", args=[session.pk])
+            + (f"?questions={questions_page(request)}" if questions_page(request) > 1 else ""),
             "related": session_related_links(session),
             "is_nav_sidebar_enabled": False,  # the console needs the width
             **(extra_context or {}),
@@ -119,7 +122,9 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
         return TemplateResponse(request, "admin/sessions_app/session/console.html", context)
 
     def _console_regions(self, request: HttpRequest, session: Session) -> tuple[dict[str, str], dict[str, Any]]:
-        console = reverse("admin:sessions_app_session_change", args=[session.pk])
+        page = questions_page(request)
+        console = reverse("admin:sessions_app_session_change", args=[session.pk]) + (
+            f"?questions={page}" if page > 1 else "")
         links = {"next_url": console,  # where each form comes back to, also when a poll drew it
                  "edit_url": reverse("admin:sessions_app_session_edit", args=[session.pk]),
                  "history_url": reverse("admin:sessions_app_session_history", args=[session.pk]),
@@ -132,7 +137,8 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
         nothing changed since the ETag the page holds (one query on the session's row)."""
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
-        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk)
+        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk,
+                            questions_page=questions_page(request))
         if etag is None:
             return JsonResponse({"code": "not_found", "message": f"No session {object_id}.", "details": {}},
                                 status=404)

@@ -212,6 +212,23 @@ def test_failures_lead_to_the_read_only_pages_of_the_task_and_its_attempt(admin_
         assert "task-0" in html.split("<title>")[1].split("</title>")[0] and 'name="_save"' not in html
 
 
+def test_open_questions_come_a_page_at_a_time_under_their_true_count(admin_client: Client) -> None:
+    session = make_session(key="asking")
+    for n in range(12):
+        Question.objects.create(session=session, key=f"Q-{n:02}", category="technical", text=f"question {n}?")
+    first = live(admin_client, session)
+    assert "Open questions (12): 1 to 5" in first.json()["regions"]["questions"]
+    for page, shown in (("2", "6 to 10"), ("3", "11 to 12"), ("99", "11 to 12"), ("abc", "1 to 5"), ("-1", "1 to 5")):
+        answer = admin_client.get(reverse("admin:sessions_app_session_live", args=[session.pk]), {"questions": page})
+        assert f"Open questions (12): {shown}" in answer.json()["regions"]["questions"], page
+    # The page is part of the ETag: the second page's poll is not answered 304 with the first page's.
+    second = admin_client.get(reverse("admin:sessions_app_session_live", args=[session.pk]), {"questions": "2"},
+                              headers={"If-None-Match": first["ETag"]})
+    assert second.status_code == 200 and second["ETag"] != first["ETag"]
+    page = admin_client.get(console(session), {"questions": "2"}).content.decode()
+    assert "live/?questions=2" in page and f'value="{console(session)}?questions=2"' in page
+
+
 def test_a_question_is_answered_from_the_console(admin_client: Client) -> None:
     session = busy_session(tasks=1)
     question = Question.objects.get(session=session)
