@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from sessions_app.models import Session, TaskAttempt
-from tests.browser.support import console_errors, horizontal_overflow, log_in, wait_for
+from tests.browser.support import console_errors, horizontal_overflow, log_in, screenshot, wait_for
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,6 +48,8 @@ def test_failures_and_the_graph_lead_to_read_only_pages_titled_by_the_task_key(b
         timeline = browser.find_element(By.ID, "rr-timeline").text
         assert "Attempts (2)" in timeline and "took 3 min 0 s" in timeline and "took 1 h 15 min" in timeline
         assert horizontal_overflow(browser) <= 0, f"the task's page scrolls sideways at {browser.width}px"
+
+    screenshot(browser, "task")
 
     # An attempt: its own read-only page, titled by the task's key, marked in the task's timeline.
     browser.find_element(By.CSS_SELECTOR, '#rr-timeline li[data-attempt="2"] a').click()
