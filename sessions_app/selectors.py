@@ -345,12 +345,12 @@ def sessions_interrupted(*, idle_seconds: int, project_path: str | None = None) 
 OPEN_QUESTION_STATUSES = ("unanswered", "research_needed")
 
 
-def session_open_questions(*, session_id: str, limit: int = 20) -> tuple[list[Question], int]:
-    """Questions the agents wait on, the most urgent first (high priority, then the oldest): the first
-    `limit` of them, and how many there are (two queries)."""
+def session_open_questions(*, session_id: str, limit: int = 20, offset: int = 0) -> tuple[list[Question], int]:
+    """Questions the agents wait on, the most urgent first (high priority, then the oldest, then by id): the
+    `limit` of them from `offset`, and how many there are (two queries)."""
     urgency = Case(When(priority="high", then=Value(0)), When(priority="medium", then=Value(1)), default=Value(2))
     questions = Question.objects.filter(session_id=session_id, status__in=OPEN_QUESTION_STATUSES)
-    return list(questions.order_by(urgency, "created_at")[:limit]), questions.count()
+    return list(questions.order_by(urgency, "created_at", "id")[offset:offset + limit]), questions.count()
 
 
 def session_pending_signals(*, session_id: str) -> list[Signal]:

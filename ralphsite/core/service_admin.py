@@ -6,6 +6,7 @@
   ago, the session as a link to its console).
 * `ServiceModelAdmin` adds the write path: saves and deletes go through the services, as API writes
   do, and a model's domain verbs are buttons (`OperatorAction`) calling the same services.
+* `ReadOnlyPageAdmin` gives a record a read-only page and moves Django's raw form behind an "Edit" link.
 * `SessionFilter` picks one session by autocomplete (on a million sessions the list is never loaded).
 """
 
@@ -25,6 +26,7 @@ from django.core.paginator import Paginator
 from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -233,6 +235,57 @@ class ServiceModelAdmin(RalphModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
         for obj in queryset:
             self.writes.delete(obj)
+
+
+
+class ReadOnlyPageAdmin(ServiceModelAdmin):
+    """A record people read more than they edit (history: a task and its attempts, a session's console):
+    its page (`<id>/change/`, where every link to it leads) is drawn read-only from `read_only_template`
+    with `read_only_context`, with the record's domain verbs as buttons; Django's raw form is at
+    `<id>/edit/`, linked by an explicit "Edit" for people who may change the record, so a stray click
+    cannot rewrite history."""
+
+    read_only_template = ""
+    read_only_label = "View"  # the edit form's link back to the page
+
+    def get_urls(self) -> list:
+        opts = self.model._meta
+        edit = self.admin_site.admin_view(self.edit_view)
+        return [path("<path:object_id>/edit/", edit, name=f"{opts.app_label}_{opts.model_name}_edit"),
+                *super().get_urls()]
+
+    def edit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Django's change form of the raw record (its POST comes back here)."""
+        opts = self.model._meta
+        back = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[unquote(object_id)])
+        return super().change_view(request, object_id,
+                                   extra_context={"read_only_url": back, "read_only_label": self.read_only_label})
+
+    def read_only_context(self, request: HttpRequest, obj: Any) -> dict[str, Any]:
+        """What the read-only page shows besides the record itself: at least its `title`."""
+        raise NotImplementedError
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
+                    extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        if request.method != "GET":
+            return super().change_view(request, object_id, form_url, extra_context)
+        opts = self.model._meta
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            return self._get_obj_does_not_exist_redirect(request, opts, object_id)
+        if not self.has_view_or_change_permission(request, obj):
+            raise PermissionDenied
+        may_change = self.has_change_permission(request, obj)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": opts, "original": obj, "subtitle": None,
+            "edit_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_edit", args=[obj.pk]) if may_change else "",
+            "history_url": reverse(f"admin:{opts.app_label}_{opts.model_name}_history", args=[obj.pk]),
+            "operator_actions": self.operator_actions_for(request, obj),
+            **self.read_only_context(request, obj),
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, self.read_only_template, context)
 
 
 # -- columns people scan ------------------------------------------------------------------------

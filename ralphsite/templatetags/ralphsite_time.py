@@ -1,6 +1,7 @@
-"""Ages of moments: `{{ moment|ago }}` ("just now", "3 minutes ago", as the lists' time columns and the
-console say it) and `{{ moment|age:how }}`, which the console's ages use (admin/ralphsite/ago.html;
-ralphsite/static/ralphsite/live.js counts them on in the browser, in the same words)."""
+"""Times for people: `{{ moment|ago }}` ("just now", "3 minutes ago", as the lists' time columns and the
+console say it), `{{ moment|age:how }}`, which the console's ages use (admin/ralphsite/ago.html;
+ralphsite/static/ralphsite/live.js counts them on in the browser, in the same words), and
+`{{ timedelta|duration }}` ("2 h 5 min", "3 min 20 s", "42 s")."""
 
 from datetime import datetime, timedelta
 
@@ -34,3 +35,15 @@ def age(moment: datetime | None, how: str = "") -> str:
             return "in under a minute"
         return f"in {timeuntil(moment, now).split(',')[0]}"
     return ago_text(moment)
+
+
+@register.filter
+def duration(span: timedelta | None) -> str:
+    """A length of time in its two largest units: "2 h 5 min", "3 min 20 s", "42 s"; "—" for none."""
+    if span is None:
+        return "—"
+    seconds = max(int(span.total_seconds()), 0)
+    hours, minutes, seconds = seconds // 3600, seconds // 60 % 60, seconds % 60
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"

@@ -28,7 +28,6 @@ from sessions_app.models import (
     Session,
     SessionStatus,
     SignalType,
-    Task,
 )
 from sessions_app.services.questions import signal_create
 from sessions_app.services.sessions import session_finish, session_resume
@@ -82,16 +81,17 @@ ACTIONS_TEMPLATE = "admin/ralphsite/operator_actions.html"
 REGIONS_VERSION = "1"
 
 
-def console_etag(*, session_id: str, user_id: Any) -> str | None:
-    """The console's ETag for this person (one query, the session's row): it changes whenever anything
-    the console draws from the database changes (selectors.session_change_marker), and when the session
-    turns idle (the only change time makes by itself; ages are counted in the browser). None: no session."""
+def console_etag(*, session_id: str, user_id: Any, questions_page: int = 1) -> str | None:
+    """The console's ETag for this person and this page of its questions (one query, the session's row):
+    it changes whenever anything the console draws from the database changes
+    (selectors.session_change_marker), and when the session turns idle (the only change time makes by
+    itself; ages are counted in the browser). None: no session."""
     marker = selectors.session_change_marker(session_id=session_id)
     if marker is None:
         return None
     idle_since = timezone.now() - timedelta(seconds=selectors.DEFAULT_IDLE_SECONDS)
     idle = marker["status"] == SessionStatus.RUNNING and marker["last_activity_at"] < idle_since
-    token = "|".join((REGIONS_VERSION, str(user_id), marker["last_activity_at"].isoformat(),
+    token = "|".join((REGIONS_VERSION, str(user_id), str(questions_page), marker["last_activity_at"].isoformat(),
                       marker["updated_at"].isoformat(), str(idle)))
     return '"' + hashlib.sha256(token.encode()).hexdigest()[:24] + '"'
 
@@ -207,10 +207,30 @@ SESSION_ACTIONS = (
 
 # -- sessions_app's own panels ---------------------------------------------------------------
 
+QUESTIONS_PER_PAGE = 5  # answer forms a page: more stack into a tower in the narrow column
+
+
+def questions_page(request: HttpRequest) -> int:
+    """The page of open questions the console shows (`?questions=N`; the live view gets the page's own);
+    anything but a positive number is the first page."""
+    value = request.GET.get("questions", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
 def _questions(request: HttpRequest, session: Session) -> dict[str, Any]:
-    questions, count = selectors.session_open_questions(session_id=session.pk)
-    answer_fields = (("answer", "your answer"), ("answer_source", "source (optional)"))
-    return {"count": count, "questions": [{"question": question, "answer_inputs": answer_fields,
+    page = questions_page(request)
+    questions, count = selectors.session_open_questions(session_id=session.pk, limit=QUESTIONS_PER_PAGE,
+                                                        offset=(page - 1) * QUESTIONS_PER_PAGE)
+    if not questions and page > 1:  # answered away since the page was drawn: its last page
+        page = max((count + QUESTIONS_PER_PAGE - 1) // QUESTIONS_PER_PAGE, 1)
+        questions, count = selectors.session_open_questions(session_id=session.pk, limit=QUESTIONS_PER_PAGE,
+                                                            offset=(page - 1) * QUESTIONS_PER_PAGE)
+    console = reverse("admin:sessions_app_session_change", args=[session.pk])
+    first = (page - 1) * QUESTIONS_PER_PAGE + 1
+    return {"count": count, "first": first, "last": first + len(questions) - 1,
+            "previous_page_url": f"{console}?questions={page - 1}#rc-questions" if page > 1 else "",
+            "next_page_url": f"{console}?questions={page + 1}#rc-questions" if first + len(questions) <= count else "",
+            "questions": [{"question": question,
                            "answer_url": reverse("admin:sessions_app_question_act", args=[question.pk, "answer"]),
                            "url": reverse("admin:sessions_app_question_change", args=[question.pk])}
                           for question in questions],
@@ -227,13 +247,9 @@ def _signals(request: HttpRequest, session: Session) -> dict[str, Any]:
 def _failures(request: HttpRequest, session: Session) -> dict[str, Any]:
     failures = selectors.session_recent_failures(session_id=session.pk)
     for failure in failures:
-        # To the task's History (its ledger events, read-only, titled by its key), never to an edit form
-        # of a historical record; a failure of no task goes to its record.
-        record = failure["object"]
-        task_id = record.pk if isinstance(record, Task) else getattr(record, "task_id", None)
-        meta = record._meta
-        failure["url"] = (reverse("admin:sessions_app_task_history", args=[task_id]) if task_id
-                          else reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[record.pk]))
+        # To the record's page: a task's and an attempt's are read-only, titled by the task's key.
+        meta = failure["object"]._meta
+        failure["url"] = reverse(f"admin:{meta.app_label}_{meta.model_name}_change", args=[failure["object"].pk])
     return {"failures": failures,
             "tasks_url": reverse("admin:sessions_app_task_changelist") + f"?session={session.pk}&status__exact=failed"}
 

@@ -15,6 +15,7 @@ from django.utils.html import format_html
 from ralphsite.core.errors import DomainError, InvalidInput
 from ralphsite.core.service_admin import (
     OperatorAction,
+    ReadOnlyPageAdmin,
     ServiceModelAdmin,
     SessionFilter,
     column_ago,
@@ -24,6 +25,7 @@ from ralphsite.core.service_admin import (
     column_text,
     operator_name,
 )
+from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin, ReadOnlyInline, SessionScopedAdmin
 from sessions_app.downloads import attachment_download_response
 from sessions_app.models import (
@@ -180,8 +182,16 @@ def _task_may_become(status: str) -> Callable[[Task], bool]:
     return lambda task: task.status != status and TASK_STATUS_LIFECYCLE.allows(task.status, status)
 
 
+def task_timeline(task: Task) -> list[dict[str, Any]]:
+    """The task's attempts in the order they were made, each with its page (its duration is the
+    attempt's `duration`): a task's page and each of its attempts' pages show it."""
+    attempts = sorted(selectors.task_details_load(task=task).attempts.all(), key=lambda a: a.attempt_number)
+    return [{"attempt": attempt, "url": reverse("admin:sessions_app_taskattempt_change", args=[attempt.pk])}
+            for attempt in attempts]
+
+
 @admin.register(Task)
-class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
+class TaskAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
     list_display = ["key", column_text("title", length=60), column_status(),
                     column_text("status_annotation", length=60, description="why"), "assigned_agent",
                     column_session(), column_ago("updated_at", description="changed"), "wave", "id"]
@@ -194,6 +204,7 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
     readonly_fields = ["status", "status_annotation", "claimed_by", "lease_expires_at", "claim", "started_at",
                        "completed_at", "created_at", "updated_at"]
     inlines = [TaskDependencyInline, TaskAttemptInline, TaskFileInline]
+    read_only_template = "admin/sessions_app/task/read_only.html"
     operator_actions = (
         OperatorAction("release", "Release the claim", _task_release, inputs=(("reason", "reason (optional)"),),
                        shown=lambda task: task.status == TaskStatus.IN_PROGRESS and bool(task.claimed_by),
@@ -209,6 +220,16 @@ class TaskAdmin(LedgerHistoryMixin, ServiceModelAdmin):
                        and _task_may_become(TaskStatus.NOT_STARTED)(task),
                        help="Back to not started: claimable again."),
     )
+
+    def read_only_context(self, request: HttpRequest, task: Task) -> dict[str, Any]:
+        """Titled by its key; its dependencies, files and its attempts' timeline (task_details_load:
+        three queries besides the task)."""
+        timeline = task_timeline(task)
+        return {"title": f"Task {task.key}", "task": task, "timeline": timeline,
+                "depends_on": [{"key": dependency.depends_on.key,
+                                "url": reverse("admin:sessions_app_task_change", args=[dependency.depends_on_id])}
+                               for dependency in task.dependencies.all()],
+                "files": list(task.files.all())}
 
     def save_formset(self, request: HttpRequest, form: forms.ModelForm, formset: Any, change: bool) -> None:
         """Dependencies and files are written by the task service (same session, no cycle)."""
@@ -250,7 +271,7 @@ class PricedCostAdmin(ServiceModelAdmin):
 
 
 @admin.register(TaskAttempt)
-class TaskAttemptAdmin(PricedCostAdmin):
+class TaskAttemptAdmin(ReadOnlyPageAdmin, PricedCostAdmin):
     list_display = ["task", column_status(), column_status("review_verdict", description="review"),
                     column_text("error_message", length=60, description="error"), "agent",
                     column_session(), column_ago("created_at", description="reported"), "cost_usd", "attempt_number",
@@ -260,6 +281,18 @@ class TaskAttemptAdmin(PricedCostAdmin):
     search_fields = ["task__key", "agent", "model", "implementation_report"]
     list_select_related = ["task", "session"]
     autocomplete_fields = ["task", "session"]
+    read_only_template = "admin/sessions_app/taskattempt/read_only.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[TaskAttempt]:
+        return super().get_queryset(request).select_related("task")
+
+    def read_only_context(self, request: HttpRequest, attempt: TaskAttempt) -> dict[str, Any]:
+        """Titled by its task's key; the task's timeline with this attempt marked, and the task's history."""
+        task = attempt.task
+        return {"title": f"{task.key}: attempt {attempt.attempt_number}", "attempt": attempt, "task": task,
+                "task_url": reverse("admin:sessions_app_task_change", args=[task.pk]),
+                "timeline": task_timeline(task),
+                "history_url": reverse("admin:sessions_app_task_history", args=[task.pk])}
 
 
 @admin.register(TaskFile)

@@ -10,10 +10,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from ralphsite.core.service_admin import ServiceModelAdmin, column_ago, column_status, column_text, session_label
+from ralphsite.core.service_admin import ReadOnlyPageAdmin, column_ago, column_status, column_text, session_label
 from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin
-from sessions_app.admin.console import SESSION_ACTIONS, console_etag, console_regions
+from sessions_app.admin.console import SESSION_ACTIONS, console_etag, console_regions, questions_page
 from sessions_app.admin.orchestration import IterationInline, QuestionInline, SignalInline, TaskInline
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import (
@@ -38,9 +38,11 @@ def session_related_links(session: Session) -> str:
 
 
 @admin.register(Session)
-class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
+class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
     """The session's page is its console (GET); the raw record is edited at `<id>/edit/`, where
     status and state are read-only: they change through the console's buttons (transitions)."""
+
+    read_only_label = "Console"
 
     list_display = ["name", column_status(), column_status("state"),
                     column_text("exit_reason", length=50, description="exit reason"), "current_agent",
@@ -83,22 +85,17 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
 
     def get_urls(self) -> list:
         task_graph = self.admin_site.admin_view(self.task_graph_view)
-        edit = self.admin_site.admin_view(self.edit_view)
         live = self.admin_site.admin_view(self.live_view)
         return [path("<path:object_id>/task-graph/", task_graph, name="sessions_app_session_task_graph"),
-                path("<path:object_id>/edit/", edit, name="sessions_app_session_edit"),
                 path("<path:object_id>/live/", live, name="sessions_app_session_live"),
                 *super().get_urls()]
-
-    def edit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        """Django's change form of the raw record (its POST comes back here)."""
-        return super().change_view(request, object_id)
 
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "",
                     extra_context: dict[str, Any] | None = None) -> HttpResponse:
         if request.method != "GET":
             return super().change_view(request, object_id, form_url, extra_context)
-        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk)
+        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk,
+                            questions_page=questions_page(request))
         session = self.get_object(request, unquote(object_id))
         if session is None or etag is None:
             return self._get_obj_does_not_exist_redirect(request, self.model._meta, object_id)
@@ -115,7 +112,9 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
             "regions": regions,
             "panels": columns,
             "etag": etag,
-            "live_url": reverse("admin:sessions_app_session_live", args=[session.pk]),
+            # The live view draws the page of questions this page shows.
+            "live_url": reverse("admin:sessions_app_session_live", args=[session.pk])
+            + (f"?questions={questions_page(request)}" if questions_page(request) > 1 else ""),
             "related": session_related_links(session),
             "is_nav_sidebar_enabled": False,  # the console needs the width
             **(extra_context or {}),
@@ -123,7 +122,9 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
         return TemplateResponse(request, "admin/sessions_app/session/console.html", context)
 
     def _console_regions(self, request: HttpRequest, session: Session) -> tuple[dict[str, str], dict[str, Any]]:
-        console = reverse("admin:sessions_app_session_change", args=[session.pk])
+        page = questions_page(request)
+        console = reverse("admin:sessions_app_session_change", args=[session.pk]) + (
+            f"?questions={page}" if page > 1 else "")
         links = {"next_url": console,  # where each form comes back to, also when a poll drew it
                  "edit_url": reverse("admin:sessions_app_session_edit", args=[session.pk]),
                  "history_url": reverse("admin:sessions_app_session_history", args=[session.pk]),
@@ -136,7 +137,8 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
         nothing changed since the ETag the page holds (one query on the session's row)."""
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
-        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk)
+        etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk,
+                            questions_page=questions_page(request))
         if etag is None:
             return JsonResponse({"code": "not_found", "message": f"No session {object_id}.", "details": {}},
                                 status=404)
@@ -153,7 +155,8 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
 
     def task_graph_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The session's tasks by wave with their statuses, agents and dependencies (linked from the
-        session page's "Task graph" button); a dependency cycle is named, not an error."""
+        session page's "Task graph" button), filtered by `?status=` and `?agent=`; a dependency cycle is
+        named, not an error."""
         session = self.get_object(request, unquote(object_id))
         if session is None:
             raise Http404(f"No session {object_id}.")
@@ -166,8 +169,10 @@ class SessionAdmin(LedgerHistoryMixin, ServiceModelAdmin):
             "opts": self.model._meta,
             "original": session,
             "is_nav_sidebar_enabled": False,  # the graph needs the width
-            "layout": task_graph_layout(graph),
+            "layout": task_graph_layout(graph, status=request.GET.get("status", ""),
+                                        agent=request.GET.get("agent", "")),
             "statuses": status_legend(),
+            "graph_url": reverse("admin:sessions_app_session_task_graph", args=[session.pk]),
         }
         return TemplateResponse(request, "admin/sessions_app/session/task_graph.html", context)
 

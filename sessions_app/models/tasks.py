@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -169,6 +171,11 @@ class Task(ULIDModel):
     def __str__(self) -> str:
         return f"{self.key}: {self.title}"
 
+    @property
+    def duration(self) -> timedelta | None:
+        """From its start to its end; None while it has not ended (or never started)."""
+        return self.completed_at - self.started_at if self.started_at and self.completed_at else None
+
 
 class TaskDependency(models.Model):
     """Ralph V2 `TaskDependencies` (TaskItemId → task, DependsOnTaskItemId → depends_on) and
@@ -278,6 +285,13 @@ class TaskAttempt(ULIDModel):
 
     def __str__(self) -> str:
         return f"attempt {self.attempt_number} of {self.task_id}"
+
+    @property
+    def duration(self) -> timedelta | None:
+        """How long it ran: as its agent reported it (duration_seconds), else from its start to its end."""
+        if self.duration_seconds is not None:
+            return timedelta(seconds=self.duration_seconds)
+        return self.ended_at - self.started_at if self.started_at and self.ended_at else None
 
 
 class FileType(models.TextChoices):

@@ -9,13 +9,14 @@ with what the API answers: no timing is asserted.
 """
 
 import threading
+from collections import Counter
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 
-from sessions_app.admin.console import console_etag
+from sessions_app.admin.console import QUESTIONS_PER_PAGE, console_etag
 from sessions_app.models import Question, Session, Task
 from tests.browser.support import Api, attribute_values, console_errors, log_in, wait_for
 from tests.sessions_app.factories import make_session, make_task
@@ -73,12 +74,19 @@ def assert_console_agrees_with_api(browser: Any, api: Api, session_id: str) -> N
     assert shown(browser, '[data-live="tokens"]') == [f"{tokens:,}"]
     running = sorted(task["key"] for task in tasks if task["status"] == "in_progress")
     assert sorted(attribute_values(browser, "#rc-work [data-task]", "data-task")) == running
-    # The task graph: every task in its box, in its status.
+    # The task graph: each box drawn (the open waves') in its task's status, and every wave's counts, drawn
+    # or folded, sum to the tasks' statuses.
     boxes = dict(zip(attribute_values(browser, ".tg-box", "data-task"), attribute_values(browser, ".tg-box", "class"),
                      strict=True))
-    assert set(boxes) == {task["key"] for task in tasks}
-    for task in tasks:
-        assert f"tg-s-{task['status']}" in boxes[task["key"]].split(), (task["key"], boxes[task["key"]])
+    statuses = {task["key"]: task["status"] for task in tasks}
+    assert set(boxes) <= set(statuses)
+    for key, classes in boxes.items():
+        assert f"tg-s-{statuses[key]}" in classes.split(), (key, classes)
+    counted: Counter[str] = Counter()
+    for classes, text in zip(attribute_values(browser, "#rc-task-graph .tg-count", "class"),
+                             shown(browser, "#rc-task-graph .tg-count"), strict=True):
+        counted[classes.split("tg-s-")[1]] += int(text.split()[0])
+    assert counted == Counter(statuses.values())
     # Failures: every failed task is listed, and "Nothing failed" only when nothing did.
     failures = shown(browser, "#rc-failures")[0]
     failed = [task["key"] for task in tasks if task["status"] == "failed"]
@@ -86,10 +94,11 @@ def assert_console_agrees_with_api(browser: Any, api: Api, session_id: str) -> N
         assert key in failures
     if failed:
         assert "Nothing failed" not in failures
-    # Questions and signals: the true counts, one answer form per open question.
+    # Questions and signals: the true counts, one answer form per open question of the page.
     assert shown(browser, "#rc-questions h2")[0].startswith(f"Open questions ({len(questions)})")
-    assert sorted(attribute_values(browser, "#rc-questions form", "data-key")) == sorted(
-        f"answer-{q['id']}" for q in questions)
+    forms = attribute_values(browser, "#rc-questions form", "data-key")
+    assert len(forms) == min(len(questions), QUESTIONS_PER_PAGE)
+    assert set(forms) <= {f"answer-{q['id']}" for q in questions}
     heading = "Signals not yet polled" if session["status"] == "running" else "Signals the loop never took"
     assert shown(browser, "#rc-signals h2")[0].startswith(f"{heading} ({len(signals)})")
     # The cost panel sums to the header's cost.

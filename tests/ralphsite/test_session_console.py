@@ -200,14 +200,33 @@ def test_resume_says_it_starts_no_process(admin_client: Client) -> None:
     assert "No process was started" in admin_client.get(response.url).content.decode()
 
 
-def test_failures_lead_to_the_task_history_not_to_an_edit_form(admin_client: Client) -> None:
+def test_failures_lead_to_the_read_only_pages_of_the_task_and_its_attempt(admin_client: Client) -> None:
     session = busy_session(tasks=2)
     failures = live(admin_client, session).json()["regions"]["failures"]
     failed = Task.objects.get(session=session, key="task-0")
-    history = reverse("admin:sessions_app_task_history", args=[failed.pk])
-    assert f'href="{history}"' in failures and "/change/" not in failures
-    page = admin_client.get(history, follow=True).content.decode()
-    assert "History of session busy, task task-0" in page
+    attempt = TaskAttempt.objects.get(task=failed)
+    for page in (reverse("admin:sessions_app_task_change", args=[failed.pk]),
+                 reverse("admin:sessions_app_taskattempt_change", args=[attempt.pk])):
+        assert f'href="{page}"' in failures
+        html = admin_client.get(page).content.decode()
+        assert "task-0" in html.split("<title>")[1].split("</title>")[0] and 'name="_save"' not in html
+
+
+def test_open_questions_come_a_page_at_a_time_under_their_true_count(admin_client: Client) -> None:
+    session = make_session(key="asking")
+    for n in range(12):
+        Question.objects.create(session=session, key=f"Q-{n:02}", category="technical", text=f"question {n}?")
+    first = live(admin_client, session)
+    assert "Open questions (12): 1 to 5" in first.json()["regions"]["questions"]
+    for page, shown in (("2", "6 to 10"), ("3", "11 to 12"), ("99", "11 to 12"), ("abc", "1 to 5"), ("-1", "1 to 5")):
+        answer = admin_client.get(reverse("admin:sessions_app_session_live", args=[session.pk]), {"questions": page})
+        assert f"Open questions (12): {shown}" in answer.json()["regions"]["questions"], page
+    # The page is part of the ETag: the second page's poll is not answered 304 with the first page's.
+    second = admin_client.get(reverse("admin:sessions_app_session_live", args=[session.pk]), {"questions": "2"},
+                              headers={"If-None-Match": first["ETag"]})
+    assert second.status_code == 200 and second["ETag"] != first["ETag"]
+    page = admin_client.get(console(session), {"questions": "2"}).content.decode()
+    assert "live/?questions=2" in page and f'value="{console(session)}?questions=2"' in page
 
 
 def test_a_question_is_answered_from_the_console(admin_client: Client) -> None:

@@ -17,6 +17,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.service_admin import ReadOnlyPageAdmin
 from ralphsite.core.shapes import JSONList, field_shape
 from sessions_app.models import Session
 from tests.api_mixins import api_routes, lookup_value
@@ -126,6 +127,8 @@ def test_every_admin_list_change_page_and_the_console_read_the_worst_rows(admin_
         pages = [reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")]
         if model in worst:
             pages.append(reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[worst[model].pk]))
+            if isinstance(admin.site._registry[model], ReadOnlyPageAdmin):  # and the raw form behind its page
+                pages.append(reverse(f"admin:{opts.app_label}_{opts.model_name}_edit", args=[worst[model].pk]))
         for page in pages:
             response = admin_client.get(page)
             if response.status_code >= 500:

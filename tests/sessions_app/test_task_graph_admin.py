@@ -1,4 +1,5 @@
-"""The admin's task graph page of a session: tasks by wave, statuses, dependencies, cycles."""
+"""The admin's task graph page of a session: tasks by wave (the current and next open first, the others
+folded), statuses, dependencies, cycles, filters by status and agent, and its cost at scale."""
 
 import re
 
@@ -9,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from sessions_app.models import Session, TaskDependency
-from tests.sessions_app.factories import make_session, make_task
+from tests.sessions_app.factories import make_session, make_task, make_thousand_tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -29,11 +30,14 @@ def layered_session() -> Session:
     return session
 
 
-def columns(page: str) -> list[list[str]]:
-    """The task keys of each column, in page order."""
-    result: list[list[str]] = []
-    for chunk in page.split('class="tg-column-label')[1:]:
-        result.append(re.findall(r'<span class="tg-key">([^<]+)</span>', chunk))
+def waves(page: str) -> list[tuple[str, bool, list[str]]]:
+    """Each wave in page order: its label, whether it is open, and the keys of the tasks it draws."""
+    result = []
+    for chunk in page.split('<details class="tg-wave')[1:]:
+        head = chunk.split(">", 1)[0]
+        label = re.search(r'data-wave="([^"]+)"', head)
+        result.append((label.group(1) if label else "", " open" in head,
+                       re.findall(r'<span class="tg-key">([^<]+)</span>', chunk.split("</details>")[0])))
     return result
 
 
@@ -49,8 +53,9 @@ def test_it_shows_the_tasks_by_wave_with_status_agent_links_and_dependencies(adm
     assert response.status_code == 200
     assert response.templates[0].name == "admin/sessions_app/session/task_graph.html"
     page = response.content.decode()
-    assert columns(page) == [["task-a", "task-b", "task-e"], ["task-c"], ["task-d"]]
-    assert [label.strip() for label in re.findall(r">\s*(Wave \d)", page)] == ["Wave 1", "Wave 2", "Wave 3"]
+    # Wave 1 holds a failure and a blocked task: it is the current one, and no wave is settled yet.
+    assert waves(page) == [("Wave 1", True, ["task-a", "task-b", "task-e"]), ("Wave 2", True, ["task-c"]),
+                           ("Wave 3", False, ["task-d"])]
     task_c = session.tasks.get(key="task-c")
     box = page.split(f'href="{reverse("admin:sessions_app_task_change", args=[task_c.pk])}"')[1].split("</a>")[0]
     for text in ("task-c", "In Progress", "executor-2", "depends on: task-a, task-b"):
@@ -58,7 +63,6 @@ def test_it_shows_the_tasks_by_wave_with_status_agent_links_and_dependencies(adm
     for status in ("completed", "failed", "in_progress", "not_started", "blocked"):
         assert f"tg-box tg-s-{status}" in page
     assert "Fails &lt;b&gt;loudly&lt;/b&gt;" in page and "<b>loudly" not in page
-    assert page.count('marker-end="url(#tg-arrow)"') == 3  # a→c, b→c, c→d
     assert "cycle" not in page.split('id="content-main"')[1].split("tg-legend")[0]
     breadcrumbs = page.split('class="breadcrumbs"')[1].split("</div>")[0]
     assert reverse("admin:sessions_app_session_change", args=[session.pk]) in breadcrumbs
@@ -77,8 +81,8 @@ def test_it_names_a_cycle_instead_of_failing(admin_client: Client) -> None:
     page = response.content.decode()
     assert "The dependency graph has a cycle." in page
     assert "have no wave: task-x, task-y, task-z." in page
-    assert columns(page) == [["task-1"], ["task-x", "task-y", "task-z"]]
-    assert "Cycle (no wave)" in page
+    assert waves(page) == [("Cycle (no wave)", False, ["task-x", "task-y", "task-z"]),
+                           ("Wave 1", False, ["task-1"])]
 
 
 def test_it_shows_an_empty_session(admin_client: Client) -> None:
@@ -96,7 +100,7 @@ def test_it_runs_a_constant_number_of_queries(admin_client: Client, django_asser
     # auth session, user, the session row, its tasks, its dependency edges
     with django_assert_num_queries(5):
         response = admin_client.get(graph_url(session))
-    assert response.content.decode().count('class="tg-box') == task_count
+    assert response.content.decode().count('class="tg-box tg-s-') == task_count
 
 
 def test_it_sends_anonymous_visitors_to_the_login_page(client: Client) -> None:
@@ -121,12 +125,40 @@ def test_it_answers_an_unknown_session_with_404(admin_client: Client) -> None:
                                     args=["01JAAAAAAAAAAAAAAAAAAAAAAA"])).status_code == 404
 
 
-def test_it_draws_an_edge_that_skips_a_wave_dashed_over_the_boxes(admin_client: Client) -> None:
+def test_the_current_and_next_waves_come_first_and_finished_waves_are_folded(admin_client: Client) -> None:
     session = make_session()
-    a = make_task(session, "task-a")
-    b = make_task(session, "task-b", depends_on=(a,))
-    make_task(session, "task-c", depends_on=(a, b))  # a → c skips wave 2
+    previous = None
+    for number, status in enumerate(("completed", "skipped", "in_progress", "not_started", "not_started"), start=1):
+        previous = make_task(session, f"t-{number}", status=status, depends_on=(previous,) if previous else ())
     page = admin_client.get(graph_url(session)).content.decode()
-    over = page.split('<svg class="tg-over"')[1].split("</svg>")[0]
-    assert over.count('class="tg-long"') == 1 and "task-c depends on task-a" in over
-    assert page.split('<svg class="tg-over"')[0].count('marker-end="url(#tg-arrow)"') == 2  # a → b, b → c
+    assert waves(page) == [("Wave 3", True, ["t-3"]), ("Wave 4", True, ["t-4"]), ("Wave 5", False, ["t-5"]),
+                           ("Wave 1", False, ["t-1"]), ("Wave 2", False, ["t-2"])]
+    assert 'rl-v-current">current' in page and 'rl-v-next">next' in page
+    # The console's panel draws a folded wave as one line that opens it on the graph's page.
+    console = admin_client.get(reverse("admin:sessions_app_session_change", args=[session.pk])).content.decode()
+    panel = console.split('id="rc-task-graph"')[1].split("</section>")[0]
+    assert [key for _label, _open, keys in waves(panel) for key in keys] == ["t-3", "t-4"]
+    assert f'href="{graph_url(session)}#tg-wave-1"' in panel and 'data-key="tg-wave-3"' in panel
+
+
+def test_it_filters_by_status_and_agent(admin_client: Client) -> None:
+    session = make_session()
+    for number in range(1, 21):
+        make_task(session, f"t-{number}", status="failed" if number % 5 == 0 else "completed",
+                  assigned_agent=f"exec-{number % 2}")
+    page = admin_client.get(graph_url(session), {"status": "failed"}).content.decode()
+    assert waves(page) == [("Wave 1", True, ["t-5", "t-10", "t-15", "t-20"])] and "4 of 20 tasks" in page
+    page = admin_client.get(graph_url(session), {"status": "failed", "agent": "exec-1"}).content.decode()
+    assert waves(page) == [("Wave 1", True, ["t-5", "t-15"])]
+    assert '<option value="exec-1" selected>' in page and '<option value="failed" selected>' in page
+    page = admin_client.get(graph_url(session), {"status": "no-such-status"}).content.decode()
+    assert "No task matches these filters." in page and waves(page) == []
+
+
+def test_a_thousand_tasks_cost_the_same_queries_as_three(admin_client: Client, django_assert_num_queries) -> None:
+    session = make_session()
+    make_thousand_tasks(session)
+    with django_assert_num_queries(5):  # auth session, user, the session row, its tasks, its dependency edges
+        page = admin_client.get(graph_url(session)).content.decode()
+    assert page.count('class="tg-box tg-s-') == 1000 and [open for _label, open, _keys in waves(page)].count(True) == 2
+
