@@ -455,11 +455,84 @@ def test_a_valid_create_with_another_scopes_id_is_refused_without_saying_it_exis
     assert (retried.status_code, retried.json()["id"]) == (200, created.json()["id"])  # a retry, in scope
 
 
-def test_a_session_key_shaped_like_a_ulid_is_refused(user, world) -> None:
+def test_keys_are_unique_per_scope_so_another_scopes_key_is_neither_known_nor_blocked(user, world) -> None:
+    """Issue #28 §4: session keys were unique across projects and checkpoint and plan keys across sessions,
+    so creating one with another scope's key was a 409 `unique … key` (a fresh key a 201): any token learned
+    another project's keys, and took them first to block it."""
+    from ledger_app.models import Checkpoint
+    from sessions_app.models import Plan
+
     sessions = {key: rows[Session] for key, rows in world.items()}
-    who = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
-    squat = {"project_path": "/srv/widgets", "key": sessions["elsewhere"].pk.lower()}
-    assert_error_shape(_send(who.client, "post", "/api/v1/sessions/", squat), 400, "validation_error")
-    renamed = _send(who.client, "patch", f"/api/v1/sessions/{sessions['mine'].pk}/", {"key": squat["key"]})
-    assert_error_shape(renamed, 400, "validation_error")
+    project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    taken = _send(project.client, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets", "key": "elsewhere"})
+    assert taken.status_code == 201, taken.content
+    assert _send(project.client, "post", "/api/v1/sessions/",
+                 {"project_path": "/srv/widgets", "key": "sibling"}).status_code == 409  # its own project's
+    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    mine = sessions["mine"].pk
+    hidden_checkpoint, hidden_plan = world["elsewhere"][Checkpoint], world["elsewhere"][Plan]
+    for path, body in (("/api/v1/checkpoints/", {"session": mine, "key": hidden_checkpoint.key}),
+                       ("/api/v1/plans/", {"session": mine, "key": hidden_plan.key, "name": "mine too"})):
+        created = _send(who.client, "post", path, body)
+        assert created.status_code == 201, created.content
+    retried = _send(who.client, "post", "/api/v1/checkpoints/", {"session": mine, "key": hidden_checkpoint.key})
+    assert (retried.status_code, retried.json()["session"]) == (200, mine)  # its own, a retry
+    again = _send(who.client, "post", "/api/v1/plans/", {"session": mine, "key": hidden_plan.key, "name": "again"})
+    assert_error_shape(again, 409, "conflict")  # the caller's own plan holds the key in its session
+    assert Checkpoint.objects.filter(key=hidden_checkpoint.key).count() == 2
+    assert Plan.objects.filter(key=hidden_plan.key).count() == 2
+
+
+def test_a_key_that_names_several_rows_the_caller_sees_is_a_409_asking_for_the_id(user, world) -> None:
+    """Keys unique per scope can repeat across scopes: a caller who sees both (a global token) is asked
+    for the id wherever it names one by key (path, body, filter); a narrower caller sees one row."""
+    from ledger_app.models import Checkpoint
+    from sessions_app.models import Task
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    twin = Session.objects.create(key="mine", project_path="/srv/gadgets")
+    Checkpoint.objects.create(key=world["mine"][Checkpoint].key, session=sessions["elsewhere"])
+    both = sorted([sessions["mine"].pk, twin.pk])
+    global_token = caller(user, TokenScope.GLOBAL, TokenPermission.WRITE, sessions)
+    for method, path, body in (("get", "/api/v1/sessions/mine/", None),
+                               ("get", f"/api/v1/sessions/mine/tasks/{world['mine'][Task].key}/", None),
+                               ("get", "/api/v1/tasks/?session=mine", None),
+                               ("post", "/api/v1/questions/", {"session": "mine", "key": "Q-1", "text": "Which?"})):
+        response = _send(global_token.client, method, path, body)
+        assert_error_shape(response, 409, "ambiguous_key")
+        assert sorted(response.json()["details"]["ids"]) == both, path
+        assert response.json()["details"]["key"] == "mine"
+    checkpoint_key = world["mine"][Checkpoint].key
+    assert_error_shape(_send(global_token.client, "get", f"/api/v1/checkpoints/{checkpoint_key}/"), 409,
+                       "ambiguous_key")
+    assert _send(global_token.client, "get", f"/api/v1/sessions/{twin.pk}/").json()["key"] == "mine"
+    project = caller(user, TokenScope.PROJECT, TokenPermission.READ, sessions)
+    assert _send(project.client, "get", "/api/v1/sessions/mine/").json()["id"] == sessions["mine"].pk
+    session_token = caller(user, TokenScope.SESSION, TokenPermission.READ, sessions)
+    assert _send(session_token.client, "get", f"/api/v1/checkpoints/{checkpoint_key}/").json()["id"] == \
+        world["mine"][Checkpoint].pk
+
+
+def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) -> None:
+    """A key shaped like another row's id (the reported squat: a session key spelling another session's ULID,
+    then read as that session wherever an id is taken) is refused at creation and rename."""
+    from ledger_app.models import Checkpoint
+    from sessions_app.models import Plan
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    mine = sessions["mine"].pk
+    squats = {"/api/v1/sessions/": ({"project_path": "/srv/widgets"}, sessions["elsewhere"].pk, mine),
+              "/api/v1/plans/": ({"session": mine, "name": "squat"}, world["elsewhere"][Plan].pk,
+                                 world["mine"][Plan].pk),
+              "/api/v1/checkpoints/": ({"session": mine}, world["elsewhere"][Checkpoint].pk, None)}
+    for path, (body, other_id, own_row) in squats.items():
+        for spelling in (other_id, other_id.lower(), "01BX5ZZKBKACTAV9WEVGEMMVRZ"):
+            refused = _send(project.client, "post", path, {**body, "key": spelling})
+            assert_error_shape(refused, 400, "key_shaped_like_id")
+            assert refused.json()["details"] == {"key": ["Not shaped like a ULID."]}
+        if own_row is not None:
+            assert_error_shape(_send(project.client, "patch", f"{path}{own_row}/", {"key": other_id}), 400,
+                               "key_shaped_like_id")
     assert not Session.objects.filter(key__iexact=sessions["elsewhere"].pk).exists()
+    assert not Plan.objects.filter(key__iexact=world["elsewhere"][Plan].pk).exists()
