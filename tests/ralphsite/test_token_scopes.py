@@ -373,33 +373,64 @@ def _stored(model: type[models.Model], pk: Any, field: str) -> Any:
     return model._default_manager.filter(pk=pk).values_list(model._meta.get_field(field).attname, flat=True).get()
 
 
-def test_no_token_moves_a_row_where_it_could_not_create_one(user, world) -> None:
-    """Issue #28 §2: every scope-deciding field of every updatable model, with each scoped write token: a
-    session token moves nothing (not even its session into another project), a project token nothing out
-    of its project; both leave the row where it was."""
+def _movers(user: Any, sessions: dict[str, Session]) -> dict[str, tuple[APIClient, frozenset[str]]]:
+    """Every kind of caller the walkers above build, and the sessions it could create a row in (where it may
+    move one): a token of each scope and permission, and a staff member without permissions and a view-only
+    one, by login and by a global write token of theirs. A session token creates rows in its own session
+    only, so it moves none (issue #28 §2), not even its session into another project."""
+    movers: dict[str, tuple[APIClient, frozenset[str]]] = {}
+    for scope, permission in itertools.product((TokenScope.GLOBAL, TokenScope.PROJECT, TokenScope.SESSION),
+                                               (TokenPermission.READ, TokenPermission.WRITE)):
+        who = caller(user, scope, permission, sessions)
+        could = frozenset(PROJECTS) - set(who.hidden) if who.writable and scope != TokenScope.SESSION else frozenset()
+        movers[f"{scope} {permission} token"] = (who.client, could)
+    for name, staff in (("staff without permissions", _staff("mover")), ("view-only staff", _staff("viewer", "view"))):
+        for door, client in _staff_doors(staff).items():
+            movers[f"{name} ({door})"] = (client, frozenset())
+    return movers
+
+
+def _put_body(client: APIClient, path: str, field: str, value: Any) -> dict[str, Any]:
+    """The row as a global token reads it, the field changed: a PUT may send read-only fields back unchanged."""
+    return {**client.get(path).json(), field: value}
+
+
+def test_no_caller_moves_a_row_where_it_could_not_create_one(user, world) -> None:
+    """Issue #28 §2, the walker pass: every scope-deciding field of every updatable model (a session's
+    project_path, each row's session or other parent on its way to a session), sent by PATCH and by PUT to
+    every other session's value, by every kind of caller: refused (4xx, the row where it was) wherever the
+    caller could not have created the row there. The global write token, which could, moves them by PATCH:
+    the refusals are the scope's, not a field that never changes."""
     sessions = {key: rows[Session] for key, rows in world.items()}
-    tokens = {scope: caller(user, scope, TokenPermission.WRITE, sessions)
-              for scope in (TokenScope.SESSION, TokenScope.PROJECT)}
-    refused = {TokenScope.SESSION: ("sibling", "elsewhere"), TokenScope.PROJECT: ("elsewhere",)}
-    problems, tried = [], set()
+    movers = _movers(user, sessions)
+    reader = movers["global read token"][0]
+    problems, tried, moved = [], set(), set()
     for route in ROUTES:
         model = route_model(route)
-        if route.method != "patch" or model is None or route.path.count("/01") != 1:
+        if route.method not in ("patch", "put") or model is None or route.path.count("/01") != 1:
             continue
+        path = route_path(route, world["mine"])
         for field in scope_fields(model):
-            tried.add(f"{model._meta.label}.{field}")
+            tried.add(f"{model._meta.label}.{field} {route.method.upper()}")
             row = world["mine"][model]
             before = _stored(model, row.pk, field)
-            for scope, who in tokens.items():
-                for key in refused[scope]:
-                    value = _destinations(model, field, world)[key]
-                    if value == before:  # the sibling session's project is mine: no move
-                        continue
-                    response = _send(who.client, "patch", route_path(route, world["mine"]), {field: value})
-                    if response.status_code < 400 or _stored(model, row.pk, field) != before:
-                        problems.append(f"{scope} token moved {model._meta.label}.{field} to {key}: "
-                                        f"{response.status_code}")
-    assert "sessions_app.Session.project_path" in tried and "sessions_app.Task.session" in tried
+            for (name, (client, could)), (key, value) in itertools.product(
+                    movers.items(), _destinations(model, field, world).items()):
+                if value == before or (key in could and route.method == "put"):
+                    continue  # no move (the sibling session's project is mine); a PUT allowed would rewrite the
+                    # row's children (a task's files, as PUT means), which the other routes' rows are: PATCH moves
+                body = {field: value} if route.method == "patch" else _put_body(reader, path, field, value)
+                response = _send(client, route.method, path, body)
+                where = f"{name} {route.method.upper()} {model._meta.label}.{field} to {key}: {response.status_code}"
+                if response.status_code >= 500:
+                    problems.append(where)
+                elif key not in could and (response.status_code < 400 or _stored(model, row.pk, field) != before):
+                    problems.append(f"{where} (moved)")
+                elif _stored(model, row.pk, field) != before:
+                    moved.add(f"{model._meta.label}.{field} {route.method.upper()}")
+                    model._default_manager.filter(pk=row.pk).update(**{model._meta.get_field(field).attname: before})
+    assert {"sessions_app.Session.project_path PUT", "sessions_app.Task.session PUT"} <= tried
+    assert {"sessions_app.Session.project_path PATCH", "sessions_app.Task.session PATCH"} <= moved, sorted(moved)
     assert not problems, "\n".join(problems)
 
 
