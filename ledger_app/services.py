@@ -264,10 +264,11 @@ def _issue_increment(session_id: str, signature: str, message: str, seen_at: dat
 # -- checkpoints -----------------------------------------------------------------------------
 
 def checkpoint_create(*, data: dict[str, Any]) -> Checkpoint:
-    """A new checkpoint and its `checkpoint_created` event. Its key taken with the same content is a
-    retry: the existing checkpoint, nothing appended; with other content a 409."""
+    """A new checkpoint and its `checkpoint_created` event. Its key taken in its session (keys are unique per
+    session) with the same content is a retry: the existing checkpoint, nothing appended; with other
+    content a 409."""
     with transaction.atomic():
-        existing = Checkpoint.objects.filter(key=data.get("key")).first()
+        existing = Checkpoint.objects.filter(key=data.get("key"), session=data.get("session")).first()
         if existing is not None:
             if not all(column_holds(existing, name, value) is not False for name, value in data.items()):
                 raise Conflict(f"A checkpoint with key {existing.key} already exists with different content.",

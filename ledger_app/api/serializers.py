@@ -119,8 +119,9 @@ class CheckpointSerializer(RalphModelSerializer):
         fields = ["id", "key", "session", "task_key", "sprint_key", "git_ref", "git_commit", "path", "summary",
                   "description", "can_restore", "created_at", "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
-        # A key taken is a retry (the same content) or a 409 naming it: services.checkpoint_create decides.
-        extra_kwargs = {"key": {"validators": []}}
+        # A key taken in its session is a retry (the same content) or a 409 naming it:
+        # services.checkpoint_create decides.
+        validators = ()
 
 
 class CheckpointRestoreSerializer(RalphModelSerializer):

@@ -13,7 +13,7 @@ class Checkpoint(ULIDModel):
 
     * ralphy: id → key; run_id → session; task_id → task_key; git_ref, summary → same names;
       ts → created_at.
-    * DevTeam: checkpoint_id → key (`chkpt-20250201-120000-abc123`, unique); path, description,
+    * DevTeam: checkpoint_id → key (`chkpt-20250201-120000-abc123`, unique in its session); path, description,
       git_commit, can_restore, created_at → same names; session_id → session; task_id → task_key;
       sprint_id → sprint_key.
     """
@@ -21,7 +21,7 @@ class Checkpoint(ULIDModel):
     scope_path = "session"
     address_key = "key"  # named by key wherever an id is taken (ralphsite.core.addressing)
 
-    key = models.CharField(max_length=200, unique=True)
+    key = models.CharField(max_length=200)
     session = history_session_field(related_name="checkpoints")
     task_key = models.CharField(max_length=100, blank=True, default="")
     sprint_key = models.CharField(max_length=100, blank=True, default="")
@@ -34,6 +34,8 @@ class Checkpoint(ULIDModel):
 
     class Meta:
         ordering = ["-created_at"]
+        # Unique within its session only (a checkpoint of no session is the global tokens' alone).
+        constraints = [models.UniqueConstraint(fields=["key", "session"], name="checkpoint_key_session_unique")]
         indexes = [
             models.Index(fields=["session", "-created_at"], name="checkpoint_session_created"),
             models.Index(fields=["task_key"], name="checkpoint_task"),

@@ -1,11 +1,15 @@
 """Rows named by id or by their human key, one rule for the API's paths, bodies and filters, the MCP
 tools and the admin alike.
 
-A model whose rows agents name by a unique key says so next to its fields as `address_key = "key"`
-(sessions, plans, checkpoints); tasks are named by key within their session. A value shaped like a
-ULID is read as an id first: where a row is looked up (paths, related-row fields, MCP arguments) it
-names a row by key only when no row has that id; where a value is only translated into a column
-(reference fields, filters) a ULID-shaped value is the id. Any other value is a key.
+A model whose rows agents name by a key says so next to its fields as `address_key = "key"`
+(sessions, plans, checkpoints); tasks are named by key within their session. A key is unique within
+its scope only (a session's within its project, a plan's or checkpoint's within its session), so one
+project neither learns nor blocks another's keys; a key that names several rows the caller can see
+(a global token's view of two projects) is a 409 `ambiguous_key` asking for the id. A value shaped
+like a ULID is read as an id first: where a row is looked up (paths, related-row fields, MCP
+arguments) it names a row by key only when no row has that id; where a value is only translated into
+a column (reference fields, filters) a ULID-shaped value is the id. Any other value is a key, and no
+key may be shaped like a ULID (`address_key_check`): it would read as another row's id.
 """
 
 from typing import Any, TypeVar
@@ -14,6 +18,7 @@ from django.db import models
 from django.db.models import QuerySet
 
 from ralphsite.core.access import current_scope
+from ralphsite.core.errors import Conflict, InvalidInput
 from ralphsite.core.ulid import ulid_normalize
 
 M = TypeVar("M", bound=models.Model)
@@ -38,6 +43,65 @@ def by_key(queryset: QuerySet[M], key_field: str, key: str) -> QuerySet[M]:
     return queryset.filter(**{key_field: key}).exclude(**{key_field: ""})
 
 
+def address_key_check(model: type[models.Model], data: dict[str, Any], instance: models.Model | None = None) -> None:
+    """The rules of a keyed model's key, for a create (`instance` None) or an update of `instance` with `data`:
+
+    * a key shaped like a ULID is refused (400 `key_shaped_like_id`): wherever an id is taken, a ULID-shaped
+      reference is read as an id, so such a key would name (or squat) another row's id, perhaps one out of
+      the writer's scope;
+    * a key is unique within its scope (the model's unique constraint that leads with the key: a session's
+      project, a plan's or checkpoint's session): a key taken there is a 409 `conflict` on `key`. Another
+      scope's row with the same key is no conflict, so a writer learns nothing of rows it cannot see.
+    """
+    key_field = address_key_of(model)
+    if key_field is None:
+        return
+    meta = model._meta
+
+    def value(name: str) -> Any:
+        field = meta.get_field(name)
+        for given in (name, field.attname):
+            if given in data:
+                return getattr(data[given], "pk", data[given])
+        return field.get_default() if instance is None else getattr(instance, field.attname)
+
+    key = value(key_field)
+    if key_field in data and (instance is None or key != getattr(instance, key_field)) and as_ulid(key):
+        raise InvalidInput(f"A {meta.verbose_name} {key_field} is never shaped like a ULID: it would read as an id.",
+                           code="key_shaped_like_id", details={key_field: ["Not shaped like a ULID."]})
+    for constraint in meta.constraints:
+        if not isinstance(constraint, models.UniqueConstraint) or constraint.fields[:1] != (key_field,):
+            continue
+        if instance is not None and not any(name in data or meta.get_field(name).attname in data
+                                            for name in constraint.fields):
+            continue
+        lookup = {meta.get_field(name).attname: value(name) for name in constraint.fields}
+        if not key or None in lookup.values():  # blank keys repeat; so do rows of no session (NULLs differ)
+            continue
+        holders = model._default_manager.filter(**lookup)
+        if instance is not None:
+            holders = holders.exclude(pk=instance.pk)
+        if holders.exists():
+            where = " and ".join(meta.get_field(name).verbose_name for name in constraint.fields[1:])
+            raise Conflict(f"{key_field}: a {meta.verbose_name} with this {key_field} already exists in its {where}.",
+                           details={key_field: [f"Taken in this {where}."]})
+
+
+def one_by_key(queryset: QuerySet[M], key_field: str, key: str) -> M | None:
+    """The one row of `queryset` (the caller's scope) whose `key_field` is `key`; None when there is none.
+    Keys are unique per scope, so a broader caller (a global token) may see several: that is a 409
+    `ambiguous_key` listing their ids, never a guess."""
+    rows = list(by_key(queryset, key_field, key)[:_AMBIGUOUS_IDS_SHOWN])
+    if len(rows) > 1:
+        noun = queryset.model._meta.verbose_name_plural
+        raise Conflict(f"The {key_field} {key!r} names several {noun} you can see: name the one you mean by its id.",
+                       code="ambiguous_key", details={key_field: key, "ids": [row.pk for row in rows]})
+    return rows[0] if rows else None
+
+
+_AMBIGUOUS_IDS_SHOWN = 20
+
+
 def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None = None) -> M | None:
     """The row of `queryset` named by `reference`: its id (tried first when ULID-shaped) or its key
     (`key_field`, by default the model's `address_key`). None when it names no row of the queryset."""
@@ -47,7 +111,7 @@ def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None
     pk = as_ulid(reference)
     row = queryset.filter(pk=pk).first() if pk is not None else None
     if row is None and key_field:
-        row = by_key(queryset, key_field, reference).first()
+        row = one_by_key(queryset, key_field, reference)
     return row
 
 
@@ -65,9 +129,10 @@ def unknown_reference(model: type[models.Model], reference: Any) -> str:
 
 def pk_by_key(model: type[models.Model], reference: Any) -> str | None:
     """The id of the row of a keyed model whose key is `reference`, within the request's scope; None
-    when there is none (a row out of scope is answered as one that does not exist)."""
+    when there is none (a row out of scope is answered as one that does not exist); 409 `ambiguous_key` when
+    several rows in scope have it."""
     key_field = address_key_of(model)
     if key_field is None or not isinstance(reference, str) or not reference:
         return None
-    rows = by_key(current_scope().filter(model._default_manager.all()), key_field, reference)
-    return rows.values_list("pk", flat=True).first()
+    row = one_by_key(current_scope().filter(model._default_manager.only("pk")), key_field, reference)
+    return None if row is None else row.pk

@@ -12,6 +12,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 from ralphsite.core.activity import owner_session_ids, owners_touch, sessions_touch
+from ralphsite.core.addressing import address_key_check
 from ralphsite.core.shapes import stored_values_check
 
 M = TypeVar("M", bound=models.Model)
@@ -47,6 +48,7 @@ def _split_many_to_many(model: type[models.Model], data: dict[str, Any]) -> tupl
 def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
     plain, many = _split_many_to_many(model, data)
     with _one_transaction():
+        address_key_check(model, plain)
         instance = model(**plain)
         stored_values_check(instance)
         instance.save(force_insert=True)
@@ -59,6 +61,7 @@ def instance_create(*, model: type[M], data: dict[str, Any]) -> M:
 def instance_update(*, instance: M, data: dict[str, Any]) -> M:
     plain, many = _split_many_to_many(type(instance), data)
     with _one_transaction():
+        address_key_check(type(instance), plain, instance)
         for name, value in plain.items():
             setattr(instance, name, value)
         stored_values_check(instance, plain)

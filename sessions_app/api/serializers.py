@@ -123,6 +123,7 @@ class SessionSerializer(RalphModelSerializer):
         ]
         # token_count is ralph-mem's own count (seed 004 writes it); usage rows add to it as well.
         read_only_fields = [*SESSION_TOTAL_FIELDS, "last_activity_at", "created_at", "updated_at"]
+        validators = ()  # a key taken in its project: services (ralphsite.core.addressing.address_key_check)
         extra_kwargs = {"status": lifecycle_help(SESSION_STATUS_LIFECYCLE, "A final status finishes the session."),
                         "state": lifecycle_help(SESSION_STATE_LIFECYCLE, "complete and stopped end the session.")}
 
@@ -307,6 +308,7 @@ class PlanSerializer(RalphModelSerializer):
     class Meta:
         model = Plan
         fields = _model_fields(Plan)
+        validators = ()  # a key taken in its session: services (ralphsite.core.addressing.address_key_check)
 
 
 class PlanSnapshotSerializer(RalphModelSerializer):

@@ -126,7 +126,7 @@ class ResearchFinding(ULIDModel):
 
 
 class Plan(ULIDModel):
-    """DevTeam `plans`: id ("plan-001") → key (unique); name, description, plan_type, prd_path,
+    """DevTeam `plans`: id ("plan-001") → key (unique in its session); name, description, plan_type, prd_path,
     tasks_path, sprints_path, status, total_sprints, completed_sprints, total_tasks,
     completed_tasks, created_at, started_at, completed_at → same names; research_session_id →
     research_session (SET NULL). `session` is ours (optional, SET NULL): the session that made it.
@@ -156,7 +156,8 @@ class Plan(ULIDModel):
 
     class Meta:
         ordering = ["key"]
-        constraints = [models.UniqueConstraint(fields=["key"], name="plan_key_unique")]
+        # Unique within its session only (a plan of no session is the global tokens' alone).
+        constraints = [models.UniqueConstraint(fields=["key", "session"], name="plan_key_session_unique")]
         indexes = [
             models.Index(fields=["status"], name="plan_status"),
             models.Index(fields=["session", "status"], name="plan_session_status"),

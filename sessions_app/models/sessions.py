@@ -115,7 +115,7 @@ class Session(ULIDModel):
     address_key = "key"  # agents may name a session by its key wherever an id is taken (ralphsite.core.addressing)
 
     key = models.CharField(max_length=100, blank=True, default="",
-                           help_text="Human-readable session id (Ralph SessionId), unique when set.")
+                           help_text="Human-readable session id (Ralph SessionId), unique in its project when set.")
     user_request = models.TextField(blank=True, default="")
     state = models.CharField(max_length=32, choices=OrchestratorState.choices,
                              default=OrchestratorState.INITIALIZING)
@@ -161,7 +161,9 @@ class Session(ULIDModel):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["key"], condition=~Q(key=""), name="session_key_unique"),
+            # A key is unique within its project only: one project neither learns nor blocks another's keys.
+            models.UniqueConstraint(fields=["key", "project_path"], condition=~Q(key=""),
+                                    name="session_key_project_unique"),
             models.CheckConstraint(condition=Q(current_iteration__gte=1), name="session_iteration_from_1"),
         ]
         indexes = [

@@ -8,7 +8,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from ralphsite.core.activity import sessions_touch
-from ralphsite.core.addressing import as_ulid
 from ralphsite.core.errors import Conflict, InvalidInput, detail_time
 from ralphsite.core.services import instance_create, instance_update
 from sessions_app import selectors
@@ -39,7 +38,6 @@ def session_create(*, data: dict[str, Any]) -> Session:
     """A new session; its current iteration (1 unless given) exists from the start. A session created
     finished gets its ended_at (now unless given); a running one has none."""
     data = dict(data)
-    _key_check(data)
     if data.get("state") in ENDING_STATES:  # Ralph V2's Complete and Stopped end the loop they name
         data.setdefault("status", ENDING_STATES[data["state"]])
     status = data.get("status", SessionStatus.RUNNING)
@@ -53,14 +51,6 @@ def session_create(*, data: dict[str, Any]) -> Session:
     return session
 
 
-def _key_check(data: dict[str, Any]) -> None:
-    """A key shaped like a ULID is refused: wherever an id is taken, a ULID-shaped reference is tried as an
-    id first, so such a key would name another session (or squat one's id)."""
-    if as_ulid(data.get("key", "")):
-        raise InvalidInput("A session key is not shaped like a ULID: it would read as a session's id.",
-                           details={"key": ["Not shaped like a ULID."]})
-
-
 _ENDED_AT_RULE = "ended_at changes with status only (finish/, or a status in the same write)."
 
 
@@ -70,8 +60,6 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
     `session_finished` event); a finished session keeps its status (409 `session_finished`; `resume/`
     runs it again); ended_at alone is a 400. A new current_iteration gets its iteration row."""
     data = dict(data)
-    if data.get("key", session.key) != session.key:
-        _key_check(data)
     with transaction.atomic():
         session = lock_rows(Session.objects.filter(pk=session.pk)).get()
         status = data.pop("status", session.status)

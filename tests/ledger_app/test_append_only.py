@@ -211,3 +211,44 @@ def test_it_checks_an_idempotency_key_on_its_index_however_long_the_session() ->
 
     few, many = steps_of_one_append(50), steps_of_one_append(3_000)
     assert many < few * 2, (few, many)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's roles")
+def test_the_application_role_operations_md_describes_runs_the_ledger_and_cannot_switch_its_guards_off() -> None:
+    """Issue #28 §3, the role split for real: a role granted exactly what docs/operations.md grants the server
+    (rows of every table, the sequences; no ownership, no superuser) appends and purges through the services,
+    and cannot turn the ledger's guards off by any switch a table's owner or a superuser has: disable or drop
+    a trigger, replace its function, skip triggers (`session_replication_role`), make itself a superuser.
+    The role is created in the test's transaction (rolled back with it), its name the test database's own,
+    and played with SET ROLE (so which roles it could SET is the suite's login's, not tried here)."""
+    role = f"ralph_app_{connection.settings_dict['NAME']}"[:63]
+    with connection.cursor() as cursor:
+        cursor.execute(f'CREATE ROLE "{role}" NOLOGIN NOSUPERUSER')
+        cursor.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "{role}"')
+        cursor.execute(f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "{role}"')
+    purged, kept = make_session(status=SessionStatus.COMPLETED, ended_at=timezone.now()), make_session()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f'SET LOCAL ROLE "{role}"')
+        first, other = make_event(purged), make_event(kept)
+        services.ledger_events_purge(session_ids=[purged.id], reason="as the application role")
+        cursor.execute("RESET ROLE")
+    assert not LedgerEvent.objects.filter(pk=first.id).exists() and LedgerEvent.objects.filter(pk=other.id).exists()
+    triggers = TRIGGER_NAMES["postgresql"]
+    switches = {
+        f"ALTER TABLE {TABLE} DISABLE TRIGGER ALL": "must be owner",
+        **{f"ALTER TABLE {TABLE} DISABLE TRIGGER {name}": "must be owner" for name in triggers},
+        **{f"DROP TRIGGER {name} ON {TABLE}": "must be owner" for name in triggers},
+        "CREATE OR REPLACE FUNCTION ledger_append_only_guard() RETURNS trigger LANGUAGE plpgsql "
+        "AS $$ BEGIN RETURN OLD; END $$": "must be owner|permission denied",
+        "SET LOCAL session_replication_role = replica": "permission denied",
+        f'ALTER ROLE "{role}" SUPERUSER': "permission denied|must be superuser",
+        f"DELETE FROM {TABLE} WHERE id = {other.id}": "append-only",
+        f"TRUNCATE {TABLE} CASCADE": "permission denied",  # not granted, and the trigger besides
+        f"DELETE FROM {HEAD_TABLE}": "ledger_chain_head",
+    }
+    for statement, refusal in switches.items():
+        with pytest.raises(DatabaseError, match=refusal), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f'SET LOCAL ROLE "{role}"')
+            cursor.execute(statement)
+    assert installed_triggers(connection) >= triggers
+    assert LedgerEvent.objects.filter(pk=other.id).exists()

@@ -19,9 +19,9 @@ def test_an_integrity_error_becomes_a_409_naming_the_constraint() -> None:
     assert response.status_code == 409
     assert response.data["code"] == "conflict"
     constraint = response.data["details"]["constraint"]
-    assert constraint in ("session_key_unique", "unique"), response.data
+    assert constraint in ("session_key_project_unique", "unique"), response.data
     if constraint == "unique":
-        assert response.data["details"]["columns"] == ["sessions_app_session.key"]
+        assert response.data["details"]["columns"] == ["sessions_app_session.key", "sessions_app_session.project_path"]
 
 
 def test_an_unknown_api_path_is_a_json_404(api: APIClient) -> None:

@@ -44,5 +44,5 @@ def test_it_finds_a_session_by_key_through_the_partial_unique_index() -> None:
     with pytest.raises(ValidationError):  # django-filter would read a blank ?key= as no filter at all
         SessionFilterSet(QueryDict("key="), queryset=Session.objects.all())
     if connection.vendor == "sqlite":
-        # SQLite uses the index (unique where key <> '') only when the query repeats its condition.
-        assert "SEARCH" in queryset.explain() and "INDEX session_key_unique (key=?)" in queryset.explain()
+        # SQLite uses the index (unique per project where key <> '') only when the query repeats its condition.
+        assert "SEARCH" in queryset.explain() and "INDEX session_key_project_unique (key=?)" in queryset.explain()

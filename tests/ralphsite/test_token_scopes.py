@@ -373,33 +373,64 @@ def _stored(model: type[models.Model], pk: Any, field: str) -> Any:
     return model._default_manager.filter(pk=pk).values_list(model._meta.get_field(field).attname, flat=True).get()
 
 
-def test_no_token_moves_a_row_where_it_could_not_create_one(user, world) -> None:
-    """Issue #28 §2: every scope-deciding field of every updatable model, with each scoped write token: a
-    session token moves nothing (not even its session into another project), a project token nothing out
-    of its project; both leave the row where it was."""
+def _movers(user: Any, sessions: dict[str, Session]) -> dict[str, tuple[APIClient, frozenset[str]]]:
+    """Every kind of caller the walkers above build, and the sessions it could create a row in (where it may
+    move one): a token of each scope and permission, and a staff member without permissions and a view-only
+    one, by login and by a global write token of theirs. A session token creates rows in its own session
+    only, so it moves none (issue #28 §2), not even its session into another project."""
+    movers: dict[str, tuple[APIClient, frozenset[str]]] = {}
+    for scope, permission in itertools.product((TokenScope.GLOBAL, TokenScope.PROJECT, TokenScope.SESSION),
+                                               (TokenPermission.READ, TokenPermission.WRITE)):
+        who = caller(user, scope, permission, sessions)
+        could = frozenset(PROJECTS) - set(who.hidden) if who.writable and scope != TokenScope.SESSION else frozenset()
+        movers[f"{scope} {permission} token"] = (who.client, could)
+    for name, staff in (("staff without permissions", _staff("mover")), ("view-only staff", _staff("viewer", "view"))):
+        for door, client in _staff_doors(staff).items():
+            movers[f"{name} ({door})"] = (client, frozenset())
+    return movers
+
+
+def _put_body(client: APIClient, path: str, field: str, value: Any) -> dict[str, Any]:
+    """The row as a global token reads it, the field changed: a PUT may send read-only fields back unchanged."""
+    return {**client.get(path).json(), field: value}
+
+
+def test_no_caller_moves_a_row_where_it_could_not_create_one(user, world) -> None:
+    """Issue #28 §2, the walker pass: every scope-deciding field of every updatable model (a session's
+    project_path, each row's session or other parent on its way to a session), sent by PATCH and by PUT to
+    every other session's value, by every kind of caller: refused (4xx, the row where it was) wherever the
+    caller could not have created the row there. The global write token, which could, moves them by PATCH:
+    the refusals are the scope's, not a field that never changes."""
     sessions = {key: rows[Session] for key, rows in world.items()}
-    tokens = {scope: caller(user, scope, TokenPermission.WRITE, sessions)
-              for scope in (TokenScope.SESSION, TokenScope.PROJECT)}
-    refused = {TokenScope.SESSION: ("sibling", "elsewhere"), TokenScope.PROJECT: ("elsewhere",)}
-    problems, tried = [], set()
+    movers = _movers(user, sessions)
+    reader = movers["global read token"][0]
+    problems, tried, moved = [], set(), set()
     for route in ROUTES:
         model = route_model(route)
-        if route.method != "patch" or model is None or route.path.count("/01") != 1:
+        if route.method not in ("patch", "put") or model is None or route.path.count("/01") != 1:
             continue
+        path = route_path(route, world["mine"])
         for field in scope_fields(model):
-            tried.add(f"{model._meta.label}.{field}")
+            tried.add(f"{model._meta.label}.{field} {route.method.upper()}")
             row = world["mine"][model]
             before = _stored(model, row.pk, field)
-            for scope, who in tokens.items():
-                for key in refused[scope]:
-                    value = _destinations(model, field, world)[key]
-                    if value == before:  # the sibling session's project is mine: no move
-                        continue
-                    response = _send(who.client, "patch", route_path(route, world["mine"]), {field: value})
-                    if response.status_code < 400 or _stored(model, row.pk, field) != before:
-                        problems.append(f"{scope} token moved {model._meta.label}.{field} to {key}: "
-                                        f"{response.status_code}")
-    assert "sessions_app.Session.project_path" in tried and "sessions_app.Task.session" in tried
+            for (name, (client, could)), (key, value) in itertools.product(
+                    movers.items(), _destinations(model, field, world).items()):
+                if value == before or (key in could and route.method == "put"):
+                    continue  # no move (the sibling session's project is mine); a PUT allowed would rewrite the
+                    # row's children (a task's files, as PUT means), which the other routes' rows are: PATCH moves
+                body = {field: value} if route.method == "patch" else _put_body(reader, path, field, value)
+                response = _send(client, route.method, path, body)
+                where = f"{name} {route.method.upper()} {model._meta.label}.{field} to {key}: {response.status_code}"
+                if response.status_code >= 500:
+                    problems.append(where)
+                elif key not in could and (response.status_code < 400 or _stored(model, row.pk, field) != before):
+                    problems.append(f"{where} (moved)")
+                elif _stored(model, row.pk, field) != before:
+                    moved.add(f"{model._meta.label}.{field} {route.method.upper()}")
+                    model._default_manager.filter(pk=row.pk).update(**{model._meta.get_field(field).attname: before})
+    assert {"sessions_app.Session.project_path PUT", "sessions_app.Task.session PUT"} <= tried
+    assert {"sessions_app.Session.project_path PATCH", "sessions_app.Task.session PATCH"} <= moved, sorted(moved)
     assert not problems, "\n".join(problems)
 
 
@@ -455,11 +486,84 @@ def test_a_valid_create_with_another_scopes_id_is_refused_without_saying_it_exis
     assert (retried.status_code, retried.json()["id"]) == (200, created.json()["id"])  # a retry, in scope
 
 
-def test_a_session_key_shaped_like_a_ulid_is_refused(user, world) -> None:
+def test_keys_are_unique_per_scope_so_another_scopes_key_is_neither_known_nor_blocked(user, world) -> None:
+    """Issue #28 §4: session keys were unique across projects and checkpoint and plan keys across sessions,
+    so creating one with another scope's key was a 409 `unique … key` (a fresh key a 201): any token learned
+    another project's keys, and took them first to block it."""
+    from ledger_app.models import Checkpoint
+    from sessions_app.models import Plan
+
     sessions = {key: rows[Session] for key, rows in world.items()}
-    who = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
-    squat = {"project_path": "/srv/widgets", "key": sessions["elsewhere"].pk.lower()}
-    assert_error_shape(_send(who.client, "post", "/api/v1/sessions/", squat), 400, "validation_error")
-    renamed = _send(who.client, "patch", f"/api/v1/sessions/{sessions['mine'].pk}/", {"key": squat["key"]})
-    assert_error_shape(renamed, 400, "validation_error")
+    project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    taken = _send(project.client, "post", "/api/v1/sessions/", {"project_path": "/srv/widgets", "key": "elsewhere"})
+    assert taken.status_code == 201, taken.content
+    assert _send(project.client, "post", "/api/v1/sessions/",
+                 {"project_path": "/srv/widgets", "key": "sibling"}).status_code == 409  # its own project's
+    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
+    mine = sessions["mine"].pk
+    hidden_checkpoint, hidden_plan = world["elsewhere"][Checkpoint], world["elsewhere"][Plan]
+    for path, body in (("/api/v1/checkpoints/", {"session": mine, "key": hidden_checkpoint.key}),
+                       ("/api/v1/plans/", {"session": mine, "key": hidden_plan.key, "name": "mine too"})):
+        created = _send(who.client, "post", path, body)
+        assert created.status_code == 201, created.content
+    retried = _send(who.client, "post", "/api/v1/checkpoints/", {"session": mine, "key": hidden_checkpoint.key})
+    assert (retried.status_code, retried.json()["session"]) == (200, mine)  # its own, a retry
+    again = _send(who.client, "post", "/api/v1/plans/", {"session": mine, "key": hidden_plan.key, "name": "again"})
+    assert_error_shape(again, 409, "conflict")  # the caller's own plan holds the key in its session
+    assert Checkpoint.objects.filter(key=hidden_checkpoint.key).count() == 2
+    assert Plan.objects.filter(key=hidden_plan.key).count() == 2
+
+
+def test_a_key_that_names_several_rows_the_caller_sees_is_a_409_asking_for_the_id(user, world) -> None:
+    """Keys unique per scope can repeat across scopes: a caller who sees both (a global token) is asked
+    for the id wherever it names one by key (path, body, filter); a narrower caller sees one row."""
+    from ledger_app.models import Checkpoint
+    from sessions_app.models import Task
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    twin = Session.objects.create(key="mine", project_path="/srv/gadgets")
+    Checkpoint.objects.create(key=world["mine"][Checkpoint].key, session=sessions["elsewhere"])
+    both = sorted([sessions["mine"].pk, twin.pk])
+    global_token = caller(user, TokenScope.GLOBAL, TokenPermission.WRITE, sessions)
+    for method, path, body in (("get", "/api/v1/sessions/mine/", None),
+                               ("get", f"/api/v1/sessions/mine/tasks/{world['mine'][Task].key}/", None),
+                               ("get", "/api/v1/tasks/?session=mine", None),
+                               ("post", "/api/v1/questions/", {"session": "mine", "key": "Q-1", "text": "Which?"})):
+        response = _send(global_token.client, method, path, body)
+        assert_error_shape(response, 409, "ambiguous_key")
+        assert sorted(response.json()["details"]["ids"]) == both, path
+        assert response.json()["details"]["key"] == "mine"
+    checkpoint_key = world["mine"][Checkpoint].key
+    assert_error_shape(_send(global_token.client, "get", f"/api/v1/checkpoints/{checkpoint_key}/"), 409,
+                       "ambiguous_key")
+    assert _send(global_token.client, "get", f"/api/v1/sessions/{twin.pk}/").json()["key"] == "mine"
+    project = caller(user, TokenScope.PROJECT, TokenPermission.READ, sessions)
+    assert _send(project.client, "get", "/api/v1/sessions/mine/").json()["id"] == sessions["mine"].pk
+    session_token = caller(user, TokenScope.SESSION, TokenPermission.READ, sessions)
+    assert _send(session_token.client, "get", f"/api/v1/checkpoints/{checkpoint_key}/").json()["id"] == \
+        world["mine"][Checkpoint].pk
+
+
+def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) -> None:
+    """A key shaped like another row's id (the reported squat: a session key spelling another session's ULID,
+    then read as that session wherever an id is taken) is refused at creation and rename."""
+    from ledger_app.models import Checkpoint
+    from sessions_app.models import Plan
+
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
+    mine = sessions["mine"].pk
+    squats = {"/api/v1/sessions/": ({"project_path": "/srv/widgets"}, sessions["elsewhere"].pk, mine),
+              "/api/v1/plans/": ({"session": mine, "name": "squat"}, world["elsewhere"][Plan].pk,
+                                 world["mine"][Plan].pk),
+              "/api/v1/checkpoints/": ({"session": mine}, world["elsewhere"][Checkpoint].pk, None)}
+    for path, (body, other_id, own_row) in squats.items():
+        for spelling in (other_id, other_id.lower(), "01BX5ZZKBKACTAV9WEVGEMMVRZ"):
+            refused = _send(project.client, "post", path, {**body, "key": spelling})
+            assert_error_shape(refused, 400, "key_shaped_like_id")
+            assert refused.json()["details"] == {"key": ["Not shaped like a ULID."]}
+        if own_row is not None:
+            assert_error_shape(_send(project.client, "patch", f"{path}{own_row}/", {"key": other_id}), 400,
+                               "key_shaped_like_id")
     assert not Session.objects.filter(key__iexact=sessions["elsewhere"].pk).exists()
+    assert not Plan.objects.filter(key__iexact=world["elsewhere"][Plan].pk).exists()

@@ -135,6 +135,16 @@ def test_a_session_another_tool_created_with_the_same_key_is_linked_not_duplicat
     assert Observation.objects.filter(session=existing).count() == 2
 
 
+def test_a_session_of_the_same_key_in_another_project_is_neither_linked_nor_in_the_way(tmp_path: Path) -> None:
+    """Session keys are unique per project (issue #28 §4): another project's `mem-sess-1` is not this file's."""
+    other = Session.objects.create(key="mem-sess-1", project_path="/srv/another")
+    output = import_seed("memory", _memory_db(tmp_path / "memory.db"))
+    assert summary_row(output, "sessions")[:2] == ["2", "2"]
+    imported = Session.objects.exclude(pk=other.pk).get(key="mem-sess-1")
+    assert imported.project_path == "/home/dev/앱" and Observation.objects.filter(session=imported).count() == 2
+    assert not Observation.objects.filter(session=other).exists()
+
+
 def test_it_imports_a_global_db_and_links_patterns_already_recorded(tmp_path: Path) -> None:
     pattern_record(pattern_type="tool_usage", description="Run ruff before commit", project="/c")
     path = seed_database(tmp_path / "global.db", "memory", {"global_patterns": [

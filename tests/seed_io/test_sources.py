@@ -78,11 +78,13 @@ def _created(output: str, kind: str) -> dict[str, str]:
 
 
 # Tables whose rows belong to no session and are keyed without one in our models (a plan's criteria, a
-# repository's baselines, cross-session patterns; plan and checkpoint keys are unique across sessions today):
-# another project's row with the same key is that row, linked, not created again.
-SHARED_BY_KEY = {"devteam": {"acceptance_criteria", "features", "baselines", "plans", "checkpoints"},
-                 "ralphy": {"checkpoints"},
+# repository's baselines, cross-session patterns, DevTeam's plans, which name no session): another project's
+# row with the same key is that row, linked, not created again.
+SHARED_BY_KEY = {"devteam": {"acceptance_criteria", "features", "baselines", "plans"},
                  "memory": {"global_patterns"}}
+# Tables keyed within their session (issue #28 §4): another project's rows are its own, but for those of no
+# session, which are shared by key as above.
+KEYED_PER_SESSION = {"devteam": {"checkpoints"}}
 
 
 @pytest.mark.parametrize("kind", BUILDERS)
@@ -91,10 +93,14 @@ def test_it_imports_a_second_project_numbered_alike_whole_beside_the_first(tmp_p
     second = _second_project(kind, first, tmp_path / "second.db")
     created_first = _created(import_seed(kind, first), kind)
     created_second = _created(import_seed(kind, second), kind)
-    shared = SHARED_BY_KEY.get(kind, set())
-    assert {table: n for table, n in created_second.items() if table not in shared} == \
-        {table: n for table, n in created_first.items() if table not in shared}
+    shared, per_session = SHARED_BY_KEY.get(kind, set()), KEYED_PER_SESSION.get(kind, set())
+    assert {table: n for table, n in created_second.items() if table not in shared | per_session} == \
+        {table: n for table, n in created_first.items() if table not in shared | per_session}
     assert all(created_second[table] == "0" for table in shared if table in created_second)
+    for table in importer_class(kind).tables:
+        if table.table in per_session:
+            sessionless = table.model._default_manager.filter(session=None).count()
+            assert 0 < int(created_second[table.table]) == int(created_first[table.table]) - sessionless
     assert SeedRow.objects.filter(source=str(first.resolve())).count() == \
         SeedRow.objects.filter(source=str(second.resolve())).count()  # every row of both is remembered
     again = import_seed(kind, second)

@@ -16,8 +16,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
-from ralphsite.core.access import OutOfScope, current_scope
-from ralphsite.core.addressing import address_key_of, as_ulid, by_key
+from ralphsite.core.access import OutOfScope, current_scope, scope_path_of
+from ralphsite.core.addressing import address_key_of, as_ulid, by_reference, one_by_key
 from ralphsite.core.api.permissions import scope_fields_check
 from ralphsite.core.api.query import StrictQueryParametersMixin
 from ralphsite.core.api.representation import represent_row
@@ -54,9 +54,9 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
 
     Offline-first creates: a client may send its own ULID `id`. Retrying a create with the same
     id and the same body returns the existing row with 200; the same id with a different body
-    is a 409. A viewset naming a unique field in `create_retry_field` (a checkpoint's `key`) treats
-    a create sending an existing value of it the same way. Writes call the model's services from the
-    writes registry (`ralphsite.core.writes`), as the admin does.
+    is a 409. A viewset naming a field in `create_retry_field` (a checkpoint's `key`, unique in its
+    session) treats a create sending an existing value of it in the same session the same way.
+    Writes call the model's services from the writes registry (`ralphsite.core.writes`), as the admin does.
     """
 
     # The API's name for one row and for many ("token usage row"); None: the model's verbose names.
@@ -118,7 +118,7 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
                 except (queryset.model.DoesNotExist, ValueError, TypeError, OverflowError, ValidationError):
                     instance = None
         if instance is None and key_field is not None:
-            instance = by_key(self.get_queryset(), key_field, value).first()
+            instance = one_by_key(self.get_queryset(), key_field, value)
         if instance is None:
             raise Http404
         self.check_object_permissions(self.request, instance)
@@ -194,16 +194,16 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             return retried
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        if retry_lookup:
-            self._unavailable_check(*retry_lookup)
+        if retry_lookup and retry_lookup[0] == "id":
+            self._unavailable_check(retry_lookup[1])
         try:
             self.perform_create(serializer)
         except IntegrityError:
             # A concurrent create with the same id (or key) won the race: answer as for a retry.
             if retry_lookup and (retried := self._retried_create(request, *retry_lookup)) is not None:
                 return retried
-            if retry_lookup:
-                self._unavailable_check(*retry_lookup)
+            if retry_lookup and retry_lookup[0] == "id":
+                self._unavailable_check(retry_lookup[1])
             raise
         data = self.get_serializer(serializer.instance).data
         return Response(data, status=status.HTTP_201_CREATED, headers=self.get_success_headers(data))
@@ -233,6 +233,11 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     def _retried_create(self, request: Request, name: str, value: str) -> Response | None:
         model = self.model
         existing = current_scope().filter(model._default_manager.filter(**{"pk" if name == "id" else name: value}))
+        if name != "id":  # a retry key is unique within its row's session: the body's session
+            parent = model._meta.get_field(scope_path_of(model).split("__")[0])
+            reference = request.data.get(parent.name)
+            existing = existing.filter(**{parent.name: None if reference is None else by_reference(
+                current_scope().filter(parent.related_model._default_manager.all()), reference)})
         existing = existing.first()
         if existing is None:
             return None
@@ -245,16 +250,15 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
             )
         return Response(self.get_serializer(existing).data, status=status.HTTP_200_OK)
 
-    def _unavailable_check(self, name: str, value: str) -> None:
-        """Refuse a client's id (or retry key) that a row out of the caller's scope holds without saying so:
-        the database's `unique … id` would tell any token that a row it may not see exists (an existence
-        oracle). A row in scope is a retry: one a concurrent create just made is answered as one when the
-        insert meets it (`create`)."""
-        holders = self.model._default_manager.filter(**{"pk" if name == "id" else name: value})
+    def _unavailable_check(self, value: str) -> None:
+        """Refuse a client's id that a row out of the caller's scope holds without saying so: the database's
+        `unique … id` would tell any token that a row it may not see exists (an existence oracle). A row in
+        scope is a retry: one a concurrent create just made is answered as one when the insert meets it
+        (`create`). Keys need no such check: they are unique per scope (`ralphsite.core.addressing`)."""
+        holders = self.model._default_manager.filter(pk=value)
         if holders.exists() and not current_scope().filter(holders).exists():
-            or_none = ", or none and the server chooses one" if name == "id" else ""
-            raise Conflict(f"The {name} {value} is not available: send another{or_none}.",
-                           details={name: ["Not available."]})
+            raise Conflict(f"The id {value} is not available: send another, or none and the server chooses one.",
+                           details={"id": ["Not available."]})
 
     def create_retry_matches(self, instance: models.Model, data: dict[str, Any]) -> bool:
         """Whether a retried create carries the content the stored row already has."""

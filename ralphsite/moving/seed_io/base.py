@@ -436,7 +436,8 @@ class MappedTable(TableImport):
 
 class SessionTable(MappedTable):
     """A tool's sessions table: its `key_column` is our Session.key (the name agents know it by; our id is a
-    ULID), and a session already ours under that key (another tool's, or one agents made) is linked."""
+    ULID), and a session already ours under that key in the same project (another tool's, or one agents
+    made) is linked."""
 
     model, sessions = Session, None
     key_column: ClassVar[str] = "id"
@@ -450,9 +451,17 @@ class SessionTable(MappedTable):
         return values
 
     def existing(self, row: Row, values: dict[str, Any], context: "ImportContext") -> models.Model | str | None:
-        session = Session.objects.filter(key=values["key"]).first()
-        if session is None:
+        # A session key is unique within its project only: the tool's project when it names one (or no project,
+        # a tool that knows none), else the one session of that key.
+        same_key = Session.objects.filter(key=values["key"])
+        if "project_path" in values:
+            same_key = same_key.filter(project_path__in={values["project_path"], ""}).order_by("-project_path")
+        found = list(same_key[:2])
+        if len(found) > 1 and "project_path" not in values:
+            return "its session key names sessions of several projects (give the file's project_path)"
+        if not found:
             return None
+        session = found[0]
         other = (SeedRow.objects.filter(object_model=Session._meta.label_lower, object_id=session.pk)
                  .exclude(source=context.source).values_list("source", flat=True).first())
         if other is not None:

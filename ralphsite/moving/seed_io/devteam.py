@@ -23,6 +23,7 @@ from ledger_app.models import (
     Rollback,
     TokenUsage,
 )
+from ralphsite.core.access import scope_path_of
 from ralphsite.moving.seed_io.base import (
     EXTRA,
     ImportContext,
@@ -83,7 +84,8 @@ def flag_or_true(value: Any) -> bool:
 
 
 class Keyed(MappedTable):
-    """A table whose text id (`key_column`) is our `key`, unique among ours: a row already ours is linked."""
+    """A table whose text id (`key_column`) is our `key`: a row already ours with that key is linked, in the
+    same session for a model keyed within its session (`ralphsite.core.addressing`)."""
 
     key_column: ClassVar[str]
 
@@ -94,7 +96,10 @@ class Keyed(MappedTable):
         return values
 
     def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
-        return self.model._default_manager.filter(key=values["key"]).first()
+        same_key = self.model._default_manager.filter(key=values["key"])
+        if scope_path_of(self.model) == "session":  # keyed within its session
+            same_key = same_key.filter(session_id=values.get("session_id"))
+        return same_key.first()
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         return {self.key_column: obj.key}

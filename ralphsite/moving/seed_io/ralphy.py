@@ -130,7 +130,7 @@ class Checkpoints(RunTable):
         return values
 
     def existing(self, row: Row, values: dict[str, Any], context: ImportContext) -> models.Model | None:
-        return Checkpoint.objects.filter(key=values["key"]).first()
+        return Checkpoint.objects.filter(session_id=values["session_id"], key=values["key"]).first()
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         return {"id": obj.key}
