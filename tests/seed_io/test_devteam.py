@@ -135,7 +135,7 @@ def _devteam_db(path: Path) -> Path:
         "tasks": [
             {"id": f"TASK-00{n}", "name": f"Task {n} ✨", "description": None if n == 2 else "설명", "task_type": kind,
              "plan_id": None, "sprint_id": sprint, "parent_task_id": None, "session_id": session, "status": status,
-             "scope_files": "src/**/*.ts,tests/*" if n == 1 else None, "scope_json": None,
+             "scope_files": {1: "src/**/*.ts,tests/*", 2: "README.md"}.get(n), "scope_json": None,
              "assigned_agent": None, "assigned_model": "sonnet", "priority": priority, "sequence": n,
              "depends_on": '["TASK-001"]' if n > 1 else None, "blocks": None, "estimated_effort": effort,
              "actual_iterations": n, "files_changed": None, "created_at": f"2025-02-01 09:0{n}:00",
@@ -407,8 +407,10 @@ def test_the_rest_of_v1_and_v2_arrives_with_its_references(tmp_path: Path) -> No
     assert Task.objects.get(key="TASK-001").plan is None  # the file's tasks name no plan
 
     task = Task.objects.get(key="TASK-001")
-    assert [(f.path, f.access_type, f.is_pattern) for f in task.files.order_by("path")] == [
-        ("src/**/*.ts", "allowed", True), ("src/비밀.ts", "forbidden", False)]
+    # task_files' rows, and the paths of scope_files as the API makes them (a path both list is task_files' row)
+    assert [(f.path, f.file_type, f.access_type, f.is_pattern) for f in task.files.order_by("path")] == [
+        ("src/**/*.ts", "source", "allowed", True), ("src/비밀.ts", "", "forbidden", False),
+        ("tests/*", "", "allowed", True)]
     assert Task.objects.get(key="TASK-002").files.get().access_type == "allowed"
 
     bug = Bug.objects.get(session=b)
@@ -439,11 +441,14 @@ def test_a_second_import_creates_nothing_and_a_newer_file_only_its_new_rows(tmp_
 
 
 def _same(ours: Any, theirs: Any) -> bool:
-    """Equal as the seed's view would print it. Our text and counter columns are NOT NULL ('' and 0
-    where DevTeam stores NULL), so a NULL the view shows is our '' or 0 (a SUM over NULLs only
-    included); our mean durations are rounded to the millisecond."""
+    """Equal as the seed's view would print it. Our text, counter and list columns are NOT NULL ('', 0
+    and [] where DevTeam stores NULL), so a NULL the view shows is our '', 0 or [] (a SUM over NULLs
+    only included); a JSON text column is our JSON value; our mean durations are rounded to the
+    millisecond."""
     if theirs is None:
-        return ours in (None, "", 0)
+        return ours in (None, "", 0, [])
+    if isinstance(ours, list | dict) and isinstance(theirs, str):
+        return ours == json.loads(theirs)
     if isinstance(ours, bool):
         return ours == bool(theirs)
     if isinstance(theirs, float) and isinstance(ours, float) and round(theirs, 3) == ours:
@@ -473,6 +478,7 @@ VIEWS = {
     "error-summary": ("v_error_summary", ("error_type",)),
     "current-session": ("v_current_session", ("id",)),
     "task-attempts-summary": ("v_task_attempts_summary", ("task_id",)),
+    "current-task": ("v_current_task", ("id",)),
 }
 # Seed 003's v_model_usage and v_agent_performance sum the agent runs' own tokens and cost; ours take
 # them from token usage, the one book of calls (issue #15 §3, README "Cost"), so a call an agent run and

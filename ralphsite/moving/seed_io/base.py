@@ -433,6 +433,10 @@ class MappedTable(TableImport):
         """Columns neither `columns` nor `parents` write back (keys, `reads`), for export_seed. None by default."""
         return {}
 
+    def exported(self, obj: models.Model, imported: bool, exporter: Any) -> bool:
+        """Whether export_seed writes `obj` as a row of this table (`imported`: it came from one). Yes by default."""
+        return True
+
 
 class SessionTable(MappedTable):
     """A tool's sessions table: its `key_column` is our Session.key (the name agents know it by; our id is a
