@@ -128,6 +128,8 @@ class SeedExporter:
             for table in self.importer.tables:
                 if isinstance(table, MappedTable):
                     written[table.table] = self._table(db, table)
+            for table in self.importer.kept_tables:
+                written[table] = self._kept_table(db, table)
             # A part of the history names rows outside it; the whole of it is written as it came (a reference the
             # tool's own file left dangling included).
             for table, cut in (foreign_keys_complete(db) if self.sessions is not None else {}).items():
@@ -135,6 +137,18 @@ class SeedExporter:
                 self._left_out(table, cut)
             db.commit()
         return written
+
+    def _kept_table(self, db: sqlite3.Connection, table: str) -> int:
+        """A kept table's rows, as the files of this kind had them (a row several had, once)."""
+        rows = dict(SeedRow.objects.filter(kind=self.kind, source_table=table, object_id="")
+                    .order_by("source_key", "imported_at").values_list("source_key", "extra"))  # the newest wins
+        for row in rows.values():
+            columns = ", ".join(f'"{column}"' for column in row)
+            db.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({", ".join("?" * len(row))})',
+                       [_from_json(value) for value in row.values()])
+        if not rows:
+            self._left_out(table, {f"none: no {self.kind} file imported here had one": 1})
+        return len(rows)
 
     def _left_out(self, table: str, counts: dict[str, int]) -> None:
         for reason, n in counts.items():

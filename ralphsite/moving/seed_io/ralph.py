@@ -326,6 +326,8 @@ class AgentInvocations(RalphTable):
 
 class RalphImporter(SeedImporter):
     kind = "ralph"
+    # EF Core's record of the migrations applied: without it, Ralph V2's MigrateAsync() creates its tables again.
+    kept_tables: ClassVar = {"__EFMigrationsHistory": "MigrationId"}
     tables: ClassVar[list[TableImport]] = [
         Sessions(), Iterations(), PlanSnapshots(), Tasks(), TaskDependencies(), TaskReports(), Questions(),
         FeedbackBatches(), FeedbackItems(), FeedbackAttachments(), ReplanningDeltas(), Signals(),
