@@ -440,6 +440,9 @@ class ContextSnapshots(MappedTable):
 
 
 class TokenUsageRows(MappedTable):
+    """A call naming a session not in the file keeps that id (`session_key`): session-cost answers it, as
+    v_session_cost does."""
+
     table, model, required, created, session_required = "token_usage", TokenUsage, False, None, False
     columns: ClassVar = {
         "task_id": ("task_key", text), "sprint_id": ("sprint_key", text), "model": ("model", text),
@@ -447,6 +450,14 @@ class TokenUsageRows(MappedTable):
         "cost_usd": ("cost_usd", usd), "operation": ("operation", text), "agent_name": ("agent", text),
         "recorded_at": ("recorded_at", moment),
     }
+
+    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
+        values = super().fields(row, context)
+        key = text(row["session_id"])
+        if isinstance(values, dict) and values["session_id"] is None and key \
+                and len(key) <= TokenUsage._meta.get_field("session_key").max_length:  # else on the SeedRow only
+            values["session_key"] = key
+        return values
 
 
 class ErrorLogRows(MappedTable):
