@@ -6,6 +6,10 @@ A model whose rows agents name by a unique key says so next to its fields as `ad
 ULID is read as an id first: where a row is looked up (paths, related-row fields, MCP arguments) it
 names a row by key only when no row has that id; where a value is only translated into a column
 (reference fields, filters) a ULID-shaped value is the id. Any other value is a key.
+
+A row a seed tool's file brought (`manage.py import_seed`) may also be named by the id it had there (a Ralph
+V2 GUID, a ralphy run id that is no ULID, claude-mem's `obs-0001`), where the value names no row by id or key
+and exactly one row in scope had that id (two projects' files may number alike): `by_seed_id`.
 """
 
 from typing import Any, TypeVar
@@ -14,6 +18,8 @@ from django.db import models
 from django.db.models import QuerySet
 
 from ralphsite.core.access import current_scope
+from ralphsite.core.fields import ULIDField
+from ralphsite.core.models import SeedRow
 from ralphsite.core.ulid import ulid_normalize
 
 M = TypeVar("M", bound=models.Model)
@@ -48,7 +54,17 @@ def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None
     row = queryset.filter(pk=pk).first() if pk is not None else None
     if row is None and key_field:
         row = by_key(queryset, key_field, reference).first()
-    return row
+    return row if row is not None or pk is not None else by_seed_id(queryset, reference)
+
+
+def by_seed_id(queryset: QuerySet[M], reference: Any) -> M | None:
+    """The row of `queryset` a seed tool's file brought under its own id `reference`, when exactly one did;
+    None otherwise. Only for rows with ULID ids (an integer id and a tool's row number look alike)."""
+    if not isinstance(queryset.model._meta.pk, ULIDField) or not isinstance(reference, str) or not reference:
+        return None
+    imported = SeedRow.objects.filter(object_model=queryset.model._meta.label_lower, source_key=reference)
+    rows = list(queryset.filter(pk__in=imported.values("object_id"))[:2])
+    return rows[0] if len(rows) == 1 else None
 
 
 def filter_reference(model: type[models.Model], reference: str) -> str | None:
@@ -69,5 +85,9 @@ def pk_by_key(model: type[models.Model], reference: Any) -> str | None:
     key_field = address_key_of(model)
     if key_field is None or not isinstance(reference, str) or not reference:
         return None
-    rows = by_key(current_scope().filter(model._default_manager.all()), key_field, reference)
-    return rows.values_list("pk", flat=True).first()
+    in_scope = current_scope().filter(model._default_manager.all())
+    pk = by_key(in_scope, key_field, reference).values_list("pk", flat=True).first()
+    if pk is None:
+        row = by_seed_id(in_scope, reference)
+        pk = None if row is None else row.pk
+    return pk
