@@ -1,7 +1,9 @@
-"""Original ids stay addressable (issue #29 §7): the id a row had in the seed tool's file (a Ralph V2 GUID,
-claude-mem's `obs-1`) finds that row wherever an id or key is accepted (paths, filters, related rows in a body),
-unless two files gave that id to rows in scope (then it names none: never the wrong one)."""
+"""Original ids stay addressable (issue #29 §7): the id a row had in the seed tool's file (a Ralph V2 GUID, a
+ralphy run id that is no ULID, claude-mem's `obs-1`) finds that row wherever an id or key is accepted (paths,
+filters, related rows in a body), unless two files gave that id to rows in scope (then it names none: never the
+wrong one)."""
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from sessions_app.models import Session
 from tests.seed_io.helpers import import_seed
 from tests.seed_io.test_memory import _memory_db
 from tests.seed_io.test_ralph import AUTH, _ralph_db
+from tests.seed_io.test_ralphy import _ralphy_db
 from tests.seed_io.test_sources import _second_project
 
 pytestmark = pytest.mark.django_db
@@ -46,3 +49,18 @@ def test_an_id_two_files_gave_names_no_row(tmp_path: Path, api: APIClient) -> No
     assert SeedRow.objects.filter(source_table="observations", source_key="obs-1").values("object_id").distinct() \
         .count() == 2
     assert api.get("/api/v1/observations/obs-1/").status_code == 404
+
+
+RUN_ID = "01JKQ9ZZZZZZZZZZZZZZZRUN01"  # ULID-like, but U is not in ULID's alphabet: a key, not our id
+
+
+def test_a_ralphy_run_id_that_is_no_ulid_names_its_session(tmp_path: Path, api: APIClient) -> None:
+    path = _ralphy_db(tmp_path / "ralphy.db")
+    with sqlite3.connect(path) as db:
+        for table, column in (("runs", "id"), ("tasks", "run_id"), ("ledger", "run_id"), ("issues", "run_id")):
+            db.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = 'run-20260101-a'", (RUN_ID,))
+    import_seed("ralphy", path)
+    session = Session.objects.get(key=RUN_ID)
+    assert api.get(f"/api/v1/sessions/{RUN_ID}/").json()["id"] == session.pk
+    events = api.get("/api/v1/events/", {"session": RUN_ID}).json()["results"]
+    assert events and {event["session"] for event in events} == {session.pk}
