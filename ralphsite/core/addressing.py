@@ -15,7 +15,7 @@ and exactly one row in scope had that id (two projects' files may number alike):
 from typing import Any, TypeVar
 
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Case, Q, QuerySet, Value, When
 
 from ralphsite.core.access import current_scope
 from ralphsite.core.fields import ULIDField
@@ -60,11 +60,18 @@ def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None
 def by_seed_id(queryset: QuerySet[M], reference: Any) -> M | None:
     """The row of `queryset` a seed tool's file brought under its own id `reference`, when exactly one did;
     None otherwise. Only for rows with ULID ids (an integer id and a tool's row number look alike)."""
-    if not isinstance(queryset.model._meta.pk, ULIDField) or not isinstance(reference, str) or not reference:
+    if not isinstance(reference, str) or not reference:
         return None
-    imported = SeedRow.objects.filter(object_model=queryset.model._meta.label_lower, source_key=reference)
-    rows = list(queryset.filter(pk__in=imported.values("object_id"))[:2])
+    rows = list(queryset.filter(_seed_id_condition(queryset.model, reference))[:2])
     return rows[0] if len(rows) == 1 else None
+
+
+def _seed_id_condition(model: type[models.Model], reference: str) -> Q:
+    """The rows an import brought under the tool's id `reference` (none for a model with integer ids)."""
+    if not isinstance(model._meta.pk, ULIDField):
+        return Q(pk__in=[])
+    return Q(pk__in=SeedRow.objects.filter(object_model=model._meta.label_lower, source_key=reference)
+             .values("object_id"))
 
 
 def filter_reference(model: type[models.Model], reference: str) -> str | None:
@@ -85,9 +92,12 @@ def pk_by_key(model: type[models.Model], reference: Any) -> str | None:
     key_field = address_key_of(model)
     if key_field is None or not isinstance(reference, str) or not reference:
         return None
-    in_scope = current_scope().filter(model._default_manager.all())
-    pk = by_key(in_scope, key_field, reference).values_list("pk", flat=True).first()
-    if pk is None:
-        row = by_seed_id(in_scope, reference)
-        pk = None if row is None else row.pk
-    return pk
+    # One query: the row with that key, else the one row an import brought under that id (`by_seed_id`).
+    named = Q(**{key_field: reference}) & ~Q(**{key_field: ""})
+    rows = list(current_scope().filter(model._default_manager.all())
+                .filter(named | _seed_id_condition(model, reference))
+                .order_by(Case(When(named, then=Value(0)), default=Value(1)))
+                .values_list("pk", key_field)[:2])
+    if rows and (rows[0][1] == reference or len(rows) == 1):
+        return rows[0][0]
+    return None

@@ -441,6 +441,17 @@ def test_a_second_import_creates_nothing_and_a_newer_file_only_its_new_rows(tmp_
     assert LedgerEvent.objects.count() == 13
 
 
+def test_a_newer_copys_scope_files_add_their_new_paths_as_file_rows(tmp_path: Path) -> None:
+    path = _devteam_db(tmp_path / "devteam.db")
+    import_seed("devteam", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE tasks SET scope_files = 'README.md,docs/*.md' WHERE id = 'TASK-002'")
+    import_seed("devteam", path)
+    files = Task.objects.get(key="TASK-002").files.order_by("path")
+    assert [(f.path, f.file_type, f.is_pattern) for f in files] == [("README.md", "docs", False),
+                                                                   ("docs/*.md", "", True)]
+
+
 def _same(ours: Any, theirs: Any) -> bool:
     """Equal as the seed's view would print it. Our text, counter and list columns are NOT NULL ('', 0
     and [] where DevTeam stores NULL), so a NULL the view shows is our '', 0 or [] (a SUM over NULLs
