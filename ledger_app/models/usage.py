@@ -80,7 +80,8 @@ class UsageSums(models.Model):
 class TokenUsage(UsageSums):
     """DevTeam `token_usage` (seed 003): one API call's tokens and cost.
 
-    Seed column → field: id → id (integer); session_id → session; task_id → task_key;
+    Seed column → field: id → id (integer); session_id → session (or, naming a session not in the
+    file, session_key); task_id → task_key;
     sprint_id → sprint_key; model, input_tokens, output_tokens, cost_usd (Decimal USD),
     operation, recorded_at → same names; agent_name → agent. Ours: cached_read_tokens,
     cached_write_tokens, reasoning_tokens, and is_estimated (the cost was computed from ModelPrice
@@ -97,6 +98,10 @@ class TokenUsage(UsageSums):
 
     id = models.BigAutoField(primary_key=True)
     session = history_session_field(related_name="token_usage")
+    # NULL, not '': a nullable column is added without SQLite rebuilding the table (which drops the rollup's triggers).
+    session_key = models.CharField(
+        max_length=100, null=True, blank=True, editable=False,
+        help_text="The seed's session id of an imported call whose session is not here (not in its file).")
     task_key = models.CharField(max_length=100, blank=True, default="")
     sprint_key = models.CharField(max_length=100, blank=True, default="")
     model = models.CharField(max_length=100)

@@ -14,7 +14,7 @@ from ledger_app.stats.framework import (
     scoped,
     stat,
 )
-from ledger_app.stats.usage import first_and_last_call, units, usage_by
+from ledger_app.stats.usage import first_and_last_call, sessionless_calls, units, usage_by
 from ralphsite.core.money import usd_to_cents
 from sessions_app.models import Session, SessionStatus
 
@@ -57,8 +57,13 @@ def gate_pass_rates(filters: StatFilters) -> list[Row]:
 @stat("session-cost", columns=("session_id", "api_calls", "total_input_tokens", "total_output_tokens",
                                "total_tokens", "total_cost_usd", "first_call", "last_call"))
 def session_cost(filters: StatFilters) -> list[Row]:
-    """v_session_cost: token usage and cost (USD, 4 places) per session."""
-    rows = usage_by(filters, by=("session_id",), extra=first_and_last_call(filters))
+    """v_session_cost: token usage and cost (USD, 4 places) per session. Calls without a session here are
+    grouped as the seed groups them: an imported call naming a session its file did not hold under that
+    session's id (the seed's), the calls of deleted sessions under null."""
+    sessionless = [{**row, "session_id": row["session_key"]} for row in sessionless_calls(filters)]
+    rows: list[Row] = []
+    for row in usage_by(filters, by=("session_id",), extra=first_and_last_call(filters)):
+        rows += sessionless if row["session_id"] is None else [row]
     return [{"session_id": row["session_id"], "api_calls": row["calls"], "total_input_tokens": row["input_tokens"],
              "total_output_tokens": row["output_tokens"], "total_tokens": row["input_tokens"] + row["output_tokens"],
              "total_cost_usd": as_money(units(row["micro_usd"], places=4)), "first_call": row["first_call"],

@@ -168,8 +168,9 @@ def current_task(filters: StatFilters) -> list[Row]:
     never started counts as the oldest, as SQLite sorts NULL), with seed 003's tasks columns:
     name is our title, task_type our work_type, actual_iterations our iteration_count, scope_json
     our scope; plan_id and parent_task_id hold the plan's and parent's keys; scope_files is the
-    task's allowed file paths joined by commas (as the seed stores them), depends_on and blocks
-    the keys of the tasks it waits for and holds up (each sorted)."""
+    task's allowed file paths joined by commas (as the seed stores them; null when it has none, as
+    the seed's NULL), depends_on and blocks the keys of the tasks it waits for and holds up (each
+    sorted)."""
     in_progress = scoped(Task.objects.filter(status=TaskStatus.IN_PROGRESS), filters, date_field="started_at")
     # Aliased: some seed names are other fields of ours (task_type is Ralph's sequential/parallel).
     task = (in_progress.order_by(F("started_at").desc(nulls_last=True), "-id")
@@ -180,7 +181,7 @@ def current_task(filters: StatFilters) -> list[Row]:
         return []
     lists = _task_lists(task["id"])
     seed_values = {column: task[f"seed_{column}"] for column in _TASK_FIELDS}
-    return [{**task, **seed_values, **lists, "scope_files": ",".join(lists["scope_files"])}]
+    return [{**task, **seed_values, **lists, "scope_files": ",".join(lists["scope_files"]) or None}]
 
 
 @stat("sprint-progress", columns=("sprint_id", "total_tasks", "completed", "in_progress", "failed", "pending",

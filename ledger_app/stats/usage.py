@@ -111,6 +111,20 @@ def usage_by(filters: StatFilters, *, by: tuple[str, ...],
         ((value is None) == nulls_last, value if value is not None else "") for value in key))]
 
 
+def sessionless_calls(filters: StatFilters) -> list[Row]:
+    """The figures of the calls that have no session here, per `session_key` (the seed's id of a session an
+    imported call names but its file did not hold; None for the calls of deleted sessions), as `usage_by`
+    gives them with `first_and_last_call`: the rollup sums all of them under one key. Read from the calls
+    (few: the index on session and recorded_at finds them), ordered by key with None where the database
+    puts NULL."""
+    calls = scoped(TokenUsage.objects.filter(session__isnull=True), filters, date_field="recorded_at")
+    rows = list(calls.order_by().values("session_key").annotate(
+        calls=Count("*"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
+        micro_usd=micro_usd_sum(), first_call=Min("recorded_at"), last_call=Max("recorded_at")))
+    nulls_last = connection.features.nulls_order_largest
+    return sorted(rows, key=lambda row: ((row["session_key"] is None) == nulls_last, row["session_key"] or ""))
+
+
 def units(micro_usd: int | None, *, places: int) -> int:
     """Micro-dollars as whole 10^-places USD, half away from zero (`framework.usd_units` in Python)."""
     unit = 10 ** (6 - places)

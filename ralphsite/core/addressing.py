@@ -10,15 +10,21 @@ like a ULID is read as an id first: where a row is looked up (paths, related-row
 arguments) it names a row by key only when no row has that id; where a value is only translated into
 a column (reference fields, filters) a ULID-shaped value is the id. Any other value is a key, and no
 key may be shaped like a ULID (`address_key_check`): it would read as another row's id.
+
+A row a seed tool's file brought (`manage.py import_seed`) may also be named by the id it had there (a Ralph
+V2 GUID, a ralphy run id that is no ULID, claude-mem's `obs-0001`), where the value names no row by id or key
+and exactly one row in scope had that id (two projects' files may number alike): `by_seed_id`.
 """
 
 from typing import Any, TypeVar
 
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Case, Q, QuerySet, Value, When
 
 from ralphsite.core.access import current_scope
 from ralphsite.core.errors import Conflict, InvalidInput
+from ralphsite.core.fields import ULIDField
+from ralphsite.core.models import SeedRow
 from ralphsite.core.ulid import ulid_normalize
 
 M = TypeVar("M", bound=models.Model)
@@ -93,10 +99,14 @@ def one_by_key(queryset: QuerySet[M], key_field: str, key: str) -> M | None:
     `ambiguous_key` listing their ids, never a guess."""
     rows = list(by_key(queryset, key_field, key)[:_AMBIGUOUS_IDS_SHOWN])
     if len(rows) > 1:
-        noun = queryset.model._meta.verbose_name_plural
-        raise Conflict(f"The {key_field} {key!r} names several {noun} you can see: name the one you mean by its id.",
-                       code="ambiguous_key", details={key_field: key, "ids": [row.pk for row in rows]})
+        raise ambiguous_key(queryset.model, key_field, key, [row.pk for row in rows])
     return rows[0] if rows else None
+
+
+def ambiguous_key(model: type[models.Model], key_field: str, key: str, ids: list[Any]) -> Conflict:
+    noun = model._meta.verbose_name_plural
+    return Conflict(f"The {key_field} {key!r} names several {noun} you can see: name the one you mean by its id.",
+                    code="ambiguous_key", details={key_field: key, "ids": ids})
 
 
 _AMBIGUOUS_IDS_SHOWN = 20
@@ -112,7 +122,24 @@ def by_reference(queryset: QuerySet[M], reference: Any, *, key_field: str | None
     row = queryset.filter(pk=pk).first() if pk is not None else None
     if row is None and key_field:
         row = one_by_key(queryset, key_field, reference)
-    return row
+    return row if row is not None or pk is not None else by_seed_id(queryset, reference)
+
+
+def by_seed_id(queryset: QuerySet[M], reference: Any) -> M | None:
+    """The row of `queryset` a seed tool's file brought under its own id `reference`, when exactly one did;
+    None otherwise. Only for rows with ULID ids (an integer id and a tool's row number look alike)."""
+    if not isinstance(reference, str) or not reference:
+        return None
+    rows = list(queryset.filter(_seed_id_condition(queryset.model, reference))[:2])
+    return rows[0] if len(rows) == 1 else None
+
+
+def _seed_id_condition(model: type[models.Model], reference: str) -> Q:
+    """The rows an import brought under the tool's id `reference` (none for a model with integer ids)."""
+    if not isinstance(model._meta.pk, ULIDField):
+        return Q(pk__in=[])
+    return Q(pk__in=SeedRow.objects.filter(object_model=model._meta.label_lower, source_key=reference)
+             .values("object_id"))
 
 
 def filter_reference(model: type[models.Model], reference: str) -> str | None:
@@ -134,5 +161,15 @@ def pk_by_key(model: type[models.Model], reference: Any) -> str | None:
     key_field = address_key_of(model)
     if key_field is None or not isinstance(reference, str) or not reference:
         return None
-    row = one_by_key(current_scope().filter(model._default_manager.only("pk")), key_field, reference)
-    return None if row is None else row.pk
+    # One query: the rows with that key, else the one row an import brought under that id (`by_seed_id`).
+    named = Q(**{key_field: reference}) & ~Q(**{key_field: ""})
+    rows = list(current_scope().filter(model._default_manager.all())
+                .filter(named | _seed_id_condition(model, reference))
+                .order_by(Case(When(named, then=Value(0)), default=Value(1)))
+                .values_list("pk", key_field)[:_AMBIGUOUS_IDS_SHOWN])
+    keyed = [pk for pk, key in rows if key == reference]
+    if len(keyed) > 1:
+        raise ambiguous_key(model, key_field, reference, keyed)
+    if keyed or len(rows) == 1:
+        return rows[0][0]
+    return None

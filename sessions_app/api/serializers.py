@@ -64,6 +64,7 @@ from sessions_app.models import (
     TaskFile,
     TaskStatus,
     VerificationMethod,
+    path_is_pattern,
 )
 from sessions_app.models.quality import validate_feature_steps
 from sessions_app.selectors import DEFAULT_IDLE_SECONDS
@@ -361,9 +362,6 @@ class TaskFileSpecSerializer(RalphInputSerializer):
     access_type = ChoiceFieldNamingAllowed(choices=FileAccess.choices, required=False)
 
 
-_GLOB_CHARACTERS = set("*?[")
-
-
 @extend_schema_field({"type": "array", "items": {"type": "string"}})
 class DependencyKeysField(serializers.Field):
     """`depends_on`: the keys of the tasks this one depends on (same session)."""
@@ -401,7 +399,7 @@ class TaskFilesField(serializers.Field):
         if duplicates:
             raise serializers.ValidationError(f"Duplicate paths: {', '.join(duplicates)}.")
         for spec in specs:
-            spec.setdefault("is_pattern", bool(_GLOB_CHARACTERS & set(spec["path"])))
+            spec.setdefault("is_pattern", path_is_pattern(spec["path"]))
             spec.setdefault("file_type", "")
             spec.setdefault("access_type", FileAccess.ALLOWED)
         return {"files": sorted(specs, key=lambda spec: spec["path"])}

@@ -54,6 +54,7 @@ from sessions_app.models.tasks import (
     TaskStatus,
     TaskType,
     WorkType,
+    path_is_pattern,
 )
 
 __all__ = [
@@ -117,6 +118,7 @@ __all__ = [
     "TaskStatus",
     "TaskType",
     "WorkType",
+    "path_is_pattern",
     "signal_stage",
 ]
 

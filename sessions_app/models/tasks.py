@@ -307,6 +307,11 @@ class FileAccess(models.TextChoices):
     READ_ONLY = "read_only"
 
 
+def path_is_pattern(path: str) -> bool:
+    """A task file's path is a glob pattern when it has any of `*`, `?` or `[`."""
+    return bool(set("*?[") & set(path))
+
+
 class TaskFile(ULIDModel):
     """DevTeam `task_files`: id → id; task_id → task (CASCADE); file_path → path; file_type,
     access_type, is_pattern → same names. Ralph's `FilesJson` entries and DevTeam's `scope_files`

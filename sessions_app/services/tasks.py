@@ -30,6 +30,7 @@ from sessions_app.models import (
     TaskFile,
     TaskStatus,
     TaskType,
+    path_is_pattern,
 )
 from sessions_app.services.base import lock_rows, session_open_check
 from sessions_app.services.usage import usage_row_create, usage_row_delete, usage_row_update
@@ -97,6 +98,23 @@ def task_links_import(*, task: Task, depends_on: list[str], parent: Task | None)
             _task_links_check(task=task, old_session_id=task.session_id)
         _dependencies_set(task=task, keys=depends_on)
     return task
+
+
+def task_scope_import(*, task: Task, paths: list[str]) -> int:
+    """A moved-in task's scope (DevTeam's `scope_files`): each path the task has no file row for becomes the
+    row the API's `files` makes of a bare path (allowed, a glob pattern when it has `*`, `?` or `[`); a row the
+    task already has for a path (DevTeam's own `task_files` row) stays as it is. Whatever its session's status,
+    as `task_links_import`. Returns how many rows were added; a path longer than a file row holds is refused."""
+    longest = TaskFile._meta.get_field("path").max_length
+    too_long = [path for path in paths if len(path) > longest]
+    if too_long:
+        raise InvalidInput(f"Task {task.key}: a file path is longer than {longest} characters.",
+                           details={"files": [f"Ensure this field has no more than {longest} characters."]})
+    present = set(TaskFile.objects.filter(task=task).values_list("path", flat=True))
+    added = [TaskFile(task=task, path=path, is_pattern=path_is_pattern(path))
+             for path in dict.fromkeys(paths) if path not in present]
+    TaskFile.objects.bulk_create(added)
+    return len(added)
 
 
 def task_create(*, data: dict[str, Any]) -> Task:

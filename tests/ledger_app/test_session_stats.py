@@ -67,7 +67,7 @@ def test_it_finds_the_task_in_progress_started_last(api: APIClient, devteam: Dev
     # Seed 003's tasks columns, in its order, with `key` after `id`.
     latest = {"id": tasks["t5"].id, "key": "TASK-001", "name": "Wire it", "description": "", "task_type": "",
               "plan_id": None, "sprint_id": "sprint-2", "parent_task_id": None, "session_id": s2.id,
-              "status": "in_progress", "scope_files": "", "scope_json": None, "assigned_agent": "",
+              "status": "in_progress", "scope_files": None, "scope_json": None, "assigned_agent": "",
               "assigned_model": "", "priority": "medium", "sequence": 0, "depends_on": [], "blocks": [],
               "estimated_effort": "", "actual_iterations": 0, "files_changed": [], "created_at": "2025-04-01T00:00:00Z",
               "started_at": "2025-04-01T00:30:00Z", "completed_at": None, "result_summary": "", "error_message": "",

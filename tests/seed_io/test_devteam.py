@@ -43,6 +43,7 @@ from sessions_app.models import (
     Task,
     TaskAttempt,
 )
+from sessions_app.services.sessions import session_delete
 from tests.ledger_app.factories import get_stat
 from tests.seed_io.helpers import file_rows, import_seed, seed_database, summary_row
 
@@ -135,7 +136,7 @@ def _devteam_db(path: Path) -> Path:
         "tasks": [
             {"id": f"TASK-00{n}", "name": f"Task {n} ✨", "description": None if n == 2 else "설명", "task_type": kind,
              "plan_id": None, "sprint_id": sprint, "parent_task_id": None, "session_id": session, "status": status,
-             "scope_files": "src/**/*.ts,tests/*" if n == 1 else None, "scope_json": None,
+             "scope_files": {1: "src/**/*.ts,tests/*", 2: "README.md"}.get(n), "scope_json": None,
              "assigned_agent": None, "assigned_model": "sonnet", "priority": priority, "sequence": n,
              "depends_on": '["TASK-001"]' if n > 1 else None, "blocks": None, "estimated_effort": effort,
              "actual_iterations": n, "files_changed": None, "created_at": f"2025-02-01 09:0{n}:00",
@@ -407,8 +408,10 @@ def test_the_rest_of_v1_and_v2_arrives_with_its_references(tmp_path: Path) -> No
     assert Task.objects.get(key="TASK-001").plan is None  # the file's tasks name no plan
 
     task = Task.objects.get(key="TASK-001")
-    assert [(f.path, f.access_type, f.is_pattern) for f in task.files.order_by("path")] == [
-        ("src/**/*.ts", "allowed", True), ("src/비밀.ts", "forbidden", False)]
+    # task_files' rows, and the paths of scope_files as the API makes them (a path both list is task_files' row)
+    assert [(f.path, f.file_type, f.access_type, f.is_pattern) for f in task.files.order_by("path")] == [
+        ("src/**/*.ts", "source", "allowed", True), ("src/비밀.ts", "", "forbidden", False),
+        ("tests/*", "", "allowed", True)]
     assert Task.objects.get(key="TASK-002").files.get().access_type == "allowed"
 
     bug = Bug.objects.get(session=b)
@@ -438,12 +441,26 @@ def test_a_second_import_creates_nothing_and_a_newer_file_only_its_new_rows(tmp_
     assert LedgerEvent.objects.count() == 13
 
 
+def test_a_newer_copys_scope_files_add_their_new_paths_as_file_rows(tmp_path: Path) -> None:
+    path = _devteam_db(tmp_path / "devteam.db")
+    import_seed("devteam", path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE tasks SET scope_files = 'README.md,docs/*.md' WHERE id = 'TASK-002'")
+    import_seed("devteam", path)
+    files = Task.objects.get(key="TASK-002").files.order_by("path")
+    assert [(f.path, f.file_type, f.is_pattern) for f in files] == [("README.md", "docs", False),
+                                                                   ("docs/*.md", "", True)]
+
+
 def _same(ours: Any, theirs: Any) -> bool:
-    """Equal as the seed's view would print it. Our text and counter columns are NOT NULL ('' and 0
-    where DevTeam stores NULL), so a NULL the view shows is our '' or 0 (a SUM over NULLs only
-    included); our mean durations are rounded to the millisecond."""
+    """Equal as the seed's view would print it. Our text, counter and list columns are NOT NULL ('', 0
+    and [] where DevTeam stores NULL), so a NULL the view shows is our '', 0 or [] (a SUM over NULLs
+    only included); a JSON text column is our JSON value; our mean durations are rounded to the
+    millisecond."""
     if theirs is None:
-        return ours in (None, "", 0)
+        return ours in (None, "", 0, [])
+    if isinstance(ours, list | dict) and isinstance(theirs, str):
+        return ours == json.loads(theirs)
     if isinstance(ours, bool):
         return ours == bool(theirs)
     if isinstance(theirs, float) and isinstance(ours, float) and round(theirs, 3) == ours:
@@ -473,6 +490,8 @@ VIEWS = {
     "error-summary": ("v_error_summary", ("error_type",)),
     "current-session": ("v_current_session", ("id",)),
     "task-attempts-summary": ("v_task_attempts_summary", ("task_id",)),
+    "current-task": ("v_current_task", ("id",)),
+    "session-cost": ("v_session_cost", ("session_id",)),
 }
 # Seed 003's v_model_usage and v_agent_performance sum the agent runs' own tokens and cost; ours take
 # them from token usage, the one book of calls (issue #15 §3, README "Cost"), so a call an agent run and
@@ -520,21 +539,18 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
                 assert _same(row[column], value), (stat, column, row[column], value)
 
 
-def test_session_cost_answers_what_v_session_cost_answers(tmp_path: Path, api: APIClient) -> None:
-    path = _devteam_db(tmp_path / "devteam.db")
-    import_seed("devteam", path)
-    keys = dict(Session.objects.values_list("id", "key"))
-    theirs = {row["session_id"]: row for row in file_rows(path, "v_session_cost")}
-    ours = {keys.get(row["session_id"]): row for row in get_stat(api, "session-cost")}
-    # A row whose session is not in the file has no session here: DevTeam's NULL and 'sess-gone' are one group.
-    gone, unknown = theirs.pop("sess-gone"), theirs.pop(None)
-    merged = ours.pop(None)
-    assert merged["api_calls"] == gone["api_calls"] + unknown["api_calls"]
-    assert set(ours) == set(theirs)
-    for key, seed_row in theirs.items():
-        for column, value in seed_row.items():
-            if column != "session_id":
-                assert _same(ours[key][column], value), (key, column)
+def test_session_cost_keeps_the_calls_of_a_deleted_session_under_null_apart_from_a_session_not_in_the_file(
+        tmp_path: Path, api: APIClient) -> None:
+    import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
+    session = Session.objects.get(key=B)
+    session.status = "completed"
+    session.save(update_fields=["status"])
+    session_delete(session=session)  # its one call (10 + 10 tokens) has no session now
+    rows = {row["session_id"]: row for row in get_stat(api, "session-cost")}
+    assert set(rows) == {Session.objects.get(key=A).pk, None, "sess-gone"}
+    assert (rows[None]["api_calls"], rows[None]["total_tokens"]) == (2, 22)  # DevTeam's NULL one and B's
+    assert (rows["sess-gone"]["api_calls"], rows["sess-gone"]["total_cost_usd"]) == (1, "1.2346")
+    assert get_stat(api, "session-cost", session=Session.objects.get(key=A).pk)[0]["api_calls"] == 2
 
 
 def test_it_refuses_a_file_without_devteams_tables_and_writes_nothing(tmp_path: Path) -> None:

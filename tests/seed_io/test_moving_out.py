@@ -14,6 +14,7 @@ from sessions_app.services.sessions import session_delete
 from tests.seed_io.helpers import file_rows, import_seed
 from tests.seed_io.test_devteam import _devteam_db
 from tests.seed_io.test_export import BUILDERS
+from tests.seed_io.test_ralph import MIGRATIONS, _ralph_db
 from tests.seed_io.test_ralphy import T0, _ralphy_db
 
 pytestmark = pytest.mark.django_db
@@ -75,3 +76,13 @@ def test_each_kind_receives_only_its_own_rows(tmp_path: Path) -> None:
     devteam = tmp_path / "devteam-out.db"
     _export("devteam", devteam)
     assert "mem-sess-1" not in {row["id"] for row in file_rows(devteam, "sessions")}
+
+
+def test_the_ralph_export_has_the_migration_history_ralph_v2_wrote_so_it_does_not_create_its_tables_again(
+        tmp_path: Path) -> None:
+    assert "__EFMigrationsHistory: 1 none: no ralph file imported here had one" in _export("ralph", tmp_path / "no.db")
+    import_seed("ralph", _ralph_db(tmp_path / "ralph.db"))
+    import_seed("ralph", _ralph_db(tmp_path / "other.db", Sessions=[]), "--source", "other")  # the same history
+    output = _export("ralph", tmp_path / "out.db")
+    assert "__EFMigrationsHistory             2 rows" in output, output
+    assert file_rows(tmp_path / "out.db", "__EFMigrationsHistory") == MIGRATIONS

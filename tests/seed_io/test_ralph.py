@@ -45,8 +45,14 @@ TASKS = {
 DEPENDENCIES = [(2, 1), (3, 1), (4, 2), (4, 3)]  # a diamond: task-4 waits for task-2 and task-3, both for task-1
 
 
+# What Ralph V2's MigrateAsync() wrote (its own migration ids, from its assembly): an export must have them.
+MIGRATIONS = [{"MigrationId": "20260209142958_InitialCreate", "ProductVersion": "9.0.1"},
+              {"MigrationId": "20260301101500_AddSignalsStage", "ProductVersion": "9.0.2"}]
+
+
 def _ralph_db(path: Path, **overrides: list[dict[str, Any]]) -> Path:
     rows: dict[str, list[dict[str, Any]]] = {
+        "__EFMigrationsHistory": MIGRATIONS,
         "Sessions": [
             {"Id": AUTH, "SessionId": "sess-auth", "UserRequest": "로그인 기능 추가 🚀", "CurrentState": 4,
              "CurrentIteration": 2, "CurrentWave": 2, "CurrentPlanContent": "# Plan\n- [x] task-1\n- [/] task-2",

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 
 from ralphsite.core.access import OutOfScope, current_scope, scope_path_of
-from ralphsite.core.addressing import address_key_of, as_ulid, by_reference, one_by_key
+from ralphsite.core.addressing import address_key_of, as_ulid, by_reference, by_seed_id, one_by_key
 from ralphsite.core.api.permissions import scope_fields_check
 from ralphsite.core.api.query import StrictQueryParametersMixin
 from ralphsite.core.api.representation import represent_row
@@ -119,6 +119,8 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
                     instance = None
         if instance is None and key_field is not None:
             instance = one_by_key(self.get_queryset(), key_field, value)
+        if instance is None and as_ulid(value) is None:  # the id a seed tool's file gave the row
+            instance = by_seed_id(self.get_queryset(), value)
         if instance is None:
             raise Http404
         self.check_object_permissions(self.request, instance)

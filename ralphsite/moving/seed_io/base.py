@@ -433,6 +433,10 @@ class MappedTable(TableImport):
         """Columns neither `columns` nor `parents` write back (keys, `reads`), for export_seed. None by default."""
         return {}
 
+    def exported(self, obj: models.Model, imported: bool, exporter: Any) -> bool:
+        """Whether export_seed writes `obj` as a row of this table (`imported`: it came from one). Yes by default."""
+        return True
+
 
 class SessionTable(MappedTable):
     """A tool's sessions table: its `key_column` is our Session.key (the name agents know it by; our id is a
@@ -503,6 +507,9 @@ class SeedImporter:
 
     kind: ClassVar[str]
     tables: ClassVar[list[TableImport]]
+    # Tables the tool needs back that hold nothing of ours (Ralph V2's EF Core migration history): table → its key
+    # column. Their rows are kept as SeedRows without an object (`tables_keep`), and export_seed writes them back.
+    kept_tables: ClassVar[dict[str, str]] = {}
 
     def __init__(self, path: Path, *, source: str | None = None, chunk_rows: int = CHUNK_ROWS) -> None:
         self.path, self.chunk_rows = path, chunk_rows
@@ -571,7 +578,27 @@ class SeedImporter:
                 if delete_missing:  # children before their parents
                     for table, result in reversed(list(zip(tables, results, strict=True))):
                         self._missing_delete(table, result)
-                return results
+                return results + self._tables_keep(db, columns)
+
+    def _tables_keep(self, db: sqlite3.Connection, present: dict[str, list[str]]) -> list[TableResult]:
+        """The `kept_tables` rows as the file has them now, each a SeedRow of no object (the row in `extra`)."""
+        results = []
+        for table, key_column in self.kept_tables.items():
+            if key_column not in present.get(table, ()):
+                continue
+            before = {key: (digest, kept) for key, digest, kept in self.context.seed_rows(table).values_list(
+                "source_key", "digest", "extra")}
+            rows = {str(row[key_column]): {column: jsonable(value) for column, value in dict(row).items()}
+                    for row in db.execute(f'SELECT * FROM "{table}" ORDER BY 1')}
+            self.context.seed_rows(table).delete()
+            SeedRow.objects.bulk_create(SeedRow(source=self.source, kind=self.kind, source_table=table, source_key=key,
+                                                object_model="", object_id="", extra=row, digest=row_digest(row))
+                                        for key, row in rows.items())
+            unchanged = sum(before.get(key) in ((row_digest(row), row), ("", row)) for key, row in rows.items())
+            results.append(TableResult(table, read=len(rows), created=len(rows.keys() - before.keys()),
+                                       updated=len(rows) - unchanged - len(rows.keys() - before.keys()),
+                                       unchanged=unchanged))
+        return results
 
     def _table(self, db: sqlite3.Connection, table: TableImport, columns: list[str],
                progress: ProgressFactory | None) -> TableResult:

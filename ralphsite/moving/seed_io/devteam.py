@@ -54,6 +54,7 @@ from sessions_app.models import (
     ContextSnapshot,
     Escalation,
     Feature,
+    FileAccess,
     Interview,
     InterviewQuestion,
     Plan,
@@ -66,7 +67,7 @@ from sessions_app.models import (
     TaskAttempt,
     TaskFile,
 )
-from sessions_app.services.tasks import task_links_import
+from sessions_app.services.tasks import task_links_import, task_scope_import
 
 TASK_STATUS = {"pending": "not_started"}
 
@@ -262,9 +263,9 @@ class Plans(Keyed):
 class Tasks(MappedTable):
     """`depends_on`/`blocks` and `parent_task_id` become the task's dependency edges and parent, set once every
     task is in (`after_table`) by the domain's service, so the API's rules hold: an edge to a task of another
-    session, one that would close a cycle or a parent loop is left out and reported. The columns stay on the
-    SeedRow as the tool wrote them (export_seed writes them back), as do `scope_files` and a plan that is not
-    in the file."""
+    session, one that would close a cycle or a parent loop is left out and reported. `scope_files` becomes the
+    task's file rows (`TaskFiles.after_table`). The columns stay on the SeedRow as the tool wrote them
+    (export_seed writes them back), as does a plan that is not in the file."""
 
     table, model, created, session_required, tracks_touched = "tasks", Task, "created_at", False, True
     parents: ClassVar = {"plan_id": Parent("plans", "plan_id", "plan", required=False)}
@@ -284,10 +285,14 @@ class Tasks(MappedTable):
         values = super().fields(row, context)
         if isinstance(values, dict):
             values["key"] = text(row["id"])
+            if "scope_files" in row:  # as written, NULL included: the file rows do not say which were listed here
+                values.setdefault(EXTRA, {})["scope_files"] = row["scope_files"]
         return values
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
-        return {"id": obj.key}
+        """A task made here lists its allowed file rows as its scope, as DevTeam writes it (comma-separated)."""
+        scope = sorted(f.path for f in obj.files.all() if f.access_type == FileAccess.ALLOWED)
+        return {"id": obj.key, "scope_files": ",".join(scope) or None}
 
     def after_table(self, context: ImportContext, result: TableResult) -> None:
         """The edges of the tasks this import created or changed: a task depends on the keys of its `depends_on`
@@ -297,14 +302,14 @@ class Tasks(MappedTable):
         extras = dict(context.seed_rows(self.table).values_list("source_key", "extra"))
         blocked_by: dict[str, set[str]] = defaultdict(set)
         for key, extra in extras.items():
-            for blocked in _task_keys(extra.get("blocks")):
+            for blocked in _listed(extra.get("blocks")):
                 blocked_by[blocked].add(key)
         resolve = partial(context.resolve, self.table)
         # A changed `blocks` changes the edges of the tasks it names too.
         linking = list(dict.fromkeys([*result.touched, *(blocked for key in result.touched
-                                                         for blocked in _task_keys(extras[key].get("blocks"))
+                                                         for blocked in _listed(extras[key].get("blocks"))
                                                          if blocked in extras)]))
-        wanted = {key: [*_task_keys(extras[key].get("depends_on")), *sorted(blocked_by[key] - {key})]
+        wanted = {key: [*_listed(extras[key].get("depends_on")), *sorted(blocked_by[key] - {key})]
                   for key in linking}
         named = {*linking, *(extras[key].get("parent_task_id") for key in linking),
                  *(k for keys in wanted.values() for k in keys)}
@@ -331,9 +336,9 @@ class Tasks(MappedTable):
                 result.set_aside_one(f"{key}: dependencies and parent not set: {refusal(error)}")
 
 
-def _task_keys(value: Any) -> list[str]:
-    """A `depends_on`/`blocks` column's task ids: a JSON array (or, as loosely typed tools write it, one id or
-    comma-separated ids)."""
+def _listed(value: Any) -> list[str]:
+    """A `depends_on`/`blocks` column's task ids or a `scope_files` column's paths: a JSON array (or, as DevTeam
+    writes scope_files and loosely typed tools the rest, one item or comma-separated items)."""
     parsed = json_value(value, default=[])
     if isinstance(parsed, str):
         parsed = parsed.split(",")
@@ -356,11 +361,29 @@ class TaskAttempts(MappedTable):
 
 
 class TaskFiles(MappedTable):
+    """DevTeam's task_files rows, then the tasks' `scope_files` as the file rows the API makes of bare paths
+    (`task_scope_import`): a path both list is the task_files row. Export writes those scope rows back as the
+    column only."""
+
     table, model, sessions = "task_files", TaskFile, None
     parents: ClassVar = {"task_id": Parent("tasks", "task_id", "task")}
     columns: ClassVar = {"file_path": ("path", text), "file_type": ("file_type", text),
                          "access_type": ("access_type", enum({}, default="allowed")),
                          "is_pattern": ("is_pattern", flag)}
+
+    def after_table(self, context: ImportContext, result: TableResult) -> None:
+        scopes = {object_id: paths for object_id, extra in context.seed_rows("tasks").values_list("object_id", "extra")
+                  if (paths := _listed(extra.get("scope_files")))}
+        for task in Task.objects.filter(pk__in=scopes).order_by("pk"):
+            try:
+                with transaction.atomic():
+                    task_scope_import(task=task, paths=scopes[task.pk])
+            except REFUSALS as error:
+                result.set_aside_one(f"{task.key}: scope_files not set: {refusal(error)}")
+
+    def exported(self, obj: models.Model, imported: bool, exporter: Any) -> bool:
+        """A row the task's scope_files made (not a task_files row of the tool's) goes back as that column only."""
+        return imported or obj.path not in _listed(exporter.seed_extra("tasks", obj.task_id).get("scope_files"))
 
 
 class CriteriaTable(MappedTable):
@@ -422,6 +445,9 @@ class ContextSnapshots(MappedTable):
 
 
 class TokenUsageRows(MappedTable):
+    """A call naming a session not in the file keeps that id (`session_key`): session-cost answers it, as
+    v_session_cost does."""
+
     table, model, required, created, session_required = "token_usage", TokenUsage, False, None, False
     columns: ClassVar = {
         "task_id": ("task_key", text), "sprint_id": ("sprint_key", text), "model": ("model", text),
@@ -429,6 +455,14 @@ class TokenUsageRows(MappedTable):
         "cost_usd": ("cost_usd", usd), "operation": ("operation", text), "agent_name": ("agent", text),
         "recorded_at": ("recorded_at", moment),
     }
+
+    def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
+        values = super().fields(row, context)
+        key = text(row["session_id"])
+        if isinstance(values, dict) and values["session_id"] is None and key \
+                and len(key) <= TokenUsage._meta.get_field("session_key").max_length:  # else on the SeedRow only
+            values["session_key"] = key
+        return values
 
 
 class ErrorLogRows(MappedTable):

@@ -70,6 +70,7 @@ class SeedExporter:
         self.importer, self.path, self.dates, self.sessions = importer, path, dates, sessions
         self.kind = importer.kind
         self._keys: dict[str, dict[str, str]] = {}
+        self._extras: dict[str, dict[str, dict[str, Any]]] = {}
         # Per table, rows left out or cut loose (reason → count): what the tool's schema cannot hold.
         self.left_out: dict[str, dict[str, int]] = {}
 
@@ -81,6 +82,13 @@ class SeedExporter:
             self._keys[table] = dict(SeedRow.objects.filter(kind=self.kind, source_table=table)
                                      .values_list("object_id", "source_key"))
         return self._keys[table].get(str(object_id), str(object_id))
+
+    def seed_extra(self, table: str, object_id: Any) -> dict[str, Any]:
+        """What the SeedRow of our object `object_id` from `table` kept ({} when it did not come from there)."""
+        if table not in self._extras:
+            self._extras[table] = {object_id: extra for object_id, extra in SeedRow.objects.filter(
+                kind=self.kind, source_table=table).values_list("object_id", "extra")}
+        return self._extras[table].get(str(object_id), {})
 
     def session_ref(self, table: str, session_id: str | None) -> str | None:
         """What the tool's rows name session `session_id` by: its key in sessions table `table` when it came
@@ -120,6 +128,8 @@ class SeedExporter:
             for table in self.importer.tables:
                 if isinstance(table, MappedTable):
                     written[table.table] = self._table(db, table)
+            for table in self.importer.kept_tables:
+                written[table] = self._kept_table(db, table)
             # A part of the history names rows outside it; the whole of it is written as it came (a reference the
             # tool's own file left dangling included).
             for table, cut in (foreign_keys_complete(db) if self.sessions is not None else {}).items():
@@ -127,6 +137,18 @@ class SeedExporter:
                 self._left_out(table, cut)
             db.commit()
         return written
+
+    def _kept_table(self, db: sqlite3.Connection, table: str) -> int:
+        """A kept table's rows, as the files of this kind had them (a row several had, once)."""
+        rows = dict(SeedRow.objects.filter(kind=self.kind, source_table=table, object_id="")
+                    .order_by("source_key", "imported_at").values_list("source_key", "extra"))  # the newest wins
+        for row in rows.values():
+            columns = ", ".join(f'"{column}"' for column in row)
+            db.execute(f'INSERT INTO "{table}" ({columns}) VALUES ({", ".join("?" * len(row))})',
+                       [_from_json(value) for value in row.values()])
+        if not rows:
+            self._left_out(table, {f"none: no {self.kind} file imported here had one": 1})
+        return len(rows)
 
     def _left_out(self, table: str, counts: dict[str, int]) -> None:
         for reason, n in counts.items():
@@ -153,15 +175,15 @@ class SeedExporter:
         required = required_columns(db, table.table)
         count = 0
         for obj in self._objects(table).iterator(chunk_size=2000):
-            if str(obj.pk) in others:  # another tool's row: each kind receives only its own
-                continue
+            seed_row = seed_rows.get(str(obj.pk))
+            if str(obj.pk) in others or not table.exported(obj, seed_row is not None, self):
+                continue  # another tool's row (each kind receives only its own), or one this table does not hold
             row = {column: self.back(convert, getattr(obj, name)) for column, (name, convert) in table.columns.items()}
             if table.sessions:
                 row[table.sessions] = self.session_ref(table.session_table, getattr(obj, "session_id", None))
             for column, parent in table.parents.items():
                 row[column] = self.seed_key(parent.table, getattr(obj, parent.field))
             row.update(table.export_columns(obj, self))
-            seed_row = seed_rows.get(str(obj.pk))
             if seed_row is not None:
                 row.update(zip(table.key_columns, seed_row.source_key.split(KEY_SEPARATOR), strict=False))
                 row.update({column: _from_json(value) for column, value in seed_row.extra.items()})

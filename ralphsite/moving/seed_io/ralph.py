@@ -48,6 +48,7 @@ from sessions_app.models import (
     TaskAttempt,
     TaskDependency,
     TaskFile,
+    path_is_pattern,
 )
 from sessions_app.models.feedback import FeedbackSeverity
 from sessions_app.models.invocations import AgentRole, InvocationStatus
@@ -178,21 +179,17 @@ class Tasks(KeyedBySession):
         return task
 
     def after_insert(self, objects: list[models.Model]) -> None:
-        TaskFile.objects.bulk_create([TaskFile(task=task, path=path, is_pattern=_is_pattern(path))
+        TaskFile.objects.bulk_create([TaskFile(task=task, path=path, is_pattern=path_is_pattern(path))
                                       for task in objects for path in task.seed_files])
 
     def changes(self, obj: models.Model, values: dict[str, Any]) -> dict[str, Any]:
         data = super().changes(obj, values)
         if sorted(obj.files.values_list("path", flat=True)) != values["_files"]:  # task_update sets the file rows
-            data["files"] = [{"path": path, "is_pattern": _is_pattern(path)} for path in values["_files"]]
+            data["files"] = [{"path": path, "is_pattern": path_is_pattern(path)} for path in values["_files"]]
         return data
 
     def export_columns(self, obj: models.Model, exporter: Any) -> dict[str, Any]:
         return {"FilesJson": json.dumps([f.path for f in obj.files.all()], ensure_ascii=False)}
-
-
-def _is_pattern(path: str) -> bool:
-    return bool(set("*?[") & set(path))
 
 
 def _paths(value: Any) -> list[str] | None:
@@ -329,6 +326,8 @@ class AgentInvocations(RalphTable):
 
 class RalphImporter(SeedImporter):
     kind = "ralph"
+    # EF Core's record of the migrations applied: without it, Ralph V2's MigrateAsync() creates its tables again.
+    kept_tables: ClassVar = {"__EFMigrationsHistory": "MigrationId"}
     tables: ClassVar[list[TableImport]] = [
         Sessions(), Iterations(), PlanSnapshots(), Tasks(), TaskDependencies(), TaskReports(), Questions(),
         FeedbackBatches(), FeedbackItems(), FeedbackAttachments(), ReplanningDeltas(), Signals(),

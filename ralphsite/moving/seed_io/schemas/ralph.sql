@@ -1,7 +1,12 @@
 -- Ralph V2's schema (seed 000): the EF Core entities and RalphDbContext of seed 000 as EF Core's SQLite
 -- provider creates them (default table names from the DbSets, columns from the properties; Guid and
 -- DateTime as TEXT, enums as INTEGER, bool as INTEGER 0/1, byte[] as BLOB; the unique indexes of the
--- seed's "Indexes & Performance" table).
+-- seed's "Indexes & Performance" table), and the table where MigrateAsync() records the migrations applied.
+
+CREATE TABLE "__EFMigrationsHistory" (
+    "MigrationId" TEXT NOT NULL CONSTRAINT "PK___EFMigrationsHistory" PRIMARY KEY,
+    "ProductVersion" TEXT NOT NULL
+);
 
 CREATE TABLE "Sessions" (
     "Id" TEXT NOT NULL CONSTRAINT "PK_Sessions" PRIMARY KEY,
