@@ -192,6 +192,13 @@ class RalphModelAdmin(LongTextMixin, admin.ModelAdmin):
             media += session_filter_media()
         return media
 
+    def formfield_for_choice_field(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> Any:
+        """A value outside the choices is refused in the API's words (`ChoiceFieldNamingAllowed`)."""
+        field = super().formfield_for_choice_field(db_field, request, **kwargs)
+        allowed = ", ".join(str(value) for value, _label in db_field.flatchoices)
+        field.error_messages["invalid_choice"] = f"%(value)r is not a valid choice; allowed: {allowed}."
+        return field
+
     def get_list_display(self, request: HttpRequest) -> list[Any]:
         """People scan names, states and times: a bare `id` column goes last, a bare `session`
         column becomes the session's key linking to its console, a text or JSON column its beginning."""

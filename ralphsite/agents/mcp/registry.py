@@ -248,7 +248,7 @@ class ToolCall:
         allowed = self.tool.takes(session_argument=self._session_argument)
         errors = {name: [f"Unknown argument; allowed: {', '.join(allowed)}."] for name in self.arguments
                   if name not in allowed}
-        errors |= {name: ["This argument is required."] for name, arg in allowed.items()
+        errors |= {name: ["This field is required."] for name, arg in allowed.items()
                    if arg.required and name not in self.arguments}
         if errors:
             raise serializers.ValidationError(errors)
