@@ -28,7 +28,7 @@ from tests.mcp.conftest import mcp_agent
 from tests.seed_io.helpers import import_seed, seed_database
 from tests.sessions_app.factories import make_session
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 TOO_LONG = "a" * (TEXT_MAX_CHARS + 1)
 Refusal = tuple[str, dict[str, Any]]  # (code, details by field)
 
@@ -86,6 +86,7 @@ def _cli(url: str, token: MintedToken, session: Session, body: dict[str, Any], t
     return refusal["code"], refusal["details"]
 
 
+@pytest.mark.django_db(transaction=True)  # the live server's threads see the session
 @pytest.mark.parametrize("rule", RULES, ids=[rule.kind for rule in RULES])
 def test_every_programmatic_door_refuses_an_event_breaking_a_rule_as_rest_does(
         rule: Rule, api: APIClient, live_server: Any, token: MintedToken, session: Session, tmp_path: Path) -> None:
