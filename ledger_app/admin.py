@@ -1,5 +1,4 @@
 import contextlib
-import json
 import re
 from datetime import date, datetime
 from datetime import time as dt_time
@@ -10,7 +9,6 @@ from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
-from django.utils.html import format_html
 
 from ledger_app import selectors, services
 from ledger_app.models import (
@@ -42,16 +40,12 @@ from ralphsite.core.service_admin import (
     column_status,
     column_text,
     session_label,
+    text_shown,
 )
 from ralphsite.core.ulid import ulid_normalize
 from sessions_app.admin.base import HISTORY_URLS
 from sessions_app.admin.console import ConsolePanel, register_console_panel
 from sessions_app.models import Session, Task
-
-
-def pretty_json(value: Any) -> str:
-    return format_html('<pre class="rl-json">{}</pre>',
-                       json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 class ReadOnlyAdmin(RalphModelAdmin):
@@ -118,16 +112,8 @@ class LedgerEventAdmin(ReadOnlyAdmin):
     search_help_text = "An event id, a session id or key, a task key or an agent name (exact)."
     fields = ["id", "session", "timestamp", "type", "category", "task_key", "agent", "model", "iteration", "phase",
               "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated", "message",
-              "data_pretty", "meta_pretty", "idempotency_key", "prev_hash", "hash"]
+              "data", "meta", "idempotency_key", "prev_hash", "hash"]
     readonly_fields = fields
-
-    @admin.display(description="data")
-    def data_pretty(self, obj: LedgerEvent) -> str:
-        return pretty_json(obj.data)
-
-    @admin.display(description="meta")
-    def meta_pretty(self, obj: LedgerEvent) -> str:
-        return pretty_json(obj.meta)
 
     def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         """Filtered to one session (its History), the page says whose events these are."""
@@ -392,19 +378,15 @@ class DeadLetterAdmin(ServiceModelAdmin):
 
     @admin.display(description="operation params")
     def params_pretty(self, obj: DeadLetter) -> str:
-        return pretty_json(obj.operation_params)
+        return text_shown(obj, DeadLetter._meta.get_field("operation_params"), self.get_empty_value_display())
 
 
 @admin.register(RetentionRun)
 class RetentionRunAdmin(ReadOnlyAdmin):
     list_display = ["ran_at", "older_than_days", "cutoff", "sessions_removed"]
     date_hierarchy = "ran_at"
-    fields = ["ran_at", "older_than_days", "cutoff", "sessions_removed", "rows_pretty", "session_ids"]
+    fields = ["ran_at", "older_than_days", "cutoff", "sessions_removed", "rows_removed", "session_ids"]
     readonly_fields = fields
-
-    @admin.display(description="rows removed")
-    def rows_pretty(self, obj: RetentionRun) -> str:
-        return pretty_json(obj.rows_removed)
 
 
 # -- the session console: the live activity feed, costs, History -------------------------------

@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, ClassVar
 
 import django_filters
 from django import forms
@@ -58,6 +58,7 @@ class SessionScopedFilterSet(RalphFilterSet):
 
 
 class LedgerEventFilterSet(SessionScopedFilterSet):
+    seed_names: ClassVar = {"run_id": "session"}  # ralphy names the session its run
     after = IntegerFilter(field_name="id", lookup_expr="gt", min_value=0,
                           help_text="Only events with a greater id (tailing).")
     task = django_filters.CharFilter(field_name="task_key")
@@ -69,6 +70,7 @@ class LedgerEventFilterSet(SessionScopedFilterSet):
 
 
 class IssueFilterSet(SessionScopedFilterSet):
+    seed_names: ClassVar = {"run_id": "session"}
     class Meta:
         model = Issue
         fields = ["session", "task_key", "kind", "signature"]

@@ -1,5 +1,7 @@
 """Validate and shape the ledger's rows; writes go through ledger_app.services."""
 
+from typing import ClassVar
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -46,6 +48,7 @@ class EventRequestIdField(serializers.CharField):
 
 
 class LedgerEventSerializer(RalphModelSerializer):
+    seed_names: ClassVar = {"run_id": "session", "ts": "timestamp"}  # ralphy's ledger columns
     session = ReferenceIdField(source="session_id")
     type = EventTypeField(max_length=64)
     request_id = EventRequestIdField(max_length=200, required=False, allow_blank=True)
@@ -90,6 +93,8 @@ class AppendResultSerializer(serializers.Serializer):
 
 
 class IssueSerializer(RalphModelSerializer):
+    seed_names: ClassVar = {"run_id": "session"}  # ralphy's issues
+
     class Meta:
         model = Issue
         fields = ["id", "session", "task_key", "kind", "signature", "message", "file", "line", "first_seen_at",
@@ -99,6 +104,8 @@ class IssueSerializer(RalphModelSerializer):
 
 class IssueRecordSerializer(RalphInputSerializer):
     """One occurrence of an issue (`POST issues/` and `POST issues/record/` alike)."""
+
+    seed_names: ClassVar = {"run_id": "session", "ts": "seen_at"}  # ralphy's recordIssue
 
     id = ULIDSerializerField(required=False,
                              help_text="The id to give the issue if its signature is new (ignored on a repeat: "

@@ -73,6 +73,7 @@ class Loop:
         self.session: dict[str, Any] = {}
         self.tasks: dict[str, str] = {}
         self.paused = False
+        self.calls = 0  # provider calls booked, numbering their request ids
 
     @property
     def sid(self) -> str:
@@ -84,13 +85,16 @@ class Loop:
     def event(self, type: str, **fields: Any) -> None:
         self.api.call("POST", "/events/", {"session": self.sid, "type": type, **fields})
 
-    def usage(self, *, agent: str, model: str, task_key: str, operation: str) -> tuple[int, int, str]:
+    def usage(self, *, agent: str, model: str, task_key: str, operation: str) -> tuple[int, int, str, str]:
+        """One provider call booked; its request id lets a later record of the same call (the report) count
+        it once."""
         tokens_in, tokens_out = self.random.randint(2_000, 18_000), self.random.randint(300, 4_000)
-        amount = cost(model, tokens_in, tokens_out)
+        amount, self.calls = cost(model, tokens_in, tokens_out), self.calls + 1
+        request_id = f"demo-{self.sid}-{self.calls}"
         self.api.call("POST", "/token-usage/", {
             "session": self.sid, "model": model, "agent": agent, "task_key": task_key, "operation": operation,
-            "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": amount})
-        return tokens_in, tokens_out, amount
+            "input_tokens": tokens_in, "output_tokens": tokens_out, "cost_usd": amount, "request_id": request_id})
+        return tokens_in, tokens_out, amount, request_id
 
     def transition(self, state: str, message: str, **fields: Any) -> None:
         self.api.call("POST", f"/sessions/{self.sid}/transition/",
@@ -165,7 +169,7 @@ class Loop:
             "worktree_id": key, "tags": [agent, model]})
         run = self.api.call("POST", "/runs/", {"chat": chat["id"]})
         korean = key == "task-6"
-        tokens_in, tokens_out, _ = self.usage(agent=agent, model=model, task_key=key, operation="implement")
+        tokens_in, tokens_out, _, _ = self.usage(agent=agent, model=model, task_key=key, operation="implement")
         self.api.call("POST", f"/runs/{run['id']}/messages/", [
             {"role": "system", "content": f"You are {agent}, an executor in a Ralph loop. Attempt {attempt}."},
             {"role": "user", "content": f"Implement {key}. 릴리스 노트는 한국어로도 요약해 주세요." if korean
@@ -187,11 +191,12 @@ class Loop:
         self.wait()
         self.api.call("POST", f"/tasks/{task_id}/heartbeat/", {"agent": agent, "lease_seconds": 300, "claim": claim})
         self.conversation(key, agent, model, attempt)
-        tokens_in, tokens_out, amount = self.usage(agent=agent, model=model, task_key=key, operation="report")
+        tokens_in, tokens_out, amount, request_id = self.usage(agent=agent, model=model, task_key=key,
+                                                               operation="report")
         self.api.call("POST", f"/tasks/{task_id}/report/", {
             "implementation_report": f"{key}: implemented and unit-tested.", "agent": agent, "model": model,
             "status": "success", "tokens_input": tokens_in, "tokens_output": tokens_out, "cost_usd": amount,
-            "claim": claim})
+            "request_id": request_id, "claim": claim})
         self.event("agent_completed", category="agent", agent=agent, model=model, task_key=key,
                    message=f"{agent} reported {key}", duration_ms=int(self.pace * 1000))
         self.wait()

@@ -4,12 +4,16 @@
   lists never count a big table (`CappedCountPaginator`) and show no facet counts; the `column_*`
   helpers build the columns people scan first (status as a coloured badge, truncated text, time
   ago, the session as a link to its console).
+* `LongTextMixin` (in both bases, and in the read-only inlines) keeps record pages small whatever a text
+  or JSON field holds: a long value is shown as its beginning and a link to the whole, read-only, as
+  plain text (`<id>/text/<field>/`).
 * `ServiceModelAdmin` adds the write path: saves and deletes go through the services, as API writes
   do, and a model's domain verbs are buttons (`OperatorAction`) calling the same services.
 * `ReadOnlyPageAdmin` gives a record a read-only page and moves Django's raw form behind an "Edit" link.
 * `SessionFilter` picks one session by autocomplete (on a million sessions the list is never loaded).
 """
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -19,15 +23,16 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.contrib.admin.utils import unquote
+from django.contrib.admin.utils import flatten_fieldsets, unquote
 from django.contrib.admin.widgets import AutocompleteSelect
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.core.paginator import Paginator
 from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.defaultfilters import linebreaksbr
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import NoReverseMatch, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -64,7 +69,106 @@ class CappedCountPaginator(Paginator):
         return f"more than {COUNT_CAP:,}" if self.count_is_capped else f"{self.count:,}"
 
 
-class RalphModelAdmin(admin.ModelAdmin):
+# A text or JSON value longer than this is shown on a record's page as its first TEXT_SHOWN_CHARS characters
+# and a link to the whole: a page carrying a megabyte value froze browsers (issue #26 §3).
+TEXT_SHOWN_CHARS = 5_000
+
+
+def _long_text_field(field: Any) -> bool:
+    return isinstance(field, models.TextField | models.JSONField)
+
+
+def _text_of(obj: models.Model, field: models.Field) -> str:
+    """The value as its whole-text view serves it: text as stored, JSON indented."""
+    value = getattr(obj, field.attname)
+    if isinstance(field, models.JSONField):
+        return "" if value is None else json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+    return value or ""
+
+
+def text_shown(obj: models.Model, field: models.Field, empty: str) -> str:
+    """A value as a record's page shows it (JSON indented in a <pre>): whole when short, else its beginning
+    and a link to the whole (`LongTextMixin.whole_text_view` of the record's own admin; the length only
+    where the record has no admin)."""
+    text = _text_of(obj, field)
+    if not text:
+        return empty
+    shown = text[:TEXT_SHOWN_CHARS]
+    shown = format_html('<pre class="rl-json">{}</pre>', shown) if isinstance(field, models.JSONField) \
+        else linebreaksbr(shown)
+    if len(text) <= TEXT_SHOWN_CHARS:
+        return shown
+    opts, length = obj._meta, f"{len(text):,}"
+    try:
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_text", args=[obj.pk, field.name])
+    except NoReverseMatch:
+        return format_html('{}… <span class="rl-text-length">({} characters)</span>', shown, length)
+    return format_html('{}… <a class="rl-whole-text" href="{}">read all {} characters</a>', shown, url, length)
+
+
+class LongTextMixin:
+    """Text and JSON fields shown read-only (and, on a record's page, any whose value is long) go through
+    `text_shown`: the field's name in the fieldsets is replaced by a display of the same name and label."""
+
+    model: type[models.Model]
+
+    def _shown(self, name: str) -> Callable[[Any], str]:
+        cache = self.__dict__.setdefault("_shown_displays", {})
+        if name not in cache:
+            field = self.model._meta.get_field(name)
+
+            @admin.display(description=field.verbose_name)
+            def shown(obj: models.Model) -> str:
+                return text_shown(obj, field, self.get_empty_value_display())
+            cache[name] = _named(shown, name)  # the help text and the CSS class are the field's
+        return cache[name]
+
+    def _long_values(self, obj: models.Model | None) -> list[str]:
+        """The text fields of this record too long to edit in place (a form would carry the whole)."""
+        if obj is None or not isinstance(obj, self.model):
+            return []
+        return [field.name for field in self.model._meta.concrete_fields
+                if _long_text_field(field) and len(_text_of(obj, field)) > TEXT_SHOWN_CHARS]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
+        names = [*super().get_readonly_fields(request, obj), *self._long_values(obj)]  # type: ignore[misc]
+        names = list(dict.fromkeys(names))
+        return names + [self._shown(name) for name in names if isinstance(name, str) and self._text_field(name)]
+
+    def get_fieldsets(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
+        readonly = {getattr(name, "__name__", name) for name in self.get_readonly_fields(request, obj)}
+
+        def shown(names: Iterable[Any]) -> list[Any]:
+            swapped = [self._shown(name) if isinstance(name, str) and name in readonly and self._text_field(name)
+                       else name for name in names]
+            return list(dict.fromkeys(swapped))
+        return [(title, {**options, "fields": shown(options["fields"])})
+                for title, options in super().get_fieldsets(request, obj)]  # type: ignore[misc]
+
+    def _text_field(self, name: str) -> bool:
+        try:
+            return _long_text_field(self.model._meta.get_field(name))
+        except FieldDoesNotExist:
+            return False
+
+    def whole_text_view(self, request: HttpRequest, object_id: str, field: str) -> HttpResponse:
+        """One field's whole value, read-only, as plain text; only a field this page shows, to a person
+        who may view the record."""
+        obj = self.get_object(request, unquote(object_id))  # type: ignore[attr-defined]
+        if obj is None or not self._text_field(field):
+            raise Http404(f"No {self.model._meta.verbose_name} {object_id} or no text field {field!r}.")
+        if not self.has_view_or_change_permission(request, obj):  # type: ignore[attr-defined]
+            raise PermissionDenied
+        shown = {getattr(name, "__name__", name) for name in flatten_fieldsets(self.get_fieldsets(request, obj))}
+        if field not in shown:
+            raise Http404(f"The {self.model._meta.verbose_name} page does not show {field!r}.")
+        response = HttpResponse(_text_of(obj, self.model._meta.get_field(field)),
+                                content_type="text/plain; charset=utf-8")
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
+class RalphModelAdmin(LongTextMixin, admin.ModelAdmin):
     """Lists for people, on tables of any size (every ModelAdmin of the project derives from this)."""
 
     paginator = CappedCountPaginator
@@ -78,6 +182,11 @@ class RalphModelAdmin(admin.ModelAdmin):
         # the same dates are offered as a filter of fixed ranges instead (see get_list_filter).
         self.date_filter_field, self.date_hierarchy = self.date_hierarchy, None
 
+    def get_urls(self) -> list:
+        opts = self.model._meta
+        return [path("<path:object_id>/text/<str:field>/", self.admin_site.admin_view(self.whole_text_view),
+                     name=f"{opts.app_label}_{opts.model_name}_text"), *super().get_urls()]
+
     @property
     def media(self) -> forms.Media:
         media = super().media
@@ -85,10 +194,18 @@ class RalphModelAdmin(admin.ModelAdmin):
             media += session_filter_media()
         return media
 
+    def formfield_for_choice_field(self, db_field: models.Field, request: HttpRequest, **kwargs: Any) -> Any:
+        """A value outside the choices is refused in the API's words (`ChoiceFieldNamingAllowed`)."""
+        field = super().formfield_for_choice_field(db_field, request, **kwargs)
+        allowed = ", ".join(str(value) for value, _label in db_field.flatchoices)
+        field.error_messages["invalid_choice"] = f"%(value)r is not a valid choice; allowed: {allowed}."
+        return field
+
     def get_list_display(self, request: HttpRequest) -> list[Any]:
         """People scan names, states and times: a bare `id` column goes last, a bare `session`
-        column becomes the session's key linking to its console."""
-        columns = [column_session() if column == "session" else column
+        column becomes the session's key linking to its console, a text or JSON column its beginning."""
+        columns = [column_session() if column == "session" else
+                   column_text(column) if isinstance(column, str) and self._text_field(column) else column
                    for column in super().get_list_display(request)]
         return [column for column in columns if column != "id"] + (["id"] if "id" in columns else [])
 
@@ -346,7 +463,8 @@ def column_flag(field: str, *, yes: str, no: str, description: str) -> Callable[
 def column_text(field: str, *, length: int = 80, description: str | None = None) -> Callable[[Any], str]:
     @admin.display(description=description or field.replace("_", " "))
     def show(obj: Any) -> str:
-        return truncated(getattr(obj, field), length)
+        value = getattr(obj, field)
+        return truncated(value if value is None or isinstance(value, str) else json.dumps(value), length)
     return _named(show, f"{field}_short")
 
 

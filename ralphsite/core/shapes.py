@@ -147,6 +147,14 @@ def shaped_fields(model: type[models.Model]) -> Iterable[tuple[models.Field, JSO
             yield model_field, shape
 
 
+def text_problem(model_field: models.Field, value: Any) -> str | None:
+    """A text field without a max_length holds at most the API's `TEXT_MAX_CHARS`, in the API's words."""
+    if isinstance(model_field, models.TextField) and model_field.max_length is None \
+            and isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
+        return f"Ensure this field has no more than {TEXT_MAX_CHARS} characters."
+    return None
+
+
 def stored_values_check(instance: models.Model, names: Iterable[str] | None = None) -> None:
     """Model validation of what the instance's fields (all, or `names`) would store: each shaped JSON field's
     shape, and each text field without a max_length within `TEXT_MAX_CHARS` (the API's limit). A 400
@@ -161,10 +169,7 @@ def stored_values_check(instance: models.Model, names: Iterable[str] | None = No
         if value is None and model_field.null:
             continue
         shape = field_shape(model_field)
-        problem = shape.problem(value) if shape is not None else None
-        if isinstance(model_field, models.TextField) and model_field.max_length is None \
-                and isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
-            problem = f"Ensure this field has no more than {TEXT_MAX_CHARS} characters."
+        problem = text_problem(model_field, value) or (shape.problem(value) if shape is not None else None)
         if problem:
             errors[model_field.name] = [problem]
     if errors:

@@ -9,7 +9,7 @@ from django.contrib.admin.utils import unquote
 from django.db import models
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
-from ralphsite.core.service_admin import ServiceModelAdmin
+from ralphsite.core.service_admin import LongTextMixin, ServiceModelAdmin
 
 
 class SessionScopedAdmin(ServiceModelAdmin):
@@ -19,16 +19,17 @@ class SessionScopedAdmin(ServiceModelAdmin):
     list_select_related = ["session"]
 
 
-class ReadOnlyInline(admin.TabularInline):
+class ReadOnlyInline(LongTextMixin, admin.TabularInline):
     """Rows shown on their parent's page with a link to their own page (where writes go through
-    the services)."""
+    the services); long text shows its beginning and a link to the whole."""
 
     extra = 0
     can_delete = False
     show_change_link = True
 
-    def get_readonly_fields(self, request: HttpRequest, obj: models.Model | None = None) -> list[str]:
-        return list(self.fields)
+    def __init__(self, parent_model: type[models.Model], admin_site: admin.AdminSite) -> None:
+        super().__init__(parent_model, admin_site)
+        self.readonly_fields = list(self.fields)
 
     def has_add_permission(self, request: HttpRequest, obj: models.Model | None = None) -> bool:
         return False

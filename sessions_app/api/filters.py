@@ -1,3 +1,5 @@
+from typing import ClassVar
+
 import django_filters
 
 from ralphsite.core.api.filters import IntegerFilter, MultipleChoiceFilter, NonBlankKeyFilter, RalphFilterSet
@@ -213,6 +215,7 @@ class ResearchFindingFilterSet(RalphFilterSet):
 
 
 class TaskFilterSet(RalphFilterSet):
+    seed_names: ClassVar = {"run_id": "session"}  # ralphy names the session its run
     status = MultipleChoiceFilter(choices=TaskStatus.choices)
 
     class Meta:

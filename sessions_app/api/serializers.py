@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import models
 from drf_spectacular.utils import extend_schema_field
@@ -406,6 +406,7 @@ class TaskFilesField(serializers.Field):
 
 
 class TaskSerializer(RalphModelSerializer):
+    seed_names: ClassVar = {"run_id": "session", "iter_count": "iteration_count"}  # ralphy's tasks
     depends_on = DependencyKeysField()
     files = TaskFilesField()
     latest_attempt = serializers.SerializerMethodField()
@@ -582,11 +583,12 @@ class TaskReportInputSerializer(RalphModelSerializer):
 
     class Meta:
         model = TaskAttempt
-        fields = ["claim", "implementation_report", "iteration_number", "model", "agent", "status", "error_type",
-                  "error_message", "tokens_input", "tokens_output", "cost_usd", "request_id", "duration_seconds",
-                  "started_at", "ended_at"]
+        # attempt_number: Ralph V2's SubmitReport(taskId, report, attemptNumber); omitted, the task's next one.
+        fields = ["claim", "implementation_report", "attempt_number", "iteration_number", "model", "agent", "status",
+                  "error_type", "error_message", "tokens_input", "tokens_output", "cost_usd", "request_id",
+                  "duration_seconds", "started_at", "ended_at"]
         extra_kwargs = {"implementation_report": {"required": True, "allow_blank": False},
-                        "cost_usd": COST_SENT_OR_PRICED}
+                        "attempt_number": {"required": False, "min_value": 1}, "cost_usd": COST_SENT_OR_PRICED}
 
 
 class TaskReviewInputSerializer(AgentInputSerializer):

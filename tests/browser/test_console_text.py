@@ -68,3 +68,56 @@ def test_no_panel_scrolls_the_page_sideways_with_long_unbroken_text(browser: Any
     assert content.text.startswith("def widget():\n    return ")
     assert horizontal_overflow(browser) <= 0, f"the conversation scrolls sideways at {browser.width}px"
     assert console_errors(browser) == []
+
+
+MEGABYTE = "y" * 1_000_000  # unbroken: the hardest text to lay out
+PAGE_MAX_CHARS = 200_000  # a record's page carries the beginning of a long value, never the whole
+
+
+@pytest.mark.parametrize("browser", [1400], indirect=True, ids=["1400px"])
+def test_a_page_with_a_megabyte_value_shows_its_beginning_and_links_to_the_whole(browser: Any,
+                                                                                 live_server: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    session = make_session(key="megabyte", user_request=MEGABYTE)
+    question = Question.objects.create(session=session, key="Q-1", category="technical", text=MEGABYTE,
+                                       answer=MEGABYTE, status="answered")
+    signal = Signal.objects.create(session=session, type="steer", message=MEGABYTE)
+    event = LedgerEvent.objects.create(session=session, type="task_failed", message=MEGABYTE, data={"log": MEGABYTE})
+    attempt = TaskAttempt.objects.create(task=make_task(session, "t-1"), session=session, attempt_number=1,
+                                         review_report=MEGABYTE)
+    run = services.run_create(data={"chat_id": services.chat_create(data={"session_id": session.pk}).pk})
+    [message] = services.message_append(run_id=run.pk, items=[{"role": "assistant", "content": MEGABYTE}])
+    log_in(browser, live_server)
+    pages = {f"/admin/sessions_app/question/{question.pk}/change/": 2,
+             f"/admin/sessions_app/signal/{signal.pk}/change/": 1,
+             f"/admin/ledger_app/ledgerevent/{event.pk}/change/": 2,
+             f"/admin/sessions_app/taskattempt/{attempt.pk}/change/": 1,
+             f"/admin/conversations_app/message/{message.pk}/change/": 1,
+             f"/admin/sessions_app/session/{session.pk}/change/": 1, "/admin/sessions_app/question/": 0,
+             "/admin/sessions_app/signal/": 0, "/admin/ledger_app/ledgerevent/": 0, "/admin/": 0,
+             f"/admin/conversations_app/chat/{run.chat_id}/transcript/": 1}
+    for page, long_values in pages.items():
+        browser.get(live_server.url + page)
+        wait_for(browser, lambda b: b.execute_script("return document.readyState") == "complete")
+        assert browser.execute_script("return document.documentElement.outerHTML.length") < PAGE_MAX_CHARS, page
+        links = attribute_values(browser, "a.rl-whole-text", "href")
+        assert len(links) >= long_values, page
+        assert horizontal_overflow(browser) <= 0, page
+        assert console_errors(browser) == [], page
+
+    # The question's page is usable: saved as it is, it keeps the whole answer.
+    browser.get(f"{live_server.url}/admin/sessions_app/question/{question.pk}/change/")
+    answer_link = browser.find_element(By.CSS_SELECTOR, ".field-answer a.rl-whole-text")
+    assert answer_link.text == "read all 1,000,000 characters"
+    whole = answer_link.get_attribute("href")
+    browser.find_element(By.CSS_SELECTOR, "input[name=_save]").click()
+    wait_for(browser, lambda b: b.current_url.endswith("/admin/sessions_app/question/"))
+    question.refresh_from_db()
+    assert question.answer == MEGABYTE
+
+    # The link reads the whole value, as text.
+    browser.get(whole)
+    assert browser.execute_script("return document.body.textContent") == MEGABYTE
+    browser.get(f"{live_server.url}/admin/ledger_app/ledgerevent/{event.pk}/text/data/")
+    assert browser.execute_script("return JSON.parse(document.body.textContent)") == {"log": MEGABYTE}

@@ -81,7 +81,7 @@ def test_addressing_and_argument_errors_name_the_argument(connect: Callable[...,
         assert unknown["code"] == "validation_error"
         assert unknown["details"] == {"verbose": ["Unknown argument; allowed: session."]}
         missing = agent.error("get_task", session="errors")
-        assert missing["details"] == {"task": ["This argument is required."]}
+        assert missing["details"] == {"task": ["This field is required."]}  # the API's words
         assert agent.error("claim_task", session="errors")["details"] == {"agent": ["This field is required."]}
         wrong_type = agent.error("claim_task", session="errors", agent="exec-1", lease_seconds="soon")
         assert wrong_type["details"] == {"lease_seconds": ["A valid integer is required."]}

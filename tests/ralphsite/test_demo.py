@@ -34,3 +34,9 @@ def test_it_runs_the_demo_loop_to_completion(gunicorn_server: LiveGunicorn) -> N
     [cost] = api.call("GET", f"/stats/session-cost/?session={session['id']}")["rows"]
     assert cost["api_calls"] > 0
     assert cost["total_input_tokens"] == session["total_tokens_input"] > 0  # one book of usage
+    # One call, one row: a report names the call its usage was booked under, which is not booked again.
+    usage = api.call("GET", f"/token-usage/?session={session['id']}&page_size=500")["results"]
+    attempts = api.call("GET", f"/task-attempts/?session={session['id']}&page_size=100")["results"]
+    assert attempts and not [row for row in usage if row["source"] == "attempt"]
+    assert sorted(attempt["request_id"] for attempt in attempts) == sorted(
+        row["request_id"] for row in usage if row["operation"] == "report")

@@ -246,9 +246,14 @@ class ToolCall:
     def check_arguments(self) -> None:
         """Unknown and missing arguments are a validation error naming them, as unknown body keys are."""
         allowed = self.tool.takes(session_argument=self._session_argument)
+        if "run_id" in self.arguments and "session" in allowed:  # ralphy names the session its run
+            if "session" in self.arguments:
+                raise serializers.ValidationError({"run_id": ["run_id is session: send one of them."]})
+            self.arguments = {("session" if name == "run_id" else name): value
+                              for name, value in self.arguments.items()}
         errors = {name: [f"Unknown argument; allowed: {', '.join(allowed)}."] for name in self.arguments
                   if name not in allowed}
-        errors |= {name: ["This argument is required."] for name, arg in allowed.items()
+        errors |= {name: ["This field is required."] for name, arg in allowed.items()
                    if arg.required and name not in self.arguments}
         if errors:
             raise serializers.ValidationError(errors)

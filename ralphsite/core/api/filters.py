@@ -197,6 +197,8 @@ class RalphFilterSet(django_filters.FilterSet):
         models.FloatField: {"filter_class": FloatFilter},
     }
     _keyed_parameters: ClassVar[dict[type, dict[str, type[models.Model]]]] = {}
+    # A seed's own name for a filter (`run_id`, ralphy's name for the session): the same filter under it.
+    seed_names: ClassVar[dict[str, str]] = {}
 
     def __init__(self, data: QueryDict | None = None, *args: Any, **kwargs: Any) -> None:
         self._blank_values_refused(data)
@@ -254,6 +256,8 @@ class RalphFilterSet(django_filters.FilterSet):
             twin = f"{name}_id"
             if twin not in filters and _has_id_twin(cls, name, template):
                 filters[twin] = copy.deepcopy(template)
+        for seed_name, name in cls.seed_names.items():
+            filters[seed_name] = copy.deepcopy(filters[name])
         return filters
 
     @property

@@ -135,8 +135,23 @@ class StrictKeysMixin:
             cls._declared_fields = {name: epoch_times_accepted(text_bounded(field))
                                     for name, field in declared.items()}
 
+    # A seed's own name for one of our fields (`run_id` for `session`, `ts` for `timestamp`): read as the field.
+    seed_names: ClassVar[dict[str, str]] = {}
+
+    def _seed_names_read(self, data: Mapping) -> Mapping:
+        """The body with each seed name renamed to our field; both spellings at once is a 400 naming both."""
+        given = [name for name in self.seed_names if name in data]
+        if not given:
+            return data
+        both = {name: [f"{name} is {self.seed_names[name]}: send one of them."] for name in given
+                if self.seed_names[name] in data}
+        if both:
+            raise serializers.ValidationError(both)
+        return {self.seed_names.get(name, name): value for name, value in data.items()}
+
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):
+            data = self._seed_names_read(data)
             fields = self.fields
             typed = not self.root.context.get(QUERY_STRING)  # JSON types hold in a body, not in a query
             errors: dict[str, list[str]] = {}

@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
-from ralphsite.moving.seed_io.fitting import choices_fit, jsonable, shapes_fit
+from ralphsite.moving.seed_io.fitting import choices_fit, jsonable, shapes_fit, texts_fit
 from ralphsite.moving.seed_io.refresh import (
     Known,
     field_changes,
@@ -653,7 +653,8 @@ class SeedImporter:
         extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
         extra.update(values.pop(EXTRA, {}))
         filled_now = values.pop(FILLED_NOW, set())
-        for reason in [*shapes_fit(table, row, values, extra), *choices_fit(table, row, values, extra)]:
+        for reason in [*texts_fit(table, row, values, extra), *shapes_fit(table, row, values, extra),
+                       *choices_fit(table, row, values, extra)]:
             result.set_aside_one(reason)
         if updating:
             values = {name: value for name, value in values.items() if name not in filled_now}

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import models
 
 from ralphsite.core.choices import choice_canonical
-from ralphsite.core.shapes import NotShaped, shaped_fields
+from ralphsite.core.shapes import NotShaped, shaped_fields, text_problem
 
 Row = dict[str, Any]
 
@@ -36,6 +36,17 @@ def _set_aside(table: Any, row: Row, values: dict[str, Any], extra: dict[str, An
     extra.setdefault(column, jsonable(row[column]) if column in row else values[model_field.name])
     values[model_field.name] = None if model_field.null else model_field.get_default()
     return column
+
+
+def texts_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each text within the limit every door applies (`text_problem`), else set aside (the tool's value kept
+    on the seed row). Returns a reason per value set aside."""
+    reasons = []
+    for model_field in table.model._meta.concrete_fields:
+        problem = text_problem(model_field, values.get(model_field.name))
+        if problem:
+            reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {problem}")
+    return reasons
 
 
 def shapes_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
