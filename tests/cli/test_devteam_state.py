@@ -178,3 +178,16 @@ def test_increments_from_processes_running_at_once_are_all_counted(gunicorn_serv
     iterations = api(gunicorn_server).call("GET", path_of("iterations"), query={"session": session_id,
                                                                                 "page_size": 100}).data["results"]
     assert sorted(row["number"] for row in iterations) == list(range(1, 20))
+
+
+def test_get_state_with_no_session_says_so_in_one_line(gunicorn_server: LiveGunicorn, tmp_path: Path) -> None:
+    """No session started, named or found: each reader fails with ralph's one-line reason, never a traceback."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("RALPH_", "DEVTEAM_"))}
+    env.update({"RALPH_URL": gunicorn_server.url, "RALPH_TOKEN": gunicorn_server.token, "PATH": SYSTEM_PATH})
+    for call in ("get_state current_phase", "get_state notes", "get_current_iteration"):
+        ran = subprocess.run(["bash", "-c", f'eval "$({RALPH} shell-init bash)"\n{call}'], capture_output=True,
+                             text=True, timeout=60, cwd=tmp_path, env=env)
+        assert (ran.returncode, ran.stdout) == (1, ""), (call, ran.stdout, ran.stderr)
+        assert ran.stderr.splitlines() == [
+            "ralph: usage: no session: pass --session, set RALPH_SESSION (an id or a key) or start one in this "
+            "project (ralph session start)"], call
