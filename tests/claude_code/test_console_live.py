@@ -6,6 +6,7 @@ turns, the session's iteration, its cost and tokens, and the conversation's late
 
 The page is waited for until it shows the API's state (it polls every 250 ms): no timing is asserted."""
 
+import importlib
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 
+from ledger_app.models import ModelPrice
 from ralphsite.tokens.services import api_token_create
 from tests.browser.support import console_errors, log_in, open_browser, screenshot, wait_for
 from tests.claude_code.messages_stub import MessagesStub, RecordedRequest, Usage
@@ -37,6 +39,8 @@ PROMPT = "Count to three, one number a turn."
 PROMISE = "COUNTED"
 MAX_ITERATIONS = 5
 CLAUDE_SESSION = "6c1f0e2a-9b3d-4f5e-8a7b-2d4c6e8f0a13"
+# The price list the server ships (a data migration): a transactional test that ran before this one flushed it.
+SHIPPED_PRICES = importlib.import_module("ledger_app.migrations.0012_token_usage_iteration_and_claude_prices")
 
 
 @pytest.fixture
@@ -103,6 +107,10 @@ def console_agrees(browser: Any, operator: Agent) -> dict[str, Any]:
 def test_the_console_shows_a_claude_code_loop_live_while_it_runs(browser: Any, live_server: Any, tmp_path: Path,
                                                                  claude_cli: Path,
                                                                  messages_stub: MessagesStub) -> None:
+    for model, prices in SHIPPED_PRICES.CLAUDE_PRICES.items():
+        ModelPrice.objects.get_or_create(model=model, valid_from=SHIPPED_PRICES.PRICES_FROM, defaults=dict(zip(
+            ("input_per_mtok", "output_per_mtok", "cached_read_per_mtok", "cached_write_per_mtok"),
+            map(Decimal, prices), strict=True)))
     log_in(browser, live_server)
     admin = get_user_model().objects.get(username="operator")
     admin_token = api_token_create(user=admin, scope="global", label="claude code test").secret
