@@ -353,5 +353,20 @@ def _chats_panel(request: HttpRequest, session: Session) -> dict[str, Any] | Non
             "all_url": reverse("admin:conversations_app_chat_changelist") + f"?session={session.pk}"}
 
 
+# The latest messages, so a loop's conversation is followed as it grows (a Claude Code loop's transcript).
+TRANSCRIPT_SHOWN = 12
+
+
+def _transcript_panel(request: HttpRequest, session: Session) -> dict[str, Any] | None:
+    if not request.user.has_perm("conversations_app.view_message"):
+        return None
+    run, latest = selectors.session_latest_messages(session_id=session.pk, limit=TRANSCRIPT_SHOWN)
+    return {"shown": TRANSCRIPT_SHOWN, "run": run,
+            "messages": [{"message": message, "tool_calls": tool_call_views(message.tool_calls)} for message in latest],
+            "url": transcript_link(run.chat_id, run.sequence_number) if run else ""}
+
+
 register_console_panel(ConsolePanel("conversations", "admin/conversations_app/console_chats.html", _chats_panel,
                                     column="side", order=50))
+register_console_panel(ConsolePanel("transcript", "admin/conversations_app/console_transcript.html",
+                                    _transcript_panel, column="main", order=20))

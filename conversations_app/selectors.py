@@ -63,6 +63,17 @@ def run_messages_page(*, run_id: str, after_sequence: int, limit: int) -> tuple[
     return rows[:limit], len(rows) > limit
 
 
+def session_latest_messages(*, session_id: str, limit: int) -> tuple[Run | None, list[Message]]:
+    """The session's latest conversation as it grows (the console): the latest run of the chat of the session
+    that changed last, and its last `limit` messages in order. Two queries, however long the run."""
+    run = (Run.objects.filter(chat__session_id=session_id, chat__is_deleted=False).select_related("chat")
+           .order_by("-chat__updated_at", "-sequence_number").first())
+    if run is None:
+        return None, []
+    latest = list(Message.objects.filter(run=run).order_by("-sequence_number")[:limit])
+    return run, latest[::-1]
+
+
 def observation_list() -> QuerySet[Observation]:
     return Observation.objects.all()
 

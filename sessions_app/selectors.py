@@ -111,6 +111,11 @@ def interview_question_list() -> QuerySet[InterviewQuestion]:
 
 def loop_run_list() -> QuerySet[LoopRun]:
     return LoopRun.objects.all()
+
+
+def session_latest_loop_run(*, session_id: str) -> LoopRun | None:
+    """The session's Ralph loop that started last (running or ended), for the console's header."""
+    return LoopRun.objects.filter(session_id=session_id).order_by("-started_at").first()
 # -- orchestration reads ----------------------------------------------------------------------
 
 def tasks_ready(*, session_id: str) -> QuerySet[Task]:

@@ -110,6 +110,7 @@ def console_regions(request: HttpRequest, session: Session, *, operator_actions:
     steering = [signal for signal in unpolled if signal.type in (SignalType.STOP, SignalType.PAUSE)]
     context = {"session": session, "header": session_header(session), "steering": steering,
                "work": selectors.session_current_work(session_id=session.pk),
+               "loop": selectors.session_latest_loop_run(session_id=session.pk),
                "operator_actions": operator_actions, **links}
     regions = {"header": render_to_string(HEADER_TEMPLATE, context, request),
                "actions": render_to_string(ACTIONS_TEMPLATE, context, request)}

@@ -77,6 +77,7 @@ from sessions_app.services.devteam import (
     LOOP_RUN_PROGRESS_FIELDS,
     RESEARCH_COUNTER_FIELDS,
 )
+from sessions_app.services.sessions import SESSION_COUNTERS
 from sessions_app.services.usage import SESSION_TOTAL_FIELDS
 
 
@@ -634,6 +635,10 @@ class TransitionInputSerializer(AgentInputSerializer):
     current_wave = serializers.IntegerField(min_value=0, max_value=INTEGER_MAX, required=False, allow_null=True)
     current_phase = serializers.CharField(max_length=100, required=False, allow_blank=True)
     message = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class CounterIncrementInputSerializer(AgentInputSerializer):
+    counter = ChoiceFieldNamingAllowed(choices=SESSION_COUNTERS, help_text="The session's count to raise by one.")
 
 
 class ResumeInputSerializer(AgentInputSerializer):

@@ -17,6 +17,7 @@ from sessions_app.api.serializers import SessionSerializer
 from sessions_app.services.questions import signal_poll
 from sessions_app.services.sessions import (
     plan_update,
+    session_counter_increment,
     session_finish,
     session_resume,
     session_transition,
@@ -141,6 +142,19 @@ class SessionOrchestrationActions:
         session written to in the last `idle_seconds` (unless `force`)."""
         body = validated(api.ResumeInputSerializer, request)
         return Response(session_resume(session=self.get_object(), **body))
+
+    @extend_schema(request=api.CounterIncrementInputSerializer, responses=SessionSerializer,
+                   summary="Count one more iteration or failure",
+                   description="Raises `current_iteration` (a new iteration gets its row) or `consecutive_failures` "
+                               "by one, read and written under the session's lock: increments sent at the same "
+                               "instant by several agents are all counted, where a read then a PATCH could count "
+                               "once (DevTeam's increment_iteration, increment_failures). A finished session is a "
+                               "409 `session_finished`.")
+    @action(detail=True, methods=["post"])
+    def increment(self, request: Request, pk: str | None = None) -> Response:
+        body = validated(api.CounterIncrementInputSerializer, request)
+        session = session_counter_increment(session=self.get_object(), **body)
+        return Response(SessionSerializer(session).data)
 
     @extend_schema(request=api.FinishInputSerializer, responses=SessionSerializer, summary="Finish a session")
     @action(detail=True, methods=["post"])

@@ -91,6 +91,22 @@ def session_update(*, session: Session, data: dict[str, Any], agent: str = "") -
     return session
 
 
+SESSION_COUNTERS = ("current_iteration", "consecutive_failures")
+
+
+def session_counter_increment(*, session: Session, counter: str, agent: str = "") -> Session:
+    """One more iteration or failure (DevTeam's increment_iteration, increment_failures): the count is read and
+    written under the session's row lock (SQLite: the transaction's write lock), so increments sent at the same
+    instant are all counted; a read then a PATCH from two processes could count once. As an update: a new
+    iteration gets its row, a finished session refuses (409 `session_finished`)."""
+    if counter not in SESSION_COUNTERS:
+        raise InvalidInput(f"{counter!r} is not a counter; one of: {', '.join(SESSION_COUNTERS)}.",
+                           details={"counter": [f"One of {', '.join(SESSION_COUNTERS)}."]})
+    with transaction.atomic():
+        locked = lock_rows(Session.objects.filter(pk=session.pk)).get()
+        return session_update(session=locked, data={counter: getattr(locked, counter) + 1}, agent=agent)
+
+
 def _state_check(*, session: Session, state: str) -> None:
     """The orchestrator's state follows SESSION_STATE_LIFECYCLE (409 `invalid_transition`); a finished session
     changes state only once resumed (409 `session_finished`)."""

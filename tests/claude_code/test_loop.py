@@ -218,3 +218,43 @@ def test_it_starts_a_loop_with_the_slash_command_init_wrote(project: ClaudeProje
         "success", 2, PROMPT, 3)
     assert seen.session["status"] == "completed"
     operator.close()
+
+
+def test_a_subagent_s_stop_decides_nothing_and_its_calls_are_counted(project: ClaudeProject) -> None:
+    """A subagent (the Agent tool) ends with SubagentStop: the loop does not take it for a turn and the subagent is
+    never fed the prompt; its API calls, which Claude Code writes to the subagent's own transcript, are counted in
+    the session's usage and cost, in the iteration they ran in."""
+    claude_session = "d4e5f6a7-b8c9-4d0e-8f1a-2b3c4d5e6f70"
+    _loop_start(project, max_iterations=5)
+    delegate = tool("Agent", description="Count", prompt="Say the count.", subagent_type="general-purpose")
+    iterations = [
+        Iteration((turn("msg_sub_main_1a", Usage(900, 40), "Delegating.", delegate),
+                   turn("msg_sub_agent_1", Usage(400, 20, 0, 100), "Counted: 3."),  # the subagent's one call
+                   turn("msg_sub_main_1b", Usage(1000, 30), "Step 1 done."))),
+        Iteration((turn("msg_sub_main_2", Usage(1100, 25), f"Done. {promise(PROMISE)}"),)),
+    ]
+    project.stub.load(script_of(iterations))
+
+    run = project.claude("-p", PROMPT, "--session-id", claude_session, "--output-format", "json", "--model", MODEL,
+                         "--allowed-tools", *ALLOWED_TOOLS, "Agent")
+
+    assert (run.status, run.result()["result"]) == (0, f"Done. {promise(PROMISE)}"), run.stderr
+    _, agent, main_1b, main_2 = project.stub.turn_requests()
+    assert "Agent" not in {tool["name"] for tool in agent.body["tools"]}  # the subagent's own call
+    assert main_1b.tool_results()[delegate.id].startswith("Counted: 3.")  # the CLI adds the agent's id and usage
+    assert main_2.last_user_text() == stop_feedback(PROMPT)  # the loop's next turn came after the main agent's Stop
+    operator = project.operator()
+    seen = recorded(operator, claude_session)
+    [loop_run] = seen.loop_runs
+    assert (loop_run["status"], loop_run["iterations"]) == ("success", 2)
+    prices = price_list(operator)
+    by_request = seen.usage_by_request()
+    assert {message_id: row["iteration"] for message_id, row in by_request.items()} == {
+        "msg_sub_main_1a": 1, "msg_sub_agent_1": 1, "msg_sub_main_1b": 1, "msg_sub_main_2": 2}
+    usages = [t.usage for t in script_of(iterations)]
+    assert {name: by_request["msg_sub_agent_1"][name] for name in usage_fields(usages[1])} == usage_fields(usages[1])
+    assert Decimal(seen.session["total_cost_usd"]) == sum((cost_of(usage, prices) for usage in usages), Decimal(0))
+    assert seen.session["total_tokens_input"] == sum(usage.input_tokens for usage in usages)
+    # The subagent's words stay in its own transcript: the session's conversation holds its result only.
+    assert "Counted: 3." not in [message["content"] for message in seen.messages]
+    operator.close()

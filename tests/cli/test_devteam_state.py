@@ -155,3 +155,39 @@ def test_other_processes_of_the_project_find_the_session_a_shell_started(gunicor
     assert not (project / ".ralph" / "session").exists()
     assert session_of(gunicorn_server, newer)["status"] == "completed"
     assert session_of(gunicorn_server, session_id)["exit_reason"] == "superseded"
+
+
+def test_increments_from_processes_running_at_once_are_all_counted(gunicorn_server: LiveGunicorn,
+                                                                     tmp_path: Path) -> None:
+    """Six shells of the same project, each counting three failures and three iterations, released together."""
+    [session_id] = bash(gunicorn_server, 'start_session "/devteam:implement" implement', tmp_path)
+    gate = tmp_path / "go"
+    script = PRELUDE + f"""
+    while [ ! -e {gate} ]; do sleep 0.01; done
+    for _ in 1 2 3; do increment_failures; increment_iteration; done
+    """
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("RALPH_", "DEVTEAM_"))}
+    env.update({"RALPH_URL": gunicorn_server.url, "RALPH_TOKEN": gunicorn_server.token, "PATH": SYSTEM_PATH})
+    shells = [subprocess.Popen(["bash", "-c", script], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True) for _ in range(6)]
+    gate.touch()
+    outputs = [shell.communicate(timeout=120)[0] for shell in shells]
+    assert [shell.returncode for shell in shells] == [0] * 6, outputs
+    session = session_of(gunicorn_server, session_id)
+    assert (session["consecutive_failures"], session["current_iteration"]) == (18, 1 + 18)
+    iterations = api(gunicorn_server).call("GET", path_of("iterations"), query={"session": session_id,
+                                                                                "page_size": 100}).data["results"]
+    assert sorted(row["number"] for row in iterations) == list(range(1, 20))
+
+
+def test_get_state_with_no_session_says_so_in_one_line(gunicorn_server: LiveGunicorn, tmp_path: Path) -> None:
+    """No session started, named or found: each reader fails with ralph's one-line reason, never a traceback."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("RALPH_", "DEVTEAM_"))}
+    env.update({"RALPH_URL": gunicorn_server.url, "RALPH_TOKEN": gunicorn_server.token, "PATH": SYSTEM_PATH})
+    for call in ("get_state current_phase", "get_state notes", "get_current_iteration"):
+        ran = subprocess.run(["bash", "-c", f'eval "$({RALPH} shell-init bash)"\n{call}'], capture_output=True,
+                             text=True, timeout=60, cwd=tmp_path, env=env)
+        assert (ran.returncode, ran.stdout) == (1, ""), (call, ran.stdout, ran.stderr)
+        assert ran.stderr.splitlines() == [
+            "ralph: usage: no session: pass --session, set RALPH_SESSION (an id or a key) or start one in this "
+            "project (ralph session start)"], call

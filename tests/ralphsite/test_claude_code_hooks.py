@@ -201,6 +201,21 @@ def test_each_turns_usage_is_in_its_iteration(api: APIClient) -> None:
     assert [(row["request_id"], row["iteration"]) for row in rows] == [("msg_b", 2)]
 
 
+def test_a_subagents_stop_decides_nothing_and_its_own_transcript_counts_its_usage_only(api: APIClient) -> None:
+    start_loop(api)
+    body = {"event": "SubagentStop", "payload": payload("SubagentStop", CLAUDE, agent_id="a1", stop_hook_active=False,
+                                                        last_assistant_message="Counted."),
+            "transcript": {"offset": 0, "next_offset": 40, "subagent": True,
+                           "entries": [user_entry("Count."), *assistant_entries("msg_agent", text("Counted."))]}}
+    for _ in range(2):  # sent again: counted once
+        answer = api.post(HOOKS, body, format="json")
+        assert answer.status_code == 200, answer.content
+        assert (answer.json()["output"], answer.json()["loop"]["iteration"]) == ({}, 0)
+    assert list(TokenUsage.objects.values_list("request_id", "iteration")) == [("msg_agent", 1)]
+    assert not Message.objects.exists()  # the subagent's words are its own transcript's
+    assert LoopRun.objects.get().iterations == 0
+
+
 def test_a_loop_stops_at_its_iteration_limit(api: APIClient) -> None:
     start_loop(api, max_iterations=2)
     assert stop(api, 0)["output"]["decision"] == "block"

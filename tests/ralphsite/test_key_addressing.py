@@ -37,6 +37,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "status": {"status": "done"}, "report": {"agent": "a", "implementation_report": "r"},
     "review": {"agent": "r", "review_report": "ok", "verdict": "qualified"}, "heartbeat": {"agent": "a"},
     "release": {"agent": "a"}, "partial_update": {"title": "renamed"}, "answer": {"answer": "PostgreSQL"},
+    "increment": {"counter": "consecutive_failures"},
 }
 
 

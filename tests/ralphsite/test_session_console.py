@@ -13,6 +13,7 @@ from django.utils.html import escape
 from rest_framework.test import APIClient
 
 from conversations_app.models import Chat
+from conversations_app.services import message_append, run_create
 from ledger_app.models import LedgerEvent, TokenUsage
 from sessions_app.models import OrchestratorState, Question, Session, SessionStatus, Signal, Task, TaskAttempt
 from sessions_app.services.sessions import session_finish
@@ -38,7 +39,13 @@ def busy_session(key: str = "busy", tasks: int = 3) -> Session:
         Signal.objects.create(session=session, type="steer", message=f"hint {n}")
         LedgerEvent.objects.create(session=session, type="x-probe", message=f"event {n}")
         TokenUsage.objects.create(session=session, model="opus", input_tokens=10, cost_usd="0.5")
-        Chat.objects.create(title=f"chat {n}", session=session)
+        chat = Chat.objects.create(title=f"chat {n}", session=session)
+        # The conversation panel reads the latest run's last messages, however many the run holds.
+        run = run_create(data={"chat_id": chat.pk})
+        message_append(run_id=run.pk, items=[{"role": "assistant", "content": f"message {m}",
+                                              "tool_calls": [{"id": f"call-{m}", "name": "Bash", "arguments": "{}",
+                                                             "status": "completed"}]}
+                                             for m in range(tasks * 2)])
     return session
 
 
@@ -48,6 +55,7 @@ def test_the_session_page_is_its_console(admin_client: Client) -> None:
     for expected in ("busy", "/srv/widgets", 'data-live="status"', "Recent failures", "tests red",
                      "review of 1 failed", "Open questions (3)", "question 2?", "Signals not yet polled (3)",
                      "hint 0", "Live activity", "event 2", "Cost by model", "opus", "chat 1",
+                     "Conversation", "message 5", "Bash",
                      "waits for failed task-0", 'data-action="pause"', 'data-action="steer"', 'data-action="stop"',
                      'data-action="finish"', "ralphsite/live.js", 'data-live-url="', 'data-region="questions"'):
         assert expected in html, expected
@@ -252,7 +260,7 @@ def test_the_live_view_draws_every_region_of_the_page(admin_client: Client) -> N
     assert answer.status_code == 200 and answer["ETag"] and "no-store" in answer["Cache-Control"]
     regions = answer.json()["regions"]
     assert set(regions) == {"header", "actions", "failures", "questions", "signals", "feed", "cost", "conversations",
-                            "task_graph"}
+                            "transcript", "task_graph"}
     page = admin_client.get(console(session)).content.decode()
     for name in regions:
         assert f'data-region="{name}"' in page, name

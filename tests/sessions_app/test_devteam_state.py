@@ -75,3 +75,17 @@ def test_it_rejects_a_bad_phase_type_naming_the_allowed_values(api: APIClient) -
                         format="json")
     message = assert_error_shape(response, 400, "validation_error")["details"]["phase_type"][0]
     assert "initializer" in message and "coding" in message and "resume" in message
+
+
+def test_increment_counts_one_more_iteration_or_failure(api: APIClient) -> None:
+    session = devteam_session()
+    increment = f"/api/v1/sessions/{session.pk}/increment/"
+    answers = [api.post(increment, {"counter": counter}, format="json")
+               for counter in ("current_iteration", "consecutive_failures", "consecutive_failures")]
+    assert [answer.status_code for answer in answers] == [200] * 3
+    assert (answers[-1].json()["current_iteration"], answers[-1].json()["consecutive_failures"]) == (2, 2)
+    assert session.iterations.filter(number=2).exists()  # the new iteration has its row
+    assert_error_shape(api.post(increment, {"counter": "total_tokens_input"}, format="json"), 400, "validation_error")
+    api.post(f"/api/v1/sessions/{session.pk}/finish/", {"status": "completed"}, format="json")
+    assert_error_shape(api.post(increment, {"counter": "consecutive_failures"}, format="json"), 409,
+                       "session_finished")

@@ -4,8 +4,9 @@ In one transaction: the Claude Code session's Ralph Site session (sessions.claud
 entries as the session's conversation (one chat and run per session; each entry one message whose id derives from
 the entry's uuid, so an entry sent twice is stored once; a tool's result joins its call); each API call's usage as
 one TokenUsage row (request id = the API message id: counted once), priced from the model prices, in the session's
-current iteration; each tool use (PostToolUse, PostToolUseFailure) as an observation (id from its tool_use_id);
-then the event's own answer: SessionStart's context, Stop's loop decision, SessionEnd's finish.
+current iteration (a subagent's own transcript, sent at its SubagentStop, for its usage only); each tool use
+(PostToolUse, PostToolUseFailure) as an observation (id from its tool_use_id); then the event's own answer:
+SessionStart's context, Stop's loop decision, SessionEnd's finish (SubagentStop decides nothing).
 """
 
 import hashlib
@@ -65,7 +66,8 @@ def claude_code_hook_record(*, scope: Scope, event: str, payload: dict[str, Any]
         session, _created = claude_session_get(scope=scope, key=claude_session, path=cwd,
                                                reopen=event in _REOPENING_EVENTS,
                                                join_pending=event in _REOPENING_EVENTS | {"Stop"})
-        _conversation_record(session=session, batch=batch)
+        if not transcript.get("subagent"):  # a subagent's conversation is its own: its tokens count, not its words
+            _conversation_record(session=session, batch=batch)
         _usage_record(session=session, batch=batch)
         if event in ("PostToolUse", "PostToolUseFailure"):
             _tool_observed(session=session, payload=payload, failed=event == "PostToolUseFailure")

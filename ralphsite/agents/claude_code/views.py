@@ -28,6 +28,8 @@ class TranscriptSliceSerializer(RalphInputSerializer):
     next_offset = serializers.IntegerField(min_value=0, help_text="Byte offset just after the last entry.")
     entries = serializers.ListField(child=StorableJSONField(), max_length=MAX_TRANSCRIPT_ENTRIES, default=list,
                                     help_text="The transcript's JSONL lines in that range, each parsed.")
+    subagent = serializers.BooleanField(default=False, help_text="A subagent's own transcript (SubagentStop's "
+                                        "`agent_transcript_path`): its usage is recorded, its messages are not.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["next_offset"] < attrs["offset"]:

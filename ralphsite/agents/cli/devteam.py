@@ -128,11 +128,11 @@ def session_set(cmd: "Command") -> None:
 
 
 def session_bump(cmd: "Command") -> None:
-    """increment_iteration / increment_failures: the counter read, then written one higher (the API has no
-    increment: two processes bumping at the same instant may count once)."""
+    """increment_iteration / increment_failures: one more, counted by the server (`sessions/{id}/increment/`), so
+    processes bumping at the same instant are all counted."""
     name = cmd.args.counter
-    value = session_row(cmd)[name] + 1
-    cmd.emit(session_patch(cmd, {name: value}), str(value))
+    session = cmd.api.call("POST", path_of("sessions", cmd.session(), "increment"), {"counter": name}).data
+    cmd.emit(session, str(session[name]))
 
 
 def state_delete(cmd: "Command") -> None:

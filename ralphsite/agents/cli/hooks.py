@@ -3,7 +3,8 @@
 Never blocks or breaks Claude Code: whatever fails, it exits 0 (a message on stderr) and prints either the server's
 answer or a safe one. Its state lives in the project (`.ralph/claude-code/`, kept out of git by `ralph claude init`):
 
-* `sessions/<claude session id>.json`: the transcript's byte offset the last call stopped at;
+* `sessions/<claude session id>.json`: the transcript's byte offset the last call stopped at (and
+  `sessions/<claude session id>-agent-<agent id>.json`, a subagent's own transcript's, read at its SubagentStop);
 * `spool/`: every record is written here first, then sent, oldest first, and removed once the server took it (or
   refused it: moved to `spool/refused/`, never re-sent): with the server down a record waits for the next call;
   nothing is lost, and a record sent twice is stored once by the server;
@@ -166,17 +167,37 @@ class HookState:
         awaited = payload.get("last_assistant_message") if event == "Stop" else None
         slices = (_turn_slices(transcript, offset, awaited) if isinstance(transcript, str) and transcript else []
                   ) or [{"offset": offset, "next_offset": offset, "entries": []}]
-        paths = []
+        subagent = self._subagent_records(claude_session, payload) if event == "SubagentStop" else None
+        records = subagent[0] if subagent else []
         for number, part in enumerate(slices):
             last = number == len(slices) - 1
             # Only the last slice is the event itself; the ones before carry the backlog of the transcript.
-            record = {"event": event if last else "TranscriptBacklog", "payload": payload if last else {
-                **payload, "hook_event_name": "TranscriptBacklog"}, "transcript": part}
+            records.append({"event": event if last else "TranscriptBacklog", "payload": payload if last else {
+                **payload, "hook_event_name": "TranscriptBacklog"}, "transcript": part})
+        paths = []
+        for number, record in enumerate(records):
             path = self.spool / f"{time.time_ns():020d}-{os.getpid()}-{number:04d}.json"
             _json_write(path, record)
             paths.append(path)
         _json_write(offset_path, {"offset": slices[-1]["next_offset"]})
+        if subagent:
+            _json_write(subagent[1], {"offset": subagent[2]})
         return paths, slices[-1]["next_offset"]
+
+    def _subagent_records(self, claude_session: str, payload: dict[str, Any]
+                          ) -> tuple[list[dict[str, Any]], Path, int] | None:
+        """At a SubagentStop: the subagent's own transcript (`agent_transcript_path`; Claude Code keeps it apart from
+        the session's) since the last call, as records marked `subagent` (the server records their usage, not their
+        messages), the offset file of that transcript and the offset after them. None: no subagent transcript."""
+        path, agent = payload.get("agent_transcript_path"), payload.get("agent_id")
+        if not (isinstance(path, str) and path and isinstance(agent, str) and agent):
+            return None
+        offset_path = self._offset_path(f"{claude_session}-agent-{agent}")
+        offset = (_json_read(offset_path) or {}).get("offset", 0)
+        slices = _turn_slices(path, offset, payload.get("last_assistant_message"))
+        records = [{"event": "SubagentStop", "payload": payload, "transcript": {**part, "subagent": True}}
+                   for part in slices if part["entries"]]
+        return records, offset_path, slices[-1]["next_offset"] if slices else offset
 
     def flush(self, api: Api) -> dict[Path, dict[str, Any]]:
         """Send the spool oldest first, until the server cannot be reached; the answers by record."""
