@@ -147,16 +147,16 @@ def tasks_running(*, session_id: str, now: datetime) -> tuple[int, int]:
 
 
 def session_signal_holding(*, session_id: str) -> dict[str, Any] | None:
-    """The operator's signal that holds the session's work back (its `id` and `type`), or None: the oldest Stop
-    not yet polled, else the latest Pause when no resume signal followed it (a Pause holds, polled or not,
-    until a resume signal is sent; an expired signal holds nothing). One query: stops first, oldest first,
+    """The operator's signal that holds the session's work back (its `id`, `type` and `sent_at`), or None: the
+    oldest Stop not yet polled, else the latest Pause when no resume signal followed it (a Pause holds, polled or
+    not, until a resume signal is sent; an expired signal holds nothing). One query: stops first, oldest first,
     then pauses and resumes newest first."""
     is_stop = Q(type=SignalType.STOP)
     first = (Signal.objects.filter(is_stop & Q(is_processed=False) | Q(type__in=[SignalType.PAUSE, SignalType.RESUME]),
                                    session_id=session_id, expired_at__isnull=True)
              .order_by(Case(When(is_stop, then=Value(0)), default=Value(1)),
                        Case(When(is_stop, then=F("sent_at"))).asc(nulls_last=True), F("sent_at").desc(), F("id").desc())
-             .values("id", "type").first())
+             .values("id", "type", "sent_at").first())
     return first if first is not None and first["type"] != SignalType.RESUME else None
 
 

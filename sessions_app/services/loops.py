@@ -89,16 +89,17 @@ def _pending_signals(session_id: str) -> dict[str, Signal]:
     return pending
 
 
-def _pause_expired(pause: Signal, loop_run: LoopRun) -> bool:
+def _pause_expired(pause: dict[str, Any], loop_run: LoopRun) -> bool:
     timeout = loop_run.pause_timeout_seconds
-    return timeout is not None and timezone.now() >= pause.sent_at + timedelta(seconds=timeout)
+    return timeout is not None and timezone.now() >= pause["sent_at"] + timedelta(seconds=timeout)
 
 
-def _pause_holding(session_id: str) -> Signal | None:
-    """The operator's Pause that holds the session (one holds, polled or not, until a resume signal is sent:
-    the rule claim-task follows, selectors.session_signal_holding), unless a Stop is waiting, which goes first."""
+def _pause_holding(session_id: str) -> dict[str, Any] | None:
+    """The operator's Pause that holds the session (its `id`, `type` and `sent_at`; one holds, polled or not,
+    until a resume signal is sent: the rule claim-task follows, selectors.session_signal_holding), unless a Stop
+    is waiting, which goes first."""
     holding = selectors.session_signal_holding(session_id=session_id)
-    return Signal.objects.get(pk=holding["id"]) if holding and holding["type"] == SignalType.PAUSE else None
+    return holding if holding and holding["type"] == SignalType.PAUSE else None
 
 
 def loop_paused(*, loop_run: LoopRun) -> bool:

@@ -5,6 +5,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -344,3 +346,21 @@ def test_it_refuses_a_bad_hook_with_a_400_and_its_code(api: APIClient, body: dic
 def test_it_refuses_a_bad_loop_with_a_400_and_its_code(api: APIClient, fields: dict[str, Any], code: str) -> None:
     body = {"project_path": PROJECT, "prompt": "p", **fields}
     assert_error_shape(api.post(LOOPS, body, format="json"), 400, code)
+
+
+def test_a_stop_hook_asks_the_same_queries_after_one_turn_or_many_and_a_held_one_asks_fewer(api: APIClient) -> None:
+    """The Stop hook is the loop's heartbeat: its queries do not grow with the turns, signals and messages
+    before it; a held turn (a Pause) reads the holding signal once and records nothing."""
+    start_loop(api, max_iterations=20)
+    counts = []
+    for turn in range(6):
+        with CaptureQueriesContext(connection) as queries:
+            assert stop(api, 50 * turn)["output"]["decision"] == "block"
+        counts.append(len(queries))
+    # The first turn also opens the session's conversation; every later one asks the same 40 (the hook's whole
+    # work: the token, the session, the transcript slice, the usage, the loop's decision and its record).
+    assert counts[1:] == [40] * 5, counts
+    Signal.objects.create(session=Session.objects.get(key=CLAUDE), type="pause")
+    with CaptureQueriesContext(connection) as held:
+        assert stop(api, 300)["loop"]["state"] == "paused"
+    assert len(held) == 23, [query["sql"] for query in held.captured_queries]  # the holding pause read once
