@@ -27,6 +27,13 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.SECRET_KEY = secrets.token_urlsafe(50)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that drives Chromium is marked `browser`, so a CI leg can leave the browser out by marker."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+
+
 _DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences", "django_db_serialized_rollback"}
 # The module whose shared transaction (`module_db`) is open, if any.
 _SHARED_TRANSACTION: list[str] = []
