@@ -1,9 +1,8 @@
 """The seed 000 session tools and the orchestrator's verbs, as actions on `sessions/{id}/`."""
 
-from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -11,6 +10,7 @@ from rest_framework.response import Response
 from ralphsite.core.access import current_scope
 from ralphsite.core.api.query import query_parameters
 from ralphsite.core.api.schema import ErrorSerializer
+from ralphsite.core.api.serializers import validated
 from sessions_app import selectors
 from sessions_app.api import serializers as api
 from sessions_app.api.serializers import SessionSerializer
@@ -24,12 +24,6 @@ from sessions_app.services.sessions import (
     session_waves_store,
 )
 from sessions_app.services.tasks import task_claim_next
-
-
-def validated(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 class SessionOrchestrationActions:

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from ralphsite.core.access import current_scope
 from ralphsite.core.addressing import as_ulid, by_reference
 from ralphsite.core.api.query import query_parameters
-from ralphsite.core.api.serializers import RalphModelSerializer
+from ralphsite.core.api.serializers import RalphModelSerializer, validated
 from ralphsite.core.api.viewsets import RalphModelViewSet
 from ralphsite.core.errors import NotFound
 from sessions_app import selectors
@@ -20,7 +20,7 @@ from sessions_app.api import filters, serializers
 from sessions_app.api import serializers as api
 from sessions_app.api.filters import SessionFilterSet
 from sessions_app.api.serializers import SessionSerializer
-from sessions_app.api.session_actions import SessionOrchestrationActions, validated
+from sessions_app.api.session_actions import SessionOrchestrationActions
 from sessions_app.downloads import attachment_download_response
 from sessions_app.models import (
     AgentInvocation,

@@ -15,7 +15,7 @@ from ralphsite.agents.claude_code.loops import claude_code_loop_start
 from ralphsite.core.access import current_scope
 from ralphsite.core.api.fields import StorableJSONField
 from ralphsite.core.api.schema import ErrorSerializer
-from ralphsite.core.api.serializers import RalphInputSerializer
+from ralphsite.core.api.serializers import RalphInputSerializer, validated
 from ralphsite.core.api.viewsets import RalphViewSet
 from sessions_app.models import LoopRun, Session
 
@@ -107,9 +107,7 @@ class ClaudeCodeViewSet(RalphViewSet):
                                "`wait_seconds`: ask again). The same request twice records nothing twice.")
     @action(detail=False, methods=["post"], url_path="hooks")
     def hooks(self, request: Request) -> Response:
-        body = HookInputSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(HookInputSerializer, request)
         answer = claude_code_hook_record(scope=current_scope(), event=data["event"], payload=data["payload"],
                                          transcript=data.get("transcript") or {})
         return Response({"output": answer.output, "session": answer.session.pk, "loop": answer.loop})
@@ -122,9 +120,7 @@ class ClaudeCodeViewSet(RalphViewSet):
                                "promise, `max_iterations` or the operator's Stop; a Pause holds it.")
     @action(detail=False, methods=["post"], url_path="loops")
     def loops(self, request: Request) -> Response:
-        body = LoopStartSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(LoopStartSerializer, request)
         loop_run = claude_code_loop_start(
             scope=current_scope(), project_path=data["project_path"], prompt=data["prompt"],
             max_iterations=data["max_iterations"], completion_promise=data["completion_promise"] or "",

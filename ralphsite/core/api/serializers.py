@@ -306,3 +306,10 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
             return None
         plan = self._plan()
         return plan if reads_columns_only(plan) else None
+
+
+def validated(serializer_class: type[serializers.Serializer], request: Any) -> dict[str, Any]:
+    """A request body checked by `serializer_class` (400 with its codes when it fails): an action's input."""
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
