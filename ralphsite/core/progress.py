@@ -9,7 +9,7 @@ class Progress:
     """A bar redrawn in place on a terminal; on anything else (a log, a pipe) a plain line per 10%."""
 
     def __init__(self, label: str, total: int, *, stream: TextIO | None = None, unit: str = "rows") -> None:
-        self.label, self.total, self.unit = label, max(total, 1), unit
+        self.label, self.total, self.unit = label, total, unit
         self.stream = stream or sys.stderr
         self.started = time.monotonic()
         self._last_draw = 0.0
@@ -18,7 +18,7 @@ class Progress:
 
     def update(self, done: int) -> None:
         now = time.monotonic()
-        fraction = min(done / self.total, 1.0)
+        fraction = min(done / self.total, 1.0) if self.total else 1.0  # nothing to do is done
         if self._tty:
             if now - self._last_draw < 0.1 and done < self.total:
                 return

@@ -36,7 +36,9 @@ class Command(RalphCommand):
         except KeyError:
             raise CommandError(f"importing {options['kind']} databases is not available yet") from None
         try:
-            results = importer.run(progress=self._progress, delete_missing=options["delete_missing"])
+            # A bar on a terminal only: a log or a pipe gets the summary alone.
+            progress = self._progress if self.stderr.isatty() else None
+            results = importer.run(progress=progress, delete_missing=options["delete_missing"])
         except SeedImportError as error:
             raise CommandError(str(error)) from None
         except sqlite3.Error as error:  # locked, truncated or damaged past what the first check sees
