@@ -1,5 +1,6 @@
 """Tasks: the plan's dependencies and files, status, claims and leases, reports (attempts) and reviews."""
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -100,16 +101,18 @@ def task_links_import(*, task: Task, depends_on: list[str], parent: Task | None)
     return task
 
 
-def task_scope_import(*, task: Task, paths: list[str]) -> int:
+def task_scope_import(*, task: Task, paths: list[str], dropped: Sequence[str] = ()) -> int:
     """A moved-in task's scope (DevTeam's `scope_files`): each path the task has no file row for becomes the
     row the API's `files` makes of a bare path (allowed, a glob pattern when it has `*`, `?` or `[`); a row the
-    task already has for a path (DevTeam's own `task_files` row) stays as it is. Whatever its session's status,
-    as `task_links_import`. Returns how many rows were added; a path longer than a file row holds is refused."""
+    task already has for a path (DevTeam's own `task_files` row) stays as it is. The rows of `dropped` (paths a
+    newer copy of the file took out of the scope) go. Whatever its session's status, as `task_links_import`.
+    Returns how many rows were added; a path longer than a file row holds is refused."""
     longest = TaskFile._meta.get_field("path").max_length
     too_long = [path for path in paths if len(path) > longest]
     if too_long:
         raise InvalidInput(f"Task {task.key}: a file path is longer than {longest} characters.",
                            details={"files": [f"Ensure this field has no more than {longest} characters."]})
+    TaskFile.objects.filter(task=task, path__in=[path for path in dropped if path not in paths]).delete()
     present = set(TaskFile.objects.filter(task=task).values_list("path", flat=True))
     added = [TaskFile(task=task, path=path, is_pattern=path_is_pattern(path))
              for path in dict.fromkeys(paths) if path not in present]

@@ -452,6 +452,28 @@ def test_a_newer_copys_scope_files_add_their_new_paths_as_file_rows(tmp_path: Pa
                                                                    ("docs/*.md", "", True)]
 
 
+def test_a_newer_copys_scope_files_move_the_file_rows_and_count_as_an_update(tmp_path: Path) -> None:
+    """A path a newer copy takes out of a task's scope_files loses the file row the column made (a task_files row of
+    the tool's for that path stays: its own table says what becomes of it); the task counts as updated."""
+    path = _devteam_db(tmp_path / "devteam.db")
+    import_seed("devteam", path)
+    with sqlite3.connect(path) as db:  # was src/**/*.ts (a task_files row too) and tests/* (the column's only)
+        db.execute("UPDATE tasks SET scope_files = 'docs/*.md' WHERE id = 'TASK-001'")
+        db.execute("UPDATE tasks SET scope_files = NULL WHERE id = 'TASK-002'")  # README.md: a task_files row
+    output = import_seed("devteam", path)
+    assert summary_row(output, "tasks")[1:3] == ["0", "2"], output
+    assert "2 updated" in output
+    files = Task.objects.get(key="TASK-001").files.order_by("path")
+    assert [(f.path, f.access_type) for f in files] == [
+        ("docs/*.md", "allowed"), ("src/**/*.ts", "allowed"), ("src/비밀.ts", "forbidden")]
+    assert list(Task.objects.get(key="TASK-002").files.values_list("path", flat=True)) == ["README.md"]
+    assert "nothing new" in import_seed("devteam", path)
+    exported = tmp_path / "exported.db"
+    call_command("export_seed", "devteam", str(exported), stdout=StringIO())
+    assert {row["id"]: row["scope_files"] for row in file_rows(exported, "tasks")
+            if row["id"] in ("TASK-001", "TASK-002")} == {"TASK-001": "docs/*.md", "TASK-002": None}
+
+
 def _same(ours: Any, theirs: Any) -> bool:
     """Equal as the seed's view would print it. Our text, counter and list columns are NOT NULL ('', 0
     and [] where DevTeam stores NULL), so a NULL the view shows is our '', 0 or [] (a SUM over NULLs

@@ -49,6 +49,7 @@ from ralphsite.moving.seed_io.refresh import (
     object_update,
     objects_by_id,
     row_digest,
+    seed_row_extras,
     seed_rows_refresh,
 )
 from sessions_app.models import Session
@@ -304,6 +305,9 @@ class ImportContext:
     source: str
     _keys: dict[str, dict[str, str]] = field(default_factory=dict)
     _sessions: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    # What a newer copy's changed rows kept on their SeedRow before (table → key → extra): what the previous
+    # copy said of the columns we have no field for (a DevTeam task's scope_files), which a later table undoes.
+    replaced: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def resolve(self, table: str, key: Any) -> str | None:
         """Our object id for the row of seed table `table` whose key is `key` (None: not imported)."""
@@ -707,6 +711,7 @@ class SeedImporter:
         """Rows imported before whose digest changed: each field that differs from the object's goes through the
         model's update service (`refresh`); a refusal skips the row, listed, and keeps its old digest."""
         objects = objects_by_id(table.model, [imported.object_id for _row, imported, _digest in changed.values()])
+        kept_before = seed_row_extras([imported.seed_row_id for _row, imported, _digest in changed.values()])
         refreshed: list[tuple[int, str, dict[str, Any]]] = []
         for key, (row, imported, digest) in changed.items():
             prepared = self._prepared(table, key, row, unmapped, result, updating=True)
@@ -723,8 +728,12 @@ class SeedImporter:
             if refused:
                 result.skip(refused, key=key)
                 continue
-            result.updated += bool(data)
-            result.unchanged += not data
+            # Updated: a field changed, or a column we keep on the SeedRow (and export) did.
+            before = kept_before.get(imported.seed_row_id, {})
+            if before != extra:
+                self.context.replaced.setdefault(table.table, {})[key] = before
+            result.updated += bool(data) or before != extra
+            result.unchanged += not data and before == extra
             refreshed.append((imported.seed_row_id, digest, extra))
             if table.tracks_touched:
                 result.touched.append(key)

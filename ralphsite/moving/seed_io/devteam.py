@@ -374,12 +374,30 @@ class TaskFiles(MappedTable):
     def after_table(self, context: ImportContext, result: TableResult) -> None:
         scopes = {object_id: paths for object_id, extra in context.seed_rows("tasks").values_list("object_id", "extra")
                   if (paths := _listed(extra.get("scope_files")))}
-        for task in Task.objects.filter(pk__in=scopes).order_by("pk"):
+        dropped = self._scope_dropped(context, scopes)
+        for task in Task.objects.filter(pk__in=[*scopes, *dropped]).order_by("pk"):
             try:
                 with transaction.atomic():
-                    task_scope_import(task=task, paths=scopes[task.pk])
+                    task_scope_import(task=task, paths=scopes.get(task.pk, []), dropped=dropped.get(task.pk, []))
             except REFUSALS as error:
                 result.set_aside_one(f"{task.key}: scope_files not set: {refusal(error)}")
+
+    @staticmethod
+    def _scope_dropped(context: ImportContext, scopes: dict[str, list[str]]) -> dict[str, list[str]]:
+        """The paths a newer copy took out of a task's scope_files (by task id): the file rows the column made
+        go. A path the tool's own task_files row has stays: that table's rows follow their own rows."""
+        dropped = {}
+        for key, before in context.replaced.get("tasks", {}).items():
+            task_id = context.resolve("tasks", key)
+            paths = [path for path in _listed(before.get("scope_files")) if path not in scopes.get(task_id, [])]
+            if task_id and paths:
+                dropped[task_id] = paths
+        if dropped:
+            tools = set(TaskFile.objects.filter(pk__in=context.seed_rows("task_files").values("object_id"),
+                                                task__in=dropped).values_list("task_id", "path"))
+            dropped = {task_id: kept for task_id, paths in dropped.items()
+                       if (kept := [path for path in paths if (task_id, path) not in tools])}
+        return dropped
 
     def exported(self, obj: models.Model, imported: bool, exporter: Any) -> bool:
         """A row the task's scope_files made (not a task_files row of the tool's) goes back as that column only."""

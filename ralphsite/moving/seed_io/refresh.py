@@ -112,6 +112,11 @@ def objects_by_id(model: type[models.Model], ids: list[str]) -> dict[str, models
     return {str(pk): obj for pk, obj in model._default_manager.in_bulk(ids).items()}
 
 
+def seed_row_extras(seed_row_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """What these SeedRows keep of their rows (`extra`), by SeedRow id."""
+    return dict(SeedRow.objects.filter(pk__in=seed_row_ids).values_list("pk", "extra"))
+
+
 def seed_rows_refresh(refreshed: list[tuple[int, str, dict[str, Any]]]) -> None:
     """The SeedRows of rows brought up to date: (SeedRow id, the row's new digest, its new extra) each."""
     SeedRow.objects.bulk_update([SeedRow(pk=pk, digest=digest, extra=extra) for pk, digest, extra in refreshed],
