@@ -13,7 +13,9 @@ key may be shaped like a ULID (`address_key_check`): it would read as another ro
 
 A row a seed tool's file brought (`manage.py import_seed`) may also be named by the id it had there (a Ralph
 V2 GUID, a ralphy run id that is no ULID, claude-mem's `obs-0001`), where the value names no row by id or key
-and exactly one row in scope had that id (two projects' files may number alike): `by_seed_id`.
+and exactly one row in scope had that id (two projects' files may number alike): `by_seed_id`. Every list of a
+model with ULID ids also takes `?source_id=` (`ralphsite.core.api.filters.SeedIdFilter`): all the rows in scope an
+import brought under that id.
 """
 
 from typing import Any, TypeVar
@@ -130,12 +132,13 @@ def by_seed_id(queryset: QuerySet[M], reference: Any) -> M | None:
     None otherwise. Only for rows with ULID ids (an integer id and a tool's row number look alike)."""
     if not isinstance(reference, str) or not reference:
         return None
-    rows = list(queryset.filter(_seed_id_condition(queryset.model, reference))[:2])
+    rows = list(queryset.filter(seed_id_condition(queryset.model, reference))[:2])
     return rows[0] if len(rows) == 1 else None
 
 
-def _seed_id_condition(model: type[models.Model], reference: str) -> Q:
-    """The rows an import brought under the tool's id `reference` (none for a model with integer ids)."""
+def seed_id_condition(model: type[models.Model], reference: str) -> Q:
+    """The rows an import brought under the tool's id `reference` (none for a model with integer ids), any number
+    of them (several projects' files may number alike). One indexed lookup (SeedRow's `seedrow_model_key`)."""
     if not isinstance(model._meta.pk, ULIDField):
         return Q(pk__in=[])
     return Q(pk__in=SeedRow.objects.filter(object_model=model._meta.label_lower, source_key=reference)
@@ -164,7 +167,7 @@ def pk_by_key(model: type[models.Model], reference: Any) -> str | None:
     # One query: the rows with that key, else the one row an import brought under that id (`by_seed_id`).
     named = Q(**{key_field: reference}) & ~Q(**{key_field: ""})
     rows = list(current_scope().filter(model._default_manager.all())
-                .filter(named | _seed_id_condition(model, reference))
+                .filter(named | seed_id_condition(model, reference))
                 .order_by(Case(When(named, then=Value(0)), default=Value(1)))
                 .values_list("pk", key_field)[:_AMBIGUOUS_IDS_SHOWN])
     keyed = [pk for pk, key in rows if key == reference]

@@ -126,7 +126,9 @@ class SeedRow(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["source", "kind", "source_table", "source_key"],
                                                name="seedrow_source_unique")]
-        indexes = [models.Index(fields=["object_model", "object_id"], name="seedrow_object")]
+        indexes = [models.Index(fields=["object_model", "object_id"], name="seedrow_object"),
+                   # `?source_id=` and a path naming a row by the id a seed tool's file gave it (`addressing`)
+                   models.Index(fields=["object_model", "source_key"], name="seedrow_model_key")]
 
     def __str__(self) -> str:
         return (f"{self.source}: {self.kind}.{self.source_table}[{self.source_key}] → "

@@ -9,7 +9,8 @@ from django_filters.filters import Filter
 
 from conversations_app.api.urls import router as conversations_router
 from ledger_app.api.urls import router as ledger_router
-from ralphsite.core.api.filters import NonBlankKeyFilter
+from ralphsite.core.api.filters import NonBlankKeyFilter, SeedIdFilter
+from ralphsite.core.models import SeedRow
 from sessions_app.api.urls import router as sessions_router
 
 PROJECT_APPS = ("sessions_app", "conversations_app", "ledger_app")
@@ -91,3 +92,10 @@ def test_it_indexes_every_foreign_key_once(model: type[models.Model], field: mod
     assert leading_indexed(model, field), f"{model.__name__}.{field.name} has no index"
     assert not (covered and field.db_index), (
         f"{model.__name__}.{field.name}: an index or unique constraint leads with it; set db_index=False")
+
+
+
+def test_it_backs_the_seed_id_filter_with_an_index() -> None:
+    """`?source_id=` (every list of ULID ids) reads SeedRow by model and the seed's id: an index leads with both."""
+    assert any(isinstance(param.values[2], SeedIdFilter) for param in FILTERS)
+    assert any(index.fields[:2] == ["object_model", "source_key"] for index in SeedRow._meta.indexes)

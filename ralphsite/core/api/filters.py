@@ -19,10 +19,16 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.request import Request
 
 from ralphsite.core.access import current_scope
-from ralphsite.core.addressing import address_key_of, as_ulid, filter_reference, unknown_reference
+from ralphsite.core.addressing import (
+    address_key_of,
+    as_ulid,
+    filter_reference,
+    seed_id_condition,
+    unknown_reference,
+)
 from ralphsite.core.api.fields import epoch_moment
 from ralphsite.core.choices import choice_canonical
-from ralphsite.core.fields import BIGINT_MAX, BIGINT_MIN
+from ralphsite.core.fields import BIGINT_MAX, BIGINT_MIN, ULIDField
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -140,6 +146,28 @@ class NonBlankKeyFilter(django_filters.CharFilter):
         return super().filter(qs, value).exclude(**{self.field_name: ""})
 
 
+SEED_ID_FILTER = "source_id"
+
+
+class SeedIdFilter(django_filters.CharFilter):
+    """`?source_id=`: the rows a seed tool's file brought under that id (`manage.py import_seed`: a Ralph V2 GUID,
+    `TASK-001`, `obs-0001`, a ralphy run id), within the caller's scope like every filter. All of them: two
+    projects' files may number alike (a path or a body's reference names a row by such an id only when one row
+    in scope has it). A list of integer ids has none (token usage's own `source_id` field names the attempt or
+    invocation that reported the call)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "The id the row had in the seed tool's file it was imported from "
+                                       "(`manage.py import_seed`): a Ralph V2 GUID, `TASK-001`, `obs-0001`, "
+                                       "a ralphy run id. Every row in scope imported under that id.")
+        super().__init__(*args, **kwargs)
+
+    def filter(self, qs: QuerySet, value: Any) -> QuerySet:
+        if value in EMPTY_VALUES:
+            return qs
+        return qs.filter(seed_id_condition(qs.model, value))
+
+
 def _values(data: QueryDict | dict[str, Any], name: str) -> list[Any]:
     """Every value of query parameter `name` (a QueryDict's list, or a plain dict's value or list)."""
     if isinstance(data, QueryDict):
@@ -185,7 +213,8 @@ class RalphFilterSet(django_filters.FilterSet):
     `BooleanFilter`, choices as `ChoiceFilter` (a bad value is a 400 naming the allowed ones; an enum
     alias is read as its value). Every filter of a foreign key (or of a column `<name>_id`) has a twin
     named `<name>_id`, the seeds' column name; a filter of a keyed model (a session, plan or
-    checkpoint) takes its key as well as its id; every time filter accepts epoch numbers too.
+    checkpoint) takes its key as well as its id; every time filter accepts epoch numbers too. A model with
+    ULID ids has `?source_id=` (`SeedIdFilter`), the rows an import brought under a seed tool's id.
     """
 
     FILTER_DEFAULTS = {
@@ -258,6 +287,9 @@ class RalphFilterSet(django_filters.FilterSet):
                 filters[twin] = copy.deepcopy(template)
         for seed_name, name in cls.seed_names.items():
             filters[seed_name] = copy.deepcopy(filters[name])
+        model = cls._meta.model
+        if model is not None and isinstance(model._meta.pk, ULIDField) and SEED_ID_FILTER not in filters:
+            filters[SEED_ID_FILTER] = SeedIdFilter(field_name=model._meta.pk.name)
         return filters
 
     @property
