@@ -12,7 +12,7 @@ def kahn_layers(nodes: Iterable[str], edges: Iterable[tuple[str, str]]) -> tuple
     remaining: dict[str, set[str]] = {node: set() for node in nodes}
     dependents: dict[str, list[str]] = {node: [] for node in remaining}
     for task, depends_on in edges:
-        if task in remaining and depends_on in remaining:
+        if task in remaining and depends_on in remaining and depends_on not in remaining[task]:  # once each
             remaining[task].add(depends_on)
             dependents[depends_on].append(task)
     layers: list[list[str]] = []

@@ -98,6 +98,11 @@ def test_kahn_layers_sorts_layers_and_reports_what_sits_on_a_cycle() -> None:
     assert kahn_layers(["a", "b", "c", "d"], [("a", "b"), ("b", "a"), ("c", "a")]) == ([["d"]], ["a", "b", "c"])
 
 
+def test_kahn_layers_takes_an_edge_or_a_node_given_twice_once() -> None:
+    """Tasks of no session may share a key (keys are unique per session): their edges come twice."""
+    assert kahn_layers(["a", "b", "b"], [("b", "a"), ("b", "a")]) == ([["a"], ["b"]], [])
+
+
 def test_lock_rows_locks_on_postgresql_and_relies_on_begin_immediate_on_sqlite() -> None:
     queryset = lock_rows(Task.objects.filter(key="x"), skip_locked=True)
     with transaction.atomic():

@@ -515,6 +515,11 @@ class SeedImporter:
     # column. Their rows are kept as SeedRows without an object (`tables_keep`), and export_seed writes them back.
     kept_tables: ClassVar[dict[str, str]] = {}
 
+    @classmethod
+    def table_model(cls, table: str) -> str:
+        """The model label seed table `table`'s rows become."""
+        return next(t.model._meta.label_lower for t in cls.tables if t.table == table)
+
     def __init__(self, path: Path, *, source: str | None = None, chunk_rows: int = CHUNK_ROWS) -> None:
         self.path, self.chunk_rows = path, chunk_rows
         self.source = source or source_default(path)

@@ -9,7 +9,9 @@ gives the tool's rows back. Rows that never came from the tool get their keys fr
 
 Rows another tool's import brought are left out (each kind receives its own), as is a row the tool's schema
 cannot hold (NULL in a NOT NULL column); a per-session export is made foreign-key complete
-(`foreign_keys_complete`). What was left out or cut loose is counted in `left_out`.
+(`foreign_keys_complete`), and a whole export but for the references the tool's own file left dangling (a row
+naming a session deleted here since its import is cut loose). What was left out or cut loose is counted in
+`left_out`.
 """
 
 import base64
@@ -71,6 +73,7 @@ class SeedExporter:
         self.kind = importer.kind
         self._keys: dict[str, dict[str, str]] = {}
         self._extras: dict[str, dict[str, dict[str, Any]]] = {}
+        self._others: dict[str, set[str]] = {}
         # Per table, rows left out or cut loose (reason → count): what the tool's schema cannot hold.
         self.left_out: dict[str, dict[str, int]] = {}
 
@@ -89,6 +92,12 @@ class SeedExporter:
             self._extras[table] = {object_id: extra for object_id, extra in SeedRow.objects.filter(
                 kind=self.kind, source_table=table).values_list("object_id", "extra")}
         return self._extras[table].get(str(object_id), {})
+
+    def others(self, label: str) -> set[str]:
+        """Ids of our `label` objects another tool's import brought (not this kind's): each kind receives its own."""
+        if label not in self._others:
+            self._others[label] = other_kinds_rows(self.kind, label)
+        return self._others[label]
 
     def session_ref(self, table: str, session_id: str | None) -> str | None:
         """What the tool's rows name session `session_id` by: its key in sessions table `table` when it came
@@ -130,13 +139,24 @@ class SeedExporter:
                     written[table.table] = self._table(db, table)
             for table in self.importer.kept_tables:
                 written[table] = self._kept_table(db, table)
-            # A part of the history names rows outside it; the whole of it is written as it came (a reference the
-            # tool's own file left dangling included).
-            for table, cut in (foreign_keys_complete(db) if self.sessions is not None else {}).items():
+            # A part of the history names rows outside it; the whole of it names only the rows deleted here (a
+            # session deleted or purged since its import), not the references the tool's own file left dangling.
+            kept = never_cut if self.sessions is not None else self._dangling_in_the_file
+            for table, cut in foreign_keys_complete(db, kept=kept).items():
                 written[table] -= cut.get(NAMES_NO_ROW, 0)
                 self._left_out(table, cut)
             db.commit()
         return written
+
+    def _dangling_in_the_file(self, db: sqlite3.Connection, table: str, rowid: int, parent: str, fk_id: int) -> bool:
+        """Whether a row's reference names a row the tool's file never held here (its own dangling reference,
+        written as it came), rather than one imported and deleted since."""
+        columns = [column for key_id, _seq, _parent, column, *_rest in db.execute(f'PRAGMA foreign_key_list("{table}")')
+                   if key_id == fk_id]
+        selected = ", ".join(f'"{column}"' for column in columns)
+        values = db.execute(f'SELECT {selected} FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone()
+        key = KEY_SEPARATOR.join("" if value is None else str(value) for value in values)
+        return not SeedRow.objects.filter(kind=self.kind, source_table=parent, source_key=key).exists()
 
     def _kept_table(self, db: sqlite3.Connection, table: str) -> int:
         """A kept table's rows, as the files of this kind had them (a row several had, once)."""
@@ -171,12 +191,19 @@ class SeedExporter:
         label = table.model._meta.label_lower
         seed_rows = {row.object_id: row for row in SeedRow.objects.filter(kind=self.kind, source_table=table.table,
                                                                          object_model=label)}
-        others = other_kinds_rows(self.kind, label)
+        others = self.others(label)
+        # A row of a parent or a session another tool's import brought (a Ralph V2 task's file rows, the calls
+        # ralphy's ledger reported) is that tool's too.
+        others_parents = {parent.field: self.others(self.importer.table_model(parent.table))
+                          for parent in table.parents.values()}
+        if table.sessions:
+            others_parents["session_id"] = self.others(Session._meta.label_lower)
         required = required_columns(db, table.table)
         count = 0
         for obj in self._objects(table).iterator(chunk_size=2000):
             seed_row = seed_rows.get(str(obj.pk))
-            if str(obj.pk) in others or not table.exported(obj, seed_row is not None, self):
+            if (str(obj.pk) in others or not table.exported(obj, seed_row is not None, self)
+                    or any(str(getattr(obj, name)) in ids for name, ids in others_parents.items())):
                 continue  # another tool's row (each kind receives only its own), or one this table does not hold
             row = {column: self.back(convert, getattr(obj, name)) for column, (name, convert) in table.columns.items()}
             if table.sessions:
@@ -215,12 +242,20 @@ REFERENCE_CLEARED = "written without its reference to a row not exported"
 NAMES_NO_ROW = "left out: it names a row not exported"
 
 
-def foreign_keys_complete(db: sqlite3.Connection) -> dict[str, dict[str, int]]:
-    """`PRAGMA foreign_key_check` clean: a row naming a row the file does not hold (a plan left out of a
-    per-session export) loses that reference when its column may be NULL, else the row is left out (and what
-    names it, in turn). Returns per table how many were cut loose and deleted."""
+KeptReference = Callable[[sqlite3.Connection, str, int, str, int], bool]
+
+
+def never_cut(*_violation: Any) -> bool:
+    return False
+
+
+def foreign_keys_complete(db: sqlite3.Connection, *, kept: KeptReference = never_cut) -> dict[str, dict[str, int]]:
+    """`PRAGMA foreign_key_check` clean but for the references `kept` (db, table, rowid, parent, key id) keeps: a
+    row naming a row the file does not hold (a plan left out of a per-session export) loses that reference when its
+    column may be NULL, else the row is left out (and what names it, in turn). Returns per table how many were cut
+    loose and deleted."""
     counts: dict[str, dict[str, int]] = {}
-    while violations := db.execute("PRAGMA foreign_key_check").fetchall():
+    while violations := [v for v in db.execute("PRAGMA foreign_key_check").fetchall() if not kept(db, *v)]:
         for table, rowid, _parent, fk_id in violations:
             columns = [(name, _nullable(db, table, name)) for _id, _seq, _to, name, *_rest
                        in db.execute(f'PRAGMA foreign_key_list("{table}")') if _id == fk_id]
