@@ -197,3 +197,66 @@ def test_a_file_another_program_holds_locked_is_one_line_and_nothing_lands(tmp_p
     finally:
         holder.close()
     assert not SeedRow.objects.exists()
+
+
+KINDS = list(BUILDERS)
+
+
+def _refused_file(kind: str, case: str, path: Path) -> sqlite3.Connection | None:
+    """A file `import_seed KIND` must refuse, made as `case` says; the connection holding it locked, if any."""
+    if case == "another kind":  # the next kind's file, whole
+        BUILDERS[KINDS[(KINDS.index(kind) + 1) % len(KINDS)]](path)
+    elif case == "not sqlite":
+        path.write_text("id,title\n1,not a database 🙃\n", encoding="utf-8")
+    else:
+        BUILDERS[kind](path)
+        if case == "truncated":
+            path.write_bytes(path.read_bytes()[:4096 * 2])  # the schema's page and one more
+        elif case == "locked":
+            holder = sqlite3.connect(path, isolation_level=None)
+            holder.execute("BEGIN EXCLUSIVE")
+            return holder
+    return None
+
+
+@pytest.mark.parametrize("case", ["another kind", "not sqlite", "truncated", "locked"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_file_it_must_refuse_is_one_line_for_every_kind(tmp_path: Path, kind: str, case: str) -> None:
+    """Not the declared kind, not SQLite, truncated or locked: a CommandError of one line (`manage.py` prints it
+    and exits with status 1, no traceback), and nothing written."""
+    holder = _refused_file(kind, case, tmp_path / "file.db")
+    try:
+        with pytest.raises(CommandError) as refused:
+            import_seed(kind, tmp_path / "file.db")
+    finally:
+        if holder is not None:
+            holder.close()
+    message = str(refused.value)
+    assert "\n" not in message and "file.db" in message, message
+    assert not SeedRow.objects.exists()
+
+
+# The values issue #29 §3 found stopping an import with a traceback (after earlier tables had committed).
+FOUND_BAD_VALUES = [
+    ("conversations", "messages", "created_at", "not a date"),
+    ("conversations", "chats", "version", "v2"),
+    ("conversations", "runs", "tokens_used", "abc"),
+    ("devteam", "agent_runs", "tokens_input", "abc"),
+    ("devteam", "token_usage", "cost_usd", "n/a"),
+    ("devteam", "sessions", "started_at", "yesterday"),
+    ("memory", "observations", "importance", "high"),
+]
+
+
+@pytest.mark.parametrize(("kind", "table", "column", "value"), FOUND_BAD_VALUES,
+                         ids=[f"{table}.{column}" for _kind, table, column, _value in FOUND_BAD_VALUES])
+def test_each_value_the_issue_found_skips_its_row_listed_and_the_rest_lands(
+        tmp_path: Path, kind: str, table: str, column: str, value: str) -> None:
+    path = BUILDERS[kind](tmp_path / "bad.db")
+    with sqlite3.connect(path) as db:
+        db.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = (SELECT min(rowid) FROM "{table}")', (value,))
+    output = import_seed(kind, path)
+    read, created, *_rest = summary_row(output, table)
+    assert int(created) == int(read) - 1, output
+    assert re.search(rf"^  {table} \S+: {column} = {re.escape(repr(value))}: ", output, re.MULTILINE), output
+    assert "rows created" in output
