@@ -151,7 +151,7 @@ class ChatAdmin(ServiceModelAdmin):
                            chat.run_count, "" if chat.run_count == 1 else "s")
 
     def get_urls(self) -> list:
-        transcript = self.admin_site.admin_view(self.transcript_view)
+        transcript = self.record_view(self.transcript_view)
         return [path("<path:object_id>/transcript/", transcript, name="conversations_app_chat_transcript"),
                 *super().get_urls()]
 

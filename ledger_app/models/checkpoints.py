@@ -2,6 +2,7 @@ from django.db import models
 from django.utils import timezone
 
 from ralphsite.core.access import SCOPE_GLOBAL_ONLY
+from ralphsite.core.db.lookups import key_not_shaped_like_id
 from ralphsite.core.fields import history_session_field
 from ralphsite.core.models import ULIDModel
 
@@ -35,7 +36,8 @@ class Checkpoint(ULIDModel):
     class Meta:
         ordering = ["-created_at"]
         # Unique within its session only (a checkpoint of no session is the global tokens' alone).
-        constraints = [models.UniqueConstraint(fields=["key", "session"], name="checkpoint_key_session_unique")]
+        constraints = [models.UniqueConstraint(fields=["key", "session"], name="checkpoint_key_session_unique"),
+                       key_not_shaped_like_id("key", "checkpoint_key_not_ulid")]
         indexes = [
             models.Index(fields=["session", "-created_at"], name="checkpoint_session_created"),
             models.Index(fields=["task_key"], name="checkpoint_task"),

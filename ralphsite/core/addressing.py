@@ -74,9 +74,10 @@ def address_key_check(model: type[models.Model], data: dict[str, Any], instance:
         return field.get_default() if instance is None else getattr(instance, field.attname)
 
     key = value(key_field)
-    if key_field in data and (instance is None or key != getattr(instance, key_field)) and as_ulid(key):
-        raise InvalidInput(f"A {meta.verbose_name} {key_field} is never shaped like a ULID: it would read as an id.",
-                           code="key_shaped_like_id", details={key_field: ["Not shaped like a ULID."]})
+    if key_field in data and (instance is None or key != getattr(instance, key_field)):
+        shaped = key_shaped_like_id(model, key)
+        if shaped is not None:
+            raise shaped
     for constraint in meta.constraints:
         if not isinstance(constraint, models.UniqueConstraint) or constraint.fields[:1] != (key_field,):
             continue
@@ -93,6 +94,17 @@ def address_key_check(model: type[models.Model], data: dict[str, Any], instance:
             where = " and ".join(meta.get_field(name).verbose_name for name in constraint.fields[1:])
             raise Conflict(f"{key_field}: a {meta.verbose_name} with this {key_field} already exists in its {where}.",
                            details={key_field: [f"Taken in this {where}."]})
+
+
+def key_shaped_like_id(model: type[models.Model], key: Any) -> InvalidInput | None:
+    """The refusal of a keyed model's `key` shaped like a ULID (400 `key_shaped_like_id`), or None. The database
+    refuses such a key too (`ralphsite.core.db.lookups.key_not_shaped_like_id`), for writes past the services."""
+    key_field = address_key_of(model)
+    if key_field is None or not as_ulid(key):
+        return None
+    noun = model._meta.verbose_name
+    return InvalidInput(f"A {noun} {key_field} is never shaped like a ULID: it would read as an id.",
+                        code="key_shaped_like_id", details={key_field: ["Not shaped like a ULID."]})
 
 
 def one_by_key(queryset: QuerySet[M], key_field: str, key: str) -> M | None:

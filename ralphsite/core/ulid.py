@@ -2,6 +2,12 @@
 
 from ulid import ULID
 
+# What `ulid_normalize` reads as a ULID, spelled for a database (`ralphsite.core.db.lookups.ULIDShaped`):
+# 26 characters of Crockford base32 in either case (no I, L, O, U), the first at most 7 (128 bits).
+_FIRST, _REST = "[0-7]", "[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]"
+ULID_GLOB = _FIRST + _REST * 25  # SQLite's GLOB: case-sensitive, one character per bracket, no anchors needed
+ULID_REGEX = f"^{_FIRST}{_REST}{{25}}$"  # PostgreSQL's ~ (its `$` is the end of the string)
+
 
 def ulid_new() -> str:
     return str(ULID())

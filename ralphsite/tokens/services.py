@@ -16,9 +16,9 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ralphsite.core.access import Scope, token_secret_hash
+from ralphsite.core.addressing import by_reference
 from ralphsite.core.errors import Conflict, InvalidInput, PermissionDenied
 from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
-from ralphsite.core.ulid import ulid_normalize
 from sessions_app.models import Session
 
 SECRET_PREFIX = "ralph_"
@@ -127,14 +127,11 @@ def api_tokens_visible(*, user: AbstractBaseUser, scope: Scope) -> QuerySet[ApiT
 
 
 def session_id_resolve(*, reference: str, scope: Scope) -> str:
-    """The id of the session `reference` (its id or its key) names, among the sessions `scope` sees;
-    an unknown session and one out of scope are the same 400 (no existence leak)."""
-    try:
-        by_id = Q(pk=ulid_normalize(reference))
-    except ValueError:
-        by_id = Q(pk__in=[])
-    sessions = scope.filter(Session.objects.filter(by_id | Q(key=reference))) if reference else Session.objects.none()
-    session_id = sessions.values_list("pk", flat=True).first()
-    if session_id is None:
+    """The id of the session `reference` names among the sessions `scope` sees, by the rule every door names a
+    session by (`ralphsite.core.addressing.by_reference`: its id, its key, a seed tool's id; 409 `ambiguous_key`
+    for a key several sessions in scope hold); an unknown session and one out of scope are the same 400 (no
+    existence leak)."""
+    session = by_reference(scope.filter(Session.objects.all()), reference)
+    if session is None:
         raise InvalidInput(f"No session {reference!r}.", details={"session": [f"No session {reference!r}."]})
-    return session_id
+    return session.pk

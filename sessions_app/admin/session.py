@@ -84,8 +84,7 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
         return f"{session.total_tokens_input + session.total_tokens_output:,}"
 
     def get_urls(self) -> list:
-        task_graph = self.admin_site.admin_view(self.task_graph_view)
-        live = self.admin_site.admin_view(self.live_view)
+        task_graph, live = self.record_view(self.task_graph_view), self.record_view(self.live_view)
         return [path("<path:object_id>/task-graph/", task_graph, name="sessions_app_session_task_graph"),
                 path("<path:object_id>/live/", live, name="sessions_app_session_live"),
                 *super().get_urls()]
@@ -94,6 +93,7 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
                     extra_context: dict[str, Any] | None = None) -> HttpResponse:
         if request.method != "GET":
             return super().change_view(request, object_id, form_url, extra_context)
+        self.model_permission_check(request)  # before the lookup: a missing session and a hidden one alike
         etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk,
                             questions_page=questions_page(request))
         session = self.get_object(request, unquote(object_id))
@@ -135,8 +135,6 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
     def live_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The console's one poll: every region as the page would draw it now (JSON), or 304 when
         nothing changed since the ETag the page holds (one query on the session's row)."""
-        if not self.has_view_or_change_permission(request):
-            raise PermissionDenied
         etag = console_etag(session_id=unquote(object_id), user_id=request.user.pk,
                             questions_page=questions_page(request))
         if etag is None:

@@ -1,6 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
+from ralphsite.core.db.lookups import key_not_shaped_like_id
 from ralphsite.core.models import ULIDModel
 
 
@@ -157,7 +158,8 @@ class Plan(ULIDModel):
     class Meta:
         ordering = ["key"]
         # Unique within its session only (a plan of no session is the global tokens' alone).
-        constraints = [models.UniqueConstraint(fields=["key", "session"], name="plan_key_session_unique")]
+        constraints = [models.UniqueConstraint(fields=["key", "session"], name="plan_key_session_unique"),
+                       key_not_shaped_like_id("key", "plan_key_not_ulid")]
         indexes = [
             models.Index(fields=["status"], name="plan_status"),
             models.Index(fields=["session", "status"], name="plan_session_status"),

@@ -4,6 +4,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ralphsite.core.choices import input_aliases
+from ralphsite.core.db.lookups import key_not_shaped_like_id
 from ralphsite.core.fields import token_count_field
 from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
@@ -164,6 +165,7 @@ class Session(ULIDModel):
             # A key is unique within its project only: one project neither learns nor blocks another's keys.
             models.UniqueConstraint(fields=["key", "project_path"], condition=~Q(key=""),
                                     name="session_key_project_unique"),
+            key_not_shaped_like_id("key", "session_key_not_ulid"),
             models.CheckConstraint(condition=Q(current_iteration__gte=1), name="session_iteration_from_1"),
         ]
         indexes = [

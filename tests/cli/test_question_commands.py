@@ -2,7 +2,7 @@
 
 import pytest
 
-from ralphsite.core.models import TokenScope
+from ralphsite.core.models import SeedRow, TokenScope
 from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Question, Session
 from tests.cli.conftest import RalphRunner
@@ -38,3 +38,21 @@ def test_listing_no_question_is_exit_3_and_an_unknown_key_is_refused(ralph: Ralp
     assert (none.status, none.stdout, none.stderr) == (3, "", "ralph: no_questions: no question\n")
     unknown = ralph("question", "answer", "Q-NOPE", "x", RALPH_SESSION="empty")
     assert unknown.status == 2 and "not_found" in unknown.stderr
+
+
+def test_a_session_is_named_by_the_servers_rule_never_the_first_of_several(ralph: RalphRunner) -> None:
+    """Found by the attacker's pass: the CLI named a session by `?key=` and took the first row, so a global token
+    over two projects with a session `run-42` each worked in either. Now the server names it, as on every door:
+    409 `ambiguous_key`, and a seed tool's id (a Ralph V2 GUID) names its session."""
+    widgets = Session.objects.create(key="run-42", project_path="/srv/widgets")
+    Session.objects.create(key="run-42", project_path="/srv/gadgets")
+    ambiguous = ralph("question", "ask", "Q-1", "Which one?", RALPH_SESSION="run-42")
+    assert ambiguous.status == 2 and "ambiguous_key" in ambiguous.stderr
+    assert not Question.objects.exists()
+    guid = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+    SeedRow.objects.create(kind="ralph", source_table="Sessions", source_key=guid,
+                           object_model="sessions_app.session", object_id=widgets.pk)
+    assert ralph("question", "ask", "Q-1", "This one?", RALPH_SESSION=guid).status == 0
+    assert Question.objects.get().session_id == widgets.pk
+    unknown = ralph("question", "list", RALPH_SESSION="run-404")
+    assert (unknown.status, unknown.stderr) == (2, "ralph: not_found: No session with key 'run-404'.\n")

@@ -1,12 +1,16 @@
 """Ledger events are append-only in the database itself; purge_sessions is the one way out."""
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connection, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -213,42 +217,79 @@ def test_it_checks_an_idempotency_key_on_its_index_however_long_the_session() ->
     assert many < few * 2, (few, many)
 
 
+@contextmanager
+def _login_role(name: str) -> Iterator[BaseDatabaseWrapper]:
+    """A LOGIN role granted exactly what docs/operations.md grants the server (rows of every table, the sequences;
+    no ownership, no superuser), created and dropped on a connection of the suite's own (committed: a new login
+    must see it), and a connection logged in as it (no password: the test server trusts 127.0.0.1), which is the
+    default connection meanwhile, so the services run on it. The role's name is the test database's own (one per
+    xdist worker)."""
+    suite = connections[DEFAULT_DB_ALIAS]
+    admin = type(suite)({**suite.settings_dict, "OPTIONS": _unpooled()}, alias="role_admin")
+
+    def drop(cursor: Any) -> None:
+        cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name])
+        if cursor.fetchone():
+            cursor.execute(f'DROP OWNED BY "{name}"')  # its grants in this database
+            cursor.execute(f'DROP ROLE "{name}"')
+
+    with admin.cursor() as cursor:
+        drop(cursor)  # one a crashed run left
+        cursor.execute(f'CREATE ROLE "{name}" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE')
+        cursor.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "{name}"')
+        cursor.execute(f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "{name}"')
+    app = type(suite)({**suite.settings_dict, "USER": name, "PASSWORD": "", "OPTIONS": _unpooled()},
+                      alias="role_app")  # an alias of its own: the pool is per alias
+    connections[DEFAULT_DB_ALIAS] = app
+    try:
+        yield app
+    finally:
+        connections[DEFAULT_DB_ALIAS] = suite
+        app.close()
+        with admin.cursor() as cursor:
+            drop(cursor)
+        admin.close()
+
+
+def _unpooled() -> dict[str, Any]:
+    return {name: value for name, value in connection.settings_dict["OPTIONS"].items() if name != "pool"}
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's roles")
 def test_the_application_role_operations_md_describes_runs_the_ledger_and_cannot_switch_its_guards_off() -> None:
-    """Issue #28 §3, the role split for real: a role granted exactly what docs/operations.md grants the server
-    (rows of every table, the sequences; no ownership, no superuser) appends and purges through the services,
-    and cannot turn the ledger's guards off by any switch a table's owner or a superuser has: disable or drop
-    a trigger, replace its function, skip triggers (`session_replication_role`), make itself a superuser.
-    The role is created in the test's transaction (rolled back with it), its name the test database's own,
-    and played with SET ROLE (so which roles it could SET is the suite's login's, not tried here)."""
+    """Issue #28 §3, the role split for real: logged in as a role granted exactly what docs/operations.md grants the
+    server, the services append and purge, and no switch a table's owner or a superuser has turns the ledger's
+    guards off: disable or drop a trigger, replace its function, skip triggers (`session_replication_role`), make
+    itself a superuser, or SET ROLE to the suite's own login. All of it in one transaction rolled back at the end
+    (the role's connection is not the test's, whose transaction would have undone it)."""
     role = f"ralph_app_{connection.settings_dict['NAME']}"[:63]
-    with connection.cursor() as cursor:
-        cursor.execute(f'CREATE ROLE "{role}" NOLOGIN NOSUPERUSER')
-        cursor.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "{role}"')
-        cursor.execute(f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO "{role}"')
-    purged, kept = make_session(status=SessionStatus.COMPLETED, ended_at=timezone.now()), make_session()
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f'SET LOCAL ROLE "{role}"')
+    suite_user = connection.settings_dict["USER"]
+    with _login_role(role) as app, transaction.atomic():
+        with app.cursor() as cursor:
+            cursor.execute("SELECT current_user, session_user")
+            assert cursor.fetchone() == (role, role)
+        purged, kept = make_session(status=SessionStatus.COMPLETED, ended_at=timezone.now()), make_session()
         first, other = make_event(purged), make_event(kept)
         services.ledger_events_purge(session_ids=[purged.id], reason="as the application role")
-        cursor.execute("RESET ROLE")
-    assert not LedgerEvent.objects.filter(pk=first.id).exists() and LedgerEvent.objects.filter(pk=other.id).exists()
-    triggers = TRIGGER_NAMES["postgresql"]
-    switches = {
-        f"ALTER TABLE {TABLE} DISABLE TRIGGER ALL": "must be owner",
-        **{f"ALTER TABLE {TABLE} DISABLE TRIGGER {name}": "must be owner" for name in triggers},
-        **{f"DROP TRIGGER {name} ON {TABLE}": "must be owner" for name in triggers},
-        "CREATE OR REPLACE FUNCTION ledger_append_only_guard() RETURNS trigger LANGUAGE plpgsql "
-        "AS $$ BEGIN RETURN OLD; END $$": "must be owner|permission denied",
-        "SET LOCAL session_replication_role = replica": "permission denied",
-        f'ALTER ROLE "{role}" SUPERUSER': "permission denied|must be superuser",
-        f"DELETE FROM {TABLE} WHERE id = {other.id}": "append-only",
-        f"TRUNCATE {TABLE} CASCADE": "permission denied",  # not granted, and the trigger besides
-        f"DELETE FROM {HEAD_TABLE}": "ledger_chain_head",
-    }
-    for statement, refusal in switches.items():
-        with pytest.raises(DatabaseError, match=refusal), transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(f'SET LOCAL ROLE "{role}"')
-            cursor.execute(statement)
-    assert installed_triggers(connection) >= triggers
-    assert LedgerEvent.objects.filter(pk=other.id).exists()
+        assert not LedgerEvent.objects.filter(pk=first.id).exists()
+        assert LedgerEvent.objects.filter(pk=other.id).exists()
+        triggers = TRIGGER_NAMES["postgresql"]
+        switches = {
+            f"ALTER TABLE {TABLE} DISABLE TRIGGER ALL": "must be owner",
+            **{f"ALTER TABLE {TABLE} DISABLE TRIGGER {name}": "must be owner" for name in triggers},
+            **{f"DROP TRIGGER {name} ON {TABLE}": "must be owner" for name in triggers},
+            "CREATE OR REPLACE FUNCTION ledger_append_only_guard() RETURNS trigger LANGUAGE plpgsql "
+            "AS $$ BEGIN RETURN OLD; END $$": "must be owner|permission denied",
+            "SET LOCAL session_replication_role = replica": "permission denied",
+            f'ALTER ROLE "{role}" SUPERUSER': "permission denied|must be superuser",
+            f'SET ROLE "{suite_user}"': "permission denied",
+            f"DELETE FROM {TABLE} WHERE id = {other.id}": "append-only",
+            f"TRUNCATE {TABLE} CASCADE": "permission denied",  # not granted, and the trigger besides
+            f"DELETE FROM {HEAD_TABLE}": "ledger_chain_head",
+        }
+        for statement, refusal in switches.items():
+            with pytest.raises(DatabaseError, match=refusal), transaction.atomic(), app.cursor() as cursor:
+                cursor.execute(statement)
+        assert installed_triggers(app) >= triggers
+        assert LedgerEvent.objects.filter(pk=other.id).exists()
+        transaction.set_rollback(True)

@@ -313,9 +313,14 @@ def test_a_project_token_records_its_projects_hooks_only(user) -> None:
     assert Session.objects.get(key=CLAUDE).project_path == PROJECT
     elsewhere = {"event": "Stop", "payload": payload("Stop", CLAUDE, cwd="/elsewhere")}
     assert_error_shape(project.post(HOOKS, elsewhere, format="json"), 403, "project_out_of_scope")
+    # A session key is unique within its project only (docs/security.md, "No existence oracles"): another project's
+    # hook of the same Claude Code session id records a session of its own, as for an id nobody holds; it neither
+    # learns of the first project's session (a 403 `session_out_of_scope` told it) nor reaches it.
     other = _client(api_token_create(user=user, scope=TokenScope.PROJECT, project_path="/home/dev/other").secret)
     body = {"event": "Stop", "payload": payload("Stop", CLAUDE, cwd="/home/dev/other")}
-    assert_error_shape(other.post(HOOKS, body, format="json"), 403, "session_out_of_scope")
+    assert other.post(HOOKS, body, format="json").status_code == 200
+    assert dict(Session.objects.filter(key=CLAUDE).values_list("project_path", "current_iteration")) == {
+        PROJECT: 1, "/home/dev/other": 1}
     reader = _client(api_token_create(user=user, scope=TokenScope.PROJECT, project_path=PROJECT,
                                       permission=TokenPermission.READ).secret)
     assert_error_shape(reader.post(HOOKS, {"event": "Stop", "payload": payload("Stop", CLAUDE)}, format="json"), 403,

@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from ralphsite.core.errors import InvalidInput
-from ralphsite.core.models import ApiToken, TokenPermission, TokenScope
+from ralphsite.core.models import ApiToken, SeedRow, TokenPermission, TokenScope
 from ralphsite.tokens.services import api_token_create
 from sessions_app.models import Session
 from tests.api_mixins import assert_error_shape
@@ -199,3 +199,25 @@ def test_a_staff_member_mints_in_the_admin_for_themselves_only(admin_user) -> No
     minted = client.post("/admin/ralphsite/apitoken/add/", {**body, "user": minter.pk})
     assert minted.status_code == 200 and ApiToken.objects.filter(user=minter).count() == 1
     assert_error_shape(_client(minted.context["secret"]).get("/api/v1/sessions/"), 403, "permission_denied")
+
+
+def test_a_tokens_session_is_named_as_every_door_names_one(api: APIClient, user) -> None:
+    """The one addressing rule (`ralphsite.core.addressing.by_reference`), found by the attacker's pass: minting
+    looked a session up by id or key itself and took the first, so a global token naming a key two projects hold
+    got a token for either; now that is 409 `ambiguous_key`, and a seed tool's id names its session here too,
+    within the caller's scope only."""
+    widgets = Session.objects.create(key="run-42", project_path="/srv/widgets")
+    Session.objects.create(key="run-42", project_path="/srv/gadgets")
+    assert_error_shape(api.post(TOKENS, {"scope": "session", "session": "run-42"}, format="json"), 409,
+                       "ambiguous_key")
+    guid = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"  # a Ralph V2 session's id in its file
+    SeedRow.objects.create(kind="ralph", source_table="Sessions", source_key=guid,
+                           object_model="sessions_app.session", object_id=widgets.pk)
+    assert _mint(api, scope="session", session=guid)["session"] == widgets.pk
+    of_widgets = _client(api_token_create(user=user, scope=TokenScope.PROJECT, project_path="/srv/widgets").secret)
+    assert _mint(of_widgets, scope="session", session="run-42")["session"] == widgets.pk
+    assert _mint(of_widgets, scope="session", session=guid)["session"] == widgets.pk
+    of_gadgets = _client(api_token_create(user=user, scope=TokenScope.PROJECT, project_path="/srv/gadgets").secret)
+    refused = of_gadgets.post(TOKENS, {"scope": "session", "session": guid}, format="json")
+    assert_error_shape(refused, 400, "validation_error")
+    assert refused.json()["details"] == {"session": [f"No session {guid!r}."]}

@@ -56,12 +56,16 @@ def claude_session_get(*, scope: Scope, key: str, path: str, reopen: bool, join_
                        ) -> tuple[Session, bool]:
     """The session keyed by the Claude Code session id, made on first sight in the project of `path` (joining the
     project's pending loop, if one waits); (session, created). A stopped one runs again when `reopen` (Claude Code
-    resumed or prompted in it; a completed one stays completed: seed 001's rule). A session of that key out of the
-    token's scope, or whose project `path` is not in, is a 403 `session_out_of_scope`. `join_pending`: a loop waiting
-    in the project joins this session (a hook of live work; not a late record of an old session)."""
+    resumed or prompted in it; a completed one stays completed: seed 001's rule). A session key is unique within its
+    project only: the session is the one of that key the token sees whose project `path` is in (the innermost), and
+    another project's session of the same key is neither found nor told of (no existence oracle). One the token may
+    not see in the project itself (a session token's sibling) is a 403 `session_out_of_scope`. `join_pending`: a
+    loop waiting in the project joins this session (a hook of live work; not a late record of an old session)."""
     claude_session_key_check(key)
     project_path = project_of(scope=scope, path=path)
-    session = Session.objects.filter(key=key).first()
+    holders = [held for held in scope.filter(Session.objects.filter(key=key))
+               if path_inside(path, held.project_path or "/")]
+    session = max(holders, key=lambda held: len(held.project_path), default=None)
     created = session is None
     if session is None:
         session, created = _session_made(key=key, project_path=project_path, join_pending=join_pending)
@@ -84,8 +88,8 @@ def _session_made(*, key: str, project_path: str, join_pending: bool) -> tuple[S
         with transaction.atomic():  # a concurrent hook of the same new session: the key's constraint decides
             return session_create(data={"key": key, "project_path": project_path, "command": CLAUDE_CODE_COMMAND,
                                         "current_phase": "claude-code"}), True
-    except IntegrityError:
-        return Session.objects.get(key=key), False
+    except IntegrityError:  # or one the token may not see holds the key in the project (refused by the caller)
+        return Session.objects.get(key=key, project_path=project_path), False
 
 
 def pending_loop_session_create(*, project_path: str) -> Session:

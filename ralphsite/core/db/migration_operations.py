@@ -1,10 +1,13 @@
 """Migration operations of our own."""
 
+import logging
 from typing import Any
 
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import ProjectState
+
+logger = logging.getLogger(__name__)
 
 
 class AlterFieldIndex(migrations.AlterField):
@@ -53,3 +56,40 @@ def _single_column_index_names(schema_editor: BaseDatabaseSchemaEditor, model: t
     return [name for name, info in constraints.items()
             if info["index"] and not info["unique"] and not info["primary_key"]
             and info["columns"] == [column] and name not in declared]
+
+
+class KeysShapedLikeIdsRenamed(migrations.RunPython):
+    """Before a model's `key_not_shaped_like_id` constraint (`ralphsite.core.db.lookups`): each row whose key is
+    shaped like a ULID, which the services refuse but an import or raw SQL stored before, is renamed
+    `key-<key>` (`key-<key>-2`… when its scope has that key already), so adding the constraint never fails.
+    Each renamed row is logged as a warning (`migrate` shows it), with the count. Reversing keeps the new keys
+    (the old ones are what the constraint refuses)."""
+
+    def __init__(self, app_label: str, model_name: str, key_field: str = "key") -> None:
+        self.model_label, self.key_field = (app_label, model_name), key_field
+        super().__init__(self._rename, migrations.RunPython.noop)
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        return migrations.operations.base.Operation.deconstruct(self)
+
+    def describe(self) -> str:
+        return f"Rename the {self.model_label[1]} {self.key_field}s shaped like a ULID"
+
+    def _rename(self, apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        model, key = apps.get_model(*self.model_label), self.key_field
+        rows = model._default_manager.db_manager(schema_editor.connection.alias)
+        # The key's scope: the other fields of the unique constraint it leads (a session's project, a plan's session).
+        scope = next([model._meta.get_field(name).attname for name in c.fields[1:]] for c in model._meta.constraints
+                     if isinstance(c, models.UniqueConstraint) and c.fields[:1] == (key,))
+        renamed = []
+        for row in rows.filter(**{f"{key}__ulid_shaped": True}).order_by("pk"):
+            old, number = getattr(row, key), 1
+            new = f"key-{old}"
+            while rows.filter(**{name: getattr(row, name) for name in scope}, **{key: new}).exists():
+                number += 1
+                new = f"key-{old}-{number}"
+            rows.filter(pk=row.pk).update(**{key: new})
+            renamed.append(f"{row.pk}: {old} → {new}")
+        if renamed:
+            logger.warning("%s: %d %ss shaped like a ULID renamed (the database refuses them now): %s",
+                           model._meta.label, len(renamed), key, "; ".join(renamed))

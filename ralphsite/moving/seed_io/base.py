@@ -37,6 +37,7 @@ from django.apps import apps
 from django.db import connections, models, router, transaction
 from django.utils import timezone
 
+from ralphsite.core.addressing import address_key_of, as_ulid, key_shaped_like_id
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
 from ralphsite.moving.seed_io.fitting import choices_fit, jsonable, shapes_fit, texts_fit
@@ -454,11 +455,17 @@ class SessionTable(MappedTable):
         values = super().fields(row, context)
         assert isinstance(values, dict)  # a session names no session it could miss
         values.pop("id")
-        values["key"] = text(row[self.key_column])
+        name = text(row[self.key_column])
+        if own_id := as_ulid(name):  # an id, not a key (export_seed writes a session of no key under its id)
+            values["id"], values["key"] = own_id, ""
+        else:
+            values["key"] = name
         values["last_activity_at"] = values.get("ended_at") or values["started_at"]
         return values
 
     def existing(self, row: Row, values: dict[str, Any], context: "ImportContext") -> models.Model | str | None:
+        if not values["key"]:  # named by its id: `_linked_by_id` links it when it is ours already
+            return None
         # A session key is unique within its project only: the tool's project when it names one (or no project,
         # a tool that knows none), else the one session of that key.
         same_key = Session.objects.filter(key=values["key"])
@@ -658,6 +665,12 @@ class SeedImporter:
             return None
         if isinstance(values, str):
             result.skip(values, key=key)
+            return None
+        key_field = address_key_of(table.model) or ""
+        shaped = key_shaped_like_id(table.model, values.get(key_field))
+        if shaped is not None:  # the database refuses it too: the row is listed, and the import goes on
+            result.skip(shaped.message, key=key, column=getattr(table, "key_column", key_field),
+                        value=values[key_field])
             return None
         extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
         extra.update(values.pop(EXTRA, {}))
