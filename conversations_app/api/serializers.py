@@ -21,7 +21,6 @@ from conversations_app.models import (
     SyncMapping,
     ToolCallStatus,
 )
-from conversations_app.search.terms import MAX_QUERY_CHARS, QueryTooLong, SearchQuery, parse_query
 from conversations_app.services import MAX_BULK_MESSAGES
 from ralphsite.core.api.fields import (
     Base64BinaryField,
@@ -35,6 +34,8 @@ from ralphsite.core.api.fields import (
 )
 from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.search.sources import search_kinds
+from ralphsite.core.search.terms import MAX_QUERY_CHARS, QueryTooLong, SearchQuery, parse_query
 
 MAX_EMBEDDING_BYTES = 1024 * 1024
 MAX_TOOL_CALLS = 1000
@@ -225,8 +226,9 @@ class SearchParamsSerializer(RalphInputSerializer):
     q = SearchQueryField(required=False, help_text=(
         "Words (English stems, any case; all must match), \"quoted phrases\", prefix* and OR between "
         "alternatives; Korean, Chinese and Japanese text matches as a substring. Anything else is literal text."))
-    kind = ChoiceFieldNamingAllowed(choices=[("message", "message"), ("observation", "observation")],
-                                    required=False)
+    kind = ChoiceFieldNamingAllowed(choices=[], required=False, help_text=(
+        "One kind of row: message, observation (memory), event (the ledger's) or report (a task attempt's). "
+        "Without it, every kind your permissions let you view."))
     session = ReferenceFilterField(model="sessions_app.Session", required=False, help_text="Its id or key.")
     chat = ULIDSerializerField(required=False)
     role = ChoiceFieldNamingAllowed(choices=MessageRole.choices, required=False)
@@ -236,6 +238,11 @@ class SearchParamsSerializer(RalphInputSerializer):
     page = serializers.IntegerField(min_value=1, default=1)
     page_size = serializers.IntegerField(min_value=1, max_value=100, default=20)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The kinds the apps registered when they loaded (ralphsite.core.search.sources).
+        self.fields["kind"].choices = search_kinds()
+
 
 class SearchHitSerializer(serializers.Serializer):
     kind = serializers.CharField()
@@ -243,7 +250,8 @@ class SearchHitSerializer(serializers.Serializer):
     chat = serializers.CharField(allow_null=True)
     run = serializers.CharField(allow_null=True)
     session = serializers.CharField(allow_null=True)
-    subtype = serializers.CharField(help_text="The message's role or the observation's type.")
+    subtype = serializers.CharField(help_text=(
+        "The message's role, the observation's type, the event's type or the report's attempt status."))
     created_at = serializers.DateTimeField()
     rank = serializers.FloatField(help_text="Lower is better.")
     snippet = serializers.CharField(help_text=(
