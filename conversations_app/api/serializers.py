@@ -3,10 +3,11 @@
 from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
-from drf_spectacular.utils import extend_schema_serializer
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from conversations_app import selectors
 from conversations_app.models import (
     TOOL_CALLS,
     Chat,
@@ -68,15 +69,36 @@ class ChatSerializer(RalphModelSerializer):
         read_only_fields = ["is_deleted", "deleted_at", "run_count", "created_at", "updated_at"]
 
 
+class RunUsageSerializer(serializers.Serializer):
+    booked = serializers.BooleanField(help_text=(
+        "True: the figures are the sums of the calls booked against this run in token usage (Claude Code's "
+        "hooks book each call of their session's run). False: `tokens` is the run's own `tokens_used`, with no "
+        "split and no cost."))
+    tokens = serializers.IntegerField()
+    input_tokens = serializers.IntegerField(allow_null=True)
+    output_tokens = serializers.IntegerField(allow_null=True)
+    cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, allow_null=True)
+    calls = serializers.IntegerField(allow_null=True)
+
+
 class RunSerializer(RalphModelSerializer):
     chat = ParentIdField(source="chat_id")
     tokens_used = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False)
+    usage = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
         fields = ["id", "chat", "status", "started_at", "completed_at", "tokens_used", "sequence_number",
-                  "message_count", "sync_status", "remote_id", "created_at", "updated_at"]
+                  "message_count", "sync_status", "remote_id", "created_at", "updated_at", "usage"]
         read_only_fields = ["sequence_number", "message_count", "created_at", "updated_at"]
+
+    @extend_schema_field(RunUsageSerializer(allow_null=True, help_text=(
+        "The run's tokens and cost as its conversation page shows them (read-only; selectors.runs_usage). In "
+        "the answer about one run; null in lists (read the run for it).")))
+    def get_usage(self, run: Run) -> dict[str, Any] | None:
+        if isinstance(self.parent, serializers.ListSerializer):
+            return None
+        return RunUsageSerializer(selectors.runs_usage([run])[run.pk]).data
 
 
 class MessageAppendSerializer(RalphModelSerializer):
