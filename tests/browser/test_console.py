@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from conversations_app import services
@@ -68,9 +69,10 @@ def loop_session() -> Session:
          "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "CHANGELOG.md" * 20},
                          "result": "## 2.0 " + "widgets " * 200, "status": "completed"}]}])
     # The run's calls, booked against it as Claude Code's hooks book them: its tab shows their sums.
-    usage_record(items=[{"session_id": session.pk, "model": "claude-haiku-4-5", "agent": "writer",
-                         "request_id": "req-w1", "input_tokens": 1500, "output_tokens": 320,
-                         "cost_usd": Decimal("0.009000"), "source": "run", "source_id": run.pk}])
+    with transaction.atomic():  # the service locks the session's row
+        usage_record(items=[{"session_id": session.pk, "model": "claude-haiku-4-5", "agent": "writer",
+                             "request_id": "req-w1", "input_tokens": 1500, "output_tokens": 320,
+                             "cost_usd": Decimal("0.009000"), "source": "run", "source_id": run.pk}])
     return session
 
 

@@ -3,8 +3,9 @@
 In one transaction: the Claude Code session's Ralph Site session (sessions.claude_session_get); the transcript's new
 entries as the session's conversation (one chat and run per session; each entry one message whose id derives from
 the entry's uuid, so an entry sent twice is stored once; a tool's result joins its call); each API call's usage as
-one TokenUsage row (request id = the API message id: counted once), priced from the model prices, in the session's
-current iteration (a subagent's own transcript, sent at its SubagentStop, for its usage only); each tool use
+one TokenUsage row (request id = the API message id: counted once), priced from the model prices, booked against the
+session's run (source "run": the conversation shows each run's tokens and cost), in the session's current iteration
+(a subagent's own transcript, sent at its SubagentStop, for its usage only); each tool use
 (PostToolUse, PostToolUseFailure) as an observation (id from its tool_use_id); then the event's own answer:
 SessionStart's context, Stop's loop decision, SessionEnd's finish (SubagentStop decides nothing).
 """

@@ -76,8 +76,10 @@ def _filters(source: SearchSource, filters: SearchFilters) -> tuple[list[str], l
         if values:
             where.append(_in(source.filters[name], values))
             params += values
-    conditions = [(f"{source.filters['chat']} = %s" if filters.chat else "", filters.chat),
-                  (f"{source.session} = %s", filters.session),
+    if filters.chat:  # only a source that has a chat is searched with this filter (_kinds)
+        where.append(f"{source.filters['chat']} = %s")
+        params.append(filters.chat)
+    conditions = [(f"{source.session} = %s", filters.session),
                   (f"{a}.{source.created} >= %s", filters.created_after),
                   (f"{a}.{source.created} < %s", filters.created_before)]
     for condition, value in conditions:
