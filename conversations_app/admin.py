@@ -171,6 +171,7 @@ class ChatAdmin(ServiceModelAdmin):
             runs[-1] if runs else None)
         if wanted and run is None:
             raise Http404(f"Chat {chat.pk} has no run {wanted}.")
+        usage = selectors.runs_usage(runs)  # tokens and cost per run, from the one book of usage
         messages_shown, more = (selectors.run_messages_page(run_id=run.pk, after_sequence=int(after),
                                                             limit=TRANSCRIPT_PAGE_SIZE) if run else ([], False))
         context = {
@@ -179,8 +180,10 @@ class ChatAdmin(ServiceModelAdmin):
             "opts": self.model._meta,
             "original": chat,
             "is_nav_sidebar_enabled": False,  # a conversation reads better at full width
-            "runs": [{"run": each, "url": transcript_link(chat.pk, each.sequence_number)} for each in runs],
+            "runs": [{"run": each, "url": transcript_link(chat.pk, each.sequence_number), "usage": usage[each.pk]}
+                     for each in runs],
             "run": run,
+            "usage": usage[run.pk] if run else None,
             "run_url": reverse("admin:conversations_app_run_change", args=[run.pk]) if run else "",
             "messages_shown": [{"message": message, "tool_calls": tool_call_views(message.tool_calls)}
                                for message in messages_shown],

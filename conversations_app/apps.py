@@ -11,9 +11,12 @@ class ConversationsAppConfig(AppConfig):
     migration_failure_code = MIGRATION_FAILED
 
     def ready(self) -> None:
-        from conversations_app.search.indexing import search_index_pending
+        from conversations_app.search_sources import SEARCH_SOURCES
+        from ralphsite.core.search.indexing import search_index_pending
+        from ralphsite.core.search.sources import search_source_register
         from ralphsite.core.upkeep_jobs import UpkeepJob, upkeep_job_register
 
-        # New messages and observations are queued for the search index; the server indexes the
-        # queue between requests (a search indexes what is still queued before it queries).
+        search_source_register(*SEARCH_SOURCES)
+        # New messages, observations, events and reports are queued for the search index; the server
+        # indexes the queue between requests (a search indexes what is still queued before it queries).
         upkeep_job_register(UpkeepJob(name="search_index_pending", run=search_index_pending))

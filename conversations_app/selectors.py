@@ -1,6 +1,8 @@
 """Read queries for conversations and memory."""
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import QuerySet
@@ -8,6 +10,9 @@ from django.db.models import QuerySet
 from conversations_app.models import Chat, GlobalPattern, Message, Observation, Run, SyncMapping, SyncStatus
 from ralphsite.core.access import current_scope
 from ralphsite.core.db.precompiled import PrecompiledLookup
+from ralphsite.core.usage_book import usage_booked
+
+RUN_USAGE_SOURCE = "run"  # the ledger's UsageSource.RUN: the calls booked against a run
 
 
 def chat_list() -> QuerySet[Chat]:
@@ -53,6 +58,32 @@ def chat_runs(*, chat_id: str) -> list[Run]:
     return list(Run.objects.filter(chat_id=chat_id).order_by("sequence_number")
                 .only("id", "chat_id", "sequence_number", "status", "started_at", "completed_at", "tokens_used",
                       "message_count"))
+
+
+@dataclass(frozen=True)
+class RunUsage:
+    """A run's tokens and cost. From the one book of usage when calls are booked against the run (Claude
+    Code's hooks book each call of its session's run: `booked`); else from the run's own `tokens_used`, a
+    total the client wrote, with no split and no cost. Never both: a call is counted once."""
+
+    booked: bool
+    tokens: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: Decimal | None = None
+    calls: int | None = None
+
+
+def runs_usage(runs: list[Run]) -> dict[str, RunUsage]:
+    """Each run's usage (one query for them all)."""
+    booked = usage_booked(source=RUN_USAGE_SOURCE, source_ids=[run.pk for run in runs])
+    usage = {}
+    for run in runs:
+        sums = booked.get(run.pk)
+        usage[run.pk] = RunUsage(booked=False, tokens=run.tokens_used) if sums is None else RunUsage(
+            booked=True, tokens=sums.input_tokens + sums.output_tokens, input_tokens=sums.input_tokens,
+            output_tokens=sums.output_tokens, cost_usd=sums.cost_usd, calls=sums.calls)
+    return usage
 
 
 def run_messages_page(*, run_id: str, after_sequence: int, limit: int) -> tuple[list[Message], bool]:

@@ -8,8 +8,15 @@ class LedgerAppConfig(AppConfig):
     verbose_name = "Ledger"
 
     def ready(self) -> None:
+        from ledger_app.search_sources import SEARCH_SOURCES
+        from ledger_app.selectors import usage_by_source
         from ledger_app.sessions_ledger import SessionsLedger
+        from ralphsite.core.search.sources import search_source_register
+        from ralphsite.core.usage_book import usage_book_install
         from sessions_app.ledger import ledger_install
+
+        search_source_register(*SEARCH_SOURCES)
+        usage_book_install(usage_by_source)  # a conversation's run reads its calls' tokens and cost
 
         # sessions_app's writes call the ledger through its port (sessions_app imports no other app).
         ledger_install(SessionsLedger())

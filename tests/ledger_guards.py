@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ledger_app.append_only import HEAD_TABLE, TABLE
+from ralphsite.core.search.schema import TRIGGER_PREFIX
 
 _LEDGER_TABLES = ("ledger_app_retentionrun", "ledger_app_retentionrange", "ledger_app_ledgerevent",
                   "ledger_app_ledgerchainhead")  # referencing tables first
@@ -26,11 +27,12 @@ def _replication_role(role: str) -> None:
 def ledger_guards_off() -> Iterator[None]:
     """One transaction (a savepoint inside another) in which the ledger's triggers do not fire. On
     SQLite the triggers there are dropped and created again as they were (whatever the migration
-    state: a test may have migrated the ledger back)."""
+    state: a test may have migrated the ledger back); the search index's stay, so that the rows
+    deleted leave the index too (SQLite gives a deleted last id to the next event)."""
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "sqlite":
-            cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (%s, %s)",
-                           [TABLE, HEAD_TABLE])
+            cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (%s, %s) "
+                           "AND name NOT LIKE %s", [TABLE, HEAD_TABLE, f"{TRIGGER_PREFIX}%"])
             triggers = cursor.fetchall()
             for name, _ in triggers:
                 cursor.execute(f'DROP TRIGGER "{name}"')

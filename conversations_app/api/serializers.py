@@ -3,10 +3,11 @@
 from typing import Any
 
 from django.core.validators import ProhibitNullCharactersValidator
-from drf_spectacular.utils import extend_schema_serializer
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from conversations_app import selectors
 from conversations_app.models import (
     TOOL_CALLS,
     Chat,
@@ -21,7 +22,6 @@ from conversations_app.models import (
     SyncMapping,
     ToolCallStatus,
 )
-from conversations_app.search.terms import MAX_QUERY_CHARS, QueryTooLong, SearchQuery, parse_query
 from conversations_app.services import MAX_BULK_MESSAGES
 from ralphsite.core.api.fields import (
     Base64BinaryField,
@@ -35,6 +35,8 @@ from ralphsite.core.api.fields import (
 )
 from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.search.sources import search_kinds
+from ralphsite.core.search.terms import MAX_QUERY_CHARS, QueryTooLong, SearchQuery, parse_query
 
 MAX_EMBEDDING_BYTES = 1024 * 1024
 MAX_TOOL_CALLS = 1000
@@ -67,15 +69,36 @@ class ChatSerializer(RalphModelSerializer):
         read_only_fields = ["is_deleted", "deleted_at", "run_count", "created_at", "updated_at"]
 
 
+class RunUsageSerializer(serializers.Serializer):
+    booked = serializers.BooleanField(help_text=(
+        "True: the figures are the sums of the calls booked against this run in token usage (Claude Code's "
+        "hooks book each call of their session's run). False: `tokens` is the run's own `tokens_used`, with no "
+        "split and no cost."))
+    tokens = serializers.IntegerField()
+    input_tokens = serializers.IntegerField(allow_null=True)
+    output_tokens = serializers.IntegerField(allow_null=True)
+    cost_usd = serializers.DecimalField(max_digits=18, decimal_places=6, allow_null=True)
+    calls = serializers.IntegerField(allow_null=True)
+
+
 class RunSerializer(RalphModelSerializer):
     chat = ParentIdField(source="chat_id")
     tokens_used = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False)
+    usage = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
         fields = ["id", "chat", "status", "started_at", "completed_at", "tokens_used", "sequence_number",
-                  "message_count", "sync_status", "remote_id", "created_at", "updated_at"]
+                  "message_count", "sync_status", "remote_id", "created_at", "updated_at", "usage"]
         read_only_fields = ["sequence_number", "message_count", "created_at", "updated_at"]
+
+    @extend_schema_field(RunUsageSerializer(allow_null=True, help_text=(
+        "The run's tokens and cost as its conversation page shows them (read-only; selectors.runs_usage). In "
+        "the answer about one run; null in lists (read the run for it).")))
+    def get_usage(self, run: Run) -> dict[str, Any] | None:
+        if isinstance(self.parent, serializers.ListSerializer):
+            return None
+        return RunUsageSerializer(selectors.runs_usage([run])[run.pk]).data
 
 
 class MessageAppendSerializer(RalphModelSerializer):
@@ -225,8 +248,9 @@ class SearchParamsSerializer(RalphInputSerializer):
     q = SearchQueryField(required=False, help_text=(
         "Words (English stems, any case; all must match), \"quoted phrases\", prefix* and OR between "
         "alternatives; Korean, Chinese and Japanese text matches as a substring. Anything else is literal text."))
-    kind = ChoiceFieldNamingAllowed(choices=[("message", "message"), ("observation", "observation")],
-                                    required=False)
+    kind = ChoiceFieldNamingAllowed(choices=[], required=False, help_text=(
+        "One kind of row: message, observation (memory), event (the ledger's) or report (a task attempt's). "
+        "Without it, every kind your permissions let you view."))
     session = ReferenceFilterField(model="sessions_app.Session", required=False, help_text="Its id or key.")
     chat = ULIDSerializerField(required=False)
     role = ChoiceFieldNamingAllowed(choices=MessageRole.choices, required=False)
@@ -236,6 +260,11 @@ class SearchParamsSerializer(RalphInputSerializer):
     page = serializers.IntegerField(min_value=1, default=1)
     page_size = serializers.IntegerField(min_value=1, max_value=100, default=20)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The kinds the apps registered when they loaded (ralphsite.core.search.sources).
+        self.fields["kind"].choices = search_kinds()
+
 
 class SearchHitSerializer(serializers.Serializer):
     kind = serializers.CharField()
@@ -243,7 +272,8 @@ class SearchHitSerializer(serializers.Serializer):
     chat = serializers.CharField(allow_null=True)
     run = serializers.CharField(allow_null=True)
     session = serializers.CharField(allow_null=True)
-    subtype = serializers.CharField(help_text="The message's role or the observation's type.")
+    subtype = serializers.CharField(help_text=(
+        "The message's role, the observation's type, the event's type or the report's attempt status."))
     created_at = serializers.DateTimeField()
     rank = serializers.FloatField(help_text="Lower is better.")
     snippet = serializers.CharField(help_text=(

@@ -18,12 +18,14 @@ from conversations_app.api import filters
 from conversations_app.api import serializers as s
 from conversations_app.errors import RUN_NOT_FOUND, not_found
 from conversations_app.models import Chat, Message, Observation, Run, SyncEntity
-from conversations_app.search.backends import search_validated
+from ralphsite.core.access import current_scope
 from ralphsite.core.api.pagination import StrictCursorPagination
+from ralphsite.core.api.permissions import model_permissions_check
 from ralphsite.core.api.query import query_parameters
 from ralphsite.core.api.schema import IF_MATCH_PATTERN, ErrorSerializer
 from ralphsite.core.api.viewsets import RalphModelViewSet, RalphReadOnlyModelViewSet, RalphViewSet
 from ralphsite.core.errors import InvalidInput, NotFound
+from ralphsite.core.search.backends import search_kinds_viewable, search_source_model, search_validated
 
 
 class ConversationViewSet(RalphModelViewSet):
@@ -257,14 +259,17 @@ class SyncViewSet(RalphViewSet):
 
 
 class SearchViewSet(RalphViewSet):
-    """Full-text search over message content and observation content + tool names."""
+    """Full-text search over message content, observation content + tool names, ledger events and task
+    reports (the sources the apps register: ralphsite/core/search)."""
 
     permission_models = (Message, Observation)
 
-    @extend_schema(responses=s.SearchPageSerializer, summary="Search messages and observations",
-                   description="Full-text search over message content and over observation content and tool "
-                               "names, best matches first, a page at a time. Quoted phrases, `OR` and prefix "
-                               "`term*` are understood; anything else is literal text.")
+    @extend_schema(responses=s.SearchPageSerializer, summary="Search messages, memory, events and reports",
+                   description="Full-text search over message content, observation content and tool names, "
+                               "ledger events (type, task key, message) and task reports (implementation and "
+                               "review reports, error), best matches first, a page at a time. A token finds "
+                               "its scope's rows only, of the kinds its owner may view. Quoted phrases, `OR` "
+                               "and prefix `term*` are understood; anything else is literal text.")
     @query_parameters(s.SearchParamsSerializer)
     def list(self, request: Request) -> Response:
         return self._search(request, self.query, links=True)
@@ -280,7 +285,10 @@ class SearchViewSet(RalphViewSet):
 
     def _search(self, request: Request, p: dict[str, Any], *, links: bool) -> Response:
         page, size = p["page"], p["page_size"]
-        total, hits = search_validated(p)
+        scope = current_scope()
+        if "kind" in p:  # asked for by name: refused (403) unless its rows may be viewed
+            model_permissions_check(scope, (search_source_model(p["kind"]),), "view")
+        total, hits = search_validated(p, kinds=search_kinds_viewable(lambda model: scope.permits(model, "view")))
         url = request.build_absolute_uri()
         return Response({
             "count": total,

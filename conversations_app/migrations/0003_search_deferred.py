@@ -6,15 +6,16 @@ from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
-from conversations_app.search import schema
+from conversations_app.search_sources import SEARCH_SOURCES
+from ralphsite.core.search import schema
 
 
 def defer(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor, deferred=True)
+    schema.install(schema_editor, SEARCH_SOURCES, deferred=True)
 
 
 def index_at_insert(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor, deferred=False)
+    schema.install(schema_editor, SEARCH_SOURCES, deferred=False)
 
 
 class Migration(migrations.Migration):

@@ -14,7 +14,8 @@ import django.db.models.lookups
 from django.db import migrations, models
 
 import ralphsite.core.shapes
-from conversations_app.search import schema
+from conversations_app.search_sources import SEARCH_SOURCES
+from ralphsite.core.search import schema
 from ralphsite.core.shapes import JSONList, JSONRecord, rows_reshape, rows_unreshape
 
 # The shape as this migration enforces it (the model's may grow later).
@@ -33,7 +34,7 @@ def unreshape_tool_calls(apps: Any, schema_editor: Any) -> None:
 
 def search_triggers_again(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "sqlite":
-        schema.install(schema_editor, deferred=True)
+        schema.install(schema_editor, SEARCH_SOURCES, deferred=True)
 
 
 class Migration(migrations.Migration):

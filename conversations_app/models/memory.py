@@ -25,7 +25,7 @@ class Observation(ULIDModel):
     """Seed 004 `observations`: id; session_id → session; type; tool_name; content;
     content_compressed; embedding (BLOB → BinaryField, base64 in the API); importance (0 to 1);
     created_at. Ours: loop_run and iteration (optional links into the orchestration). Full-text
-    search over content and tool_name: see conversations_app/search/.
+    search over content and tool_name: see ralphsite/core/search/.
     """
 
     scope_path = "session"

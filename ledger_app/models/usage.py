@@ -54,12 +54,14 @@ class ModelPrice(ULIDModel):
 
 class UsageSource(models.TextChoices):
     """Which write reported a call: token usage itself, or a ledger event, attempt or agent invocation
-    carrying usage (their usage is recorded here, so this table is the one book of calls)."""
+    carrying usage (their usage is recorded here, so this table is the one book of calls); or the
+    conversation run whose calls they are (Claude Code's hooks: one run per Claude session)."""
 
     TOKEN_USAGE = "token_usage"
     EVENT = "event"
     ATTEMPT = "attempt"
     INVOCATION = "invocation"
+    RUN = "run"
 
 
 class UsageSums(models.Model):
@@ -112,7 +114,7 @@ class TokenUsage(UsageSums):
     request_id = request_id_field()
     source = models.CharField(max_length=16, choices=UsageSource.choices, default=UsageSource.TOKEN_USAGE)
     source_id = models.CharField(max_length=40, blank=True, default="",
-                                 help_text="The id of the attempt or invocation that reported this call.")
+                                 help_text="The id of the attempt, invocation or run that reported this call.")
     iteration = models.PositiveIntegerField(null=True, blank=True, editable=False,
                                             help_text="The session's iteration the call was made in, when known.")
 

@@ -13,12 +13,16 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.db import models
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
 from ralphsite.core.errors import InvalidInput
+from ralphsite.core.search.backends import SearchFilters, search_kinds_viewable, search_page
+from ralphsite.core.search.sources import search_source
+from ralphsite.core.search.terms import QueryTooLong, parse_query
 from ralphsite.core.service_admin import OperatorAction, operator_name
 from sessions_app import selectors
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
@@ -204,6 +208,36 @@ SESSION_ACTIONS = (
                    help="Record the session's outcome now (sessions/{id}/finish/), without waiting for the loop.",
                    confirm="Finish the session now with this outcome? A completed session cannot be resumed."),
 )
+
+
+# -- searching the session's records (above the panels: a poll never redraws it) ------------------
+
+SEARCH_HITS_SHOWN = 20
+
+
+def _viewable(request: HttpRequest) -> Callable[[type[models.Model]], bool]:
+    def permits(model: type[models.Model]) -> bool:
+        return request.user.has_perm(f"{model._meta.app_label}.view_{model._meta.model_name}")
+    return permits
+
+
+def console_search(request: HttpRequest, session: Session) -> dict[str, Any]:
+    """The console's search box (`?q=`): the API's full-text search (ralphsite/core/search) within the
+    session, over every kind the person may view (its ledger events, task reports, messages and memory),
+    the best hits first, each with its kind, time, snippet and a link to its record."""
+    text = request.GET.get("q", "")
+    if not text.strip():
+        return {"q": text}
+    try:
+        query = parse_query(text)
+    except QueryTooLong as error:
+        return {"q": text, "error": str(error)}
+    filters = SearchFilters(kinds=search_kinds_viewable(_viewable(request)), session=session.pk)
+    count, hits = search_page(query=query, filters=filters, limit=SEARCH_HITS_SHOWN, offset=0)
+    return {"q": text, "count": count, "searched": True, "shown": len(hits),
+            "hits": [{"hit": hit, "url": reverse(search_source(hit.kind).admin_page,
+                                                 args=[getattr(hit, search_source(hit.kind).page_key)])}
+                     for hit in hits]}
 
 
 # -- sessions_app's own panels ---------------------------------------------------------------

@@ -13,7 +13,13 @@ from django.utils.html import format_html, format_html_join
 from ralphsite.core.service_admin import ReadOnlyPageAdmin, column_ago, column_status, column_text, session_label
 from sessions_app import selectors
 from sessions_app.admin.base import LedgerHistoryMixin
-from sessions_app.admin.console import SESSION_ACTIONS, console_etag, console_regions, questions_page
+from sessions_app.admin.console import (
+    SESSION_ACTIONS,
+    console_etag,
+    console_regions,
+    console_search,
+    questions_page,
+)
 from sessions_app.admin.orchestration import IterationInline, QuestionInline, SignalInline, TaskInline
 from sessions_app.admin.task_graph import status_legend, task_graph_layout
 from sessions_app.models import (
@@ -111,6 +117,7 @@ class SessionAdmin(LedgerHistoryMixin, ReadOnlyPageAdmin):
             "session": session,
             "regions": regions,
             "panels": columns,
+            "search": console_search(request, session),
             "etag": etag,
             # The live view draws the page of questions this page shows.
             "live_url": reverse("admin:sessions_app_session_live", args=[session.pk])

@@ -1,7 +1,7 @@
 """The console in a real browser (headless Chromium through Selenium), at 1400 and 400 pixels wide:
 log in through the form, open the dashboard and a session's console, watch the live feed pick up
 an event appended through the API without a reload, pause the session with its button, answer a
-question, and find no error in the browser's console.
+question, read a conversation with its run's tokens and cost, and find no error in the browser's console.
 
 Runs when Chromium and chromedriver are installed (`apt-get install chromium chromium-driver`);
 under CI (CI=true) a missing browser is a failure, not a skip. With RALPH_SCREENSHOTS=<dir> the
@@ -13,11 +13,12 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from conversations_app import services
 from ledger_app.models import DeadLetter, LedgerEvent
-from ledger_app.services import token_usage_record
+from ledger_app.services import token_usage_record, usage_record
 from sessions_app.models import (
     AgentInvocation,
     FeedbackItem,
@@ -67,6 +68,11 @@ def loop_session() -> Session:
         {"role": "assistant", "content": "Reading the changelog first.",
          "tool_calls": [{"id": "c1", "name": "read_file", "arguments": {"path": "CHANGELOG.md" * 20},
                          "result": "## 2.0 " + "widgets " * 200, "status": "completed"}]}])
+    # The run's calls, booked against it as Claude Code's hooks book them: its tab shows their sums.
+    with transaction.atomic():  # the service locks the session's row
+        usage_record(items=[{"session_id": session.pk, "model": "claude-haiku-4-5", "agent": "writer",
+                             "request_id": "req-w1", "input_tokens": 1500, "output_tokens": 320,
+                             "cost_usd": Decimal("0.009000"), "source": "run", "source_id": run.pk}])
     return session
 
 
@@ -129,6 +135,8 @@ def test_an_operator_watches_and_steers_a_loop_from_the_console(browser: Any, li
     # The conversation, from the console's Conversations panel: messages by role, a tool call unfolded.
     browser.find_element(By.CSS_SELECTOR, "#rc-chats li a").click()
     wait_for(browser, lambda b: "write the release notes" in b.find_element(By.ID, "rt-messages").text)
+    assert browser.find_element(By.CSS_SELECTOR, '.rt-run-usage[data-run="1"]').text == "1,500 in · 320 out · $0.009000"
+    assert "1,500 tokens in, 320 out, $0.009000 over 1 call" in browser.find_element(By.ID, "rt-run-summary").text
     browser.find_element(By.CSS_SELECTOR, ".rt-tool-call summary").click()
     assert "widgets widgets" in browser.find_element(By.CSS_SELECTOR, ".rt-tool-call").text
     screenshot(browser, "conversation")

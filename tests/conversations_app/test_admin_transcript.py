@@ -12,6 +12,7 @@ from django.urls import reverse
 from conversations_app import services
 from conversations_app.admin import TRANSCRIPT_PAGE_SIZE, tool_call_views
 from conversations_app.models import Chat, Run
+from ledger_app.models import TokenUsage
 
 pytestmark = pytest.mark.django_db
 
@@ -75,8 +76,8 @@ def test_it_pages_a_long_run_without_reading_it_all(admin_client: Client, make_r
     assert f"message number {TRANSCRIPT_PAGE_SIZE + 5}<" in second_page
     assert "message number 1<" not in second_page
     assert "Next messages" not in second_page
-    # the session and user, the chat, its runs, one page of messages: never a query per message
-    assert len(queries) == 5, [q["sql"] for q in queries]
+    # the session and user, the chat, its runs, their usage, one page of messages: never a query per message
+    assert len(queries) == 6, [q["sql"] for q in queries]
 
 
 @pytest.mark.parametrize("query", [{"run": "9"}, {"run": "x"}, {"after": "-1"}])
@@ -113,3 +114,28 @@ def test_the_session_console_links_each_conversation_to_its_transcript(admin_cli
     chat = make_chat(title="planning chat", session_id=session.pk)
     html = admin_client.get(reverse("admin:sessions_app_session_change", args=[session.pk])).content.decode()
     assert f'<a href="{transcript_url(chat)}">planning chat</a>' in html
+
+
+def test_each_run_shows_its_tokens_and_cost_from_the_calls_booked_against_it_or_its_own_count(
+        admin_client: Client, api, two_runs, session) -> None:
+    """Issue #31 §7: a run whose calls are booked in token usage (Claude Code's hooks book them against their
+    run) shows their sums, in and out and dollars; a run with none its own tokens_used. Never both: the
+    booked run's own count (999) is not added."""
+    chat, first, second = two_runs
+    Run.objects.filter(pk__in=[first.pk, second.pk]).update(tokens_used=999)
+    Run.objects.filter(pk=first.pk).update(tokens_used=40)
+    for request_id, tokens_in, tokens_out, cost in (("r1", 1200, 300, "0.012500"), ("r2", 800, 34, "0.000500")):
+        TokenUsage.objects.create(session=session, request_id=request_id, model="claude-sonnet-4-5",
+                                  input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost, source="run",
+                                  source_id=second.pk)
+    with CaptureQueriesContext(connection) as captured:
+        html = admin_client.get(transcript_url(chat)).content.decode()
+    assert "2,000 in · 334 out · $0.013000" in html and "40 tokens" in html and "999 tokens" not in html
+    assert "2,000 tokens in, 334 out, $0.013000 over 2 calls" in html
+    assert sum("ledger_app_tokenusage" in query["sql"] for query in captured) == 1  # one query for every run
+    assert api.get(f"/api/v1/runs/{second.pk}/").json()["usage"] == {
+        "booked": True, "tokens": 2334, "input_tokens": 2000, "output_tokens": 334, "cost_usd": "0.013000",
+        "calls": 2}
+    assert api.get(f"/api/v1/runs/{first.pk}/").json()["usage"] == {
+        "booked": False, "tokens": 40, "input_tokens": None, "output_tokens": None, "cost_usd": None, "calls": None}
+    assert {run["usage"] for run in api.get("/api/v1/runs/", {"chat": chat.pk}).json()["results"]} == {None}

@@ -6,8 +6,9 @@ from rest_framework.test import APIClient
 
 from conversations_app import services
 from conversations_app.models import Observation
-from conversations_app.search.indexing import search_index_pending
-from conversations_app.search.schema import trigger_names
+from ralphsite.core.search.indexing import search_index_pending
+from ralphsite.core.search.schema import trigger_names
+from ralphsite.core.search.sources import search_kinds
 from tests.api_mixins import assert_error_shape
 
 # One user and token for the module (tests/conftest.py: shared_user): its tests only call the API with them.
@@ -209,7 +210,7 @@ def test_it_keeps_its_triggers_after_all_migrations() -> None:
         with connection.cursor() as cursor:
             cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'conv_search_%%'")
             assert {row[0] for row in cursor.fetchall()} == {
-                f"conv_search_{kind}_{suffix}" for kind in ("message", "observation") for suffix in ("fts", "trgm")}
+                f"conv_search_{kind}_{suffix}" for kind in search_kinds() for suffix in ("fts", "trgm")}
         return
     with connection.cursor() as cursor:
         cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'conv_search_%'")

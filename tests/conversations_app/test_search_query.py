@@ -1,8 +1,8 @@
-"""The search syntax (conversations_app/search/terms.py): what a query means, and safe snippets."""
+"""The search syntax (ralphsite.core.search.terms.py): what a query means, and safe snippets."""
 
 import pytest
 
-from conversations_app.search.terms import (
+from ralphsite.core.search.terms import (
     MATCH_END,
     MATCH_START,
     MAX_TERMS,

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from conversations_app.models import Message, Observation
+from conversations_app.models import Message, Observation, Run
 from ledger_app.models import TokenUsage
 from ralphsite.agents.claude_code.context import session_start_context
 from ralphsite.core.models import TokenPermission, TokenScope
@@ -81,6 +81,11 @@ def test_it_records_the_session_its_conversation_and_each_calls_usage_once(api: 
     session.refresh_from_db()
     assert (session.total_tokens_input, session.total_tokens_output) == (107, 23)
     assert session.total_cost_usd == Decimal("0.005916")
+    # Each call is booked against the session's run: its answer carries the sums, as its conversation page shows.
+    run = Run.objects.get(chat__session=session)
+    assert {(row.source, row.source_id) for row in usage.values()} == {("run", run.pk)}
+    assert api.get(f"/api/v1/runs/{run.pk}/").json()["usage"] == {
+        "booked": True, "tokens": 130, "input_tokens": 107, "output_tokens": 23, "cost_usd": "0.005916", "calls": 2}
 
 
 def test_it_joins_a_tool_result_sent_in_a_later_call_to_its_call(api: APIClient) -> None:

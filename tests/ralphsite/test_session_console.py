@@ -4,6 +4,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -380,3 +382,28 @@ def test_history_shows_the_ledger_events_newest_first(admin_client: Client) -> N
     assert [e.message for e in response.context["cl"].result_list][:2] == ["event 59", "event 57"]
     assert "History of session hist, task task-1" in response.content.decode()
     assert Task.objects.count() == 1
+
+
+def test_the_search_box_finds_the_sessions_events_reports_and_messages_with_links(admin_client: Client) -> None:
+    session, other = busy_session(), busy_session("other")
+    html = admin_client.get(console(session), {"q": "failed"}).content.decode()
+    assert "3 hits" in html and html.count("<mark>failed</mark>") == 3  # its reports: "review of n failed"
+    links = {reverse("admin:sessions_app_taskattempt_change", args=[attempt.pk])
+             for attempt in TaskAttempt.objects.filter(session=session)}
+    assert all(f'href="{link}"' in html for link in links)
+    assert not any(reverse("admin:sessions_app_taskattempt_change", args=[attempt.pk]) in html
+                   for attempt in TaskAttempt.objects.filter(session=other))
+    chat = Chat.objects.filter(session=session).first()
+    html = admin_client.get(console(session), {"q": "message"}).content.decode()
+    assert reverse("admin:conversations_app_chat_change", args=[chat.pk]) in html  # a message opens its chat
+    too_long = admin_client.get(console(session), {"q": "a" * 1001})
+    assert too_long.status_code == 200 and "at most 1000 characters" in too_long.content.decode()
+
+
+def test_the_search_box_searches_only_what_the_person_may_view(client: Client) -> None:
+    session = busy_session()
+    staff = get_user_model().objects.create_user(username="viewer", password="viewer-password-1", is_staff=True)
+    staff.user_permissions.set(Permission.objects.filter(codename__in=("view_session", "view_ledgerevent")))
+    client.force_login(staff)
+    html = client.get(console(session), {"q": "event OR failed"}).content.decode()
+    assert 'data-kind="event"' in html and 'data-kind="report"' not in html

@@ -3,8 +3,9 @@
 In one transaction: the Claude Code session's Ralph Site session (sessions.claude_session_get); the transcript's new
 entries as the session's conversation (one chat and run per session; each entry one message whose id derives from
 the entry's uuid, so an entry sent twice is stored once; a tool's result joins its call); each API call's usage as
-one TokenUsage row (request id = the API message id: counted once), priced from the model prices, in the session's
-current iteration (a subagent's own transcript, sent at its SubagentStop, for its usage only); each tool use
+one TokenUsage row (request id = the API message id: counted once), priced from the model prices, booked against the
+session's run (source "run": the conversation shows each run's tokens and cost), in the session's current iteration
+(a subagent's own transcript, sent at its SubagentStop, for its usage only); each tool use
 (PostToolUse, PostToolUseFailure) as an observation (id from its tool_use_id); then the event's own answer:
 SessionStart's context, Stop's loop decision, SessionEnd's finish (SubagentStop decides nothing).
 """
@@ -18,7 +19,7 @@ from django.db import transaction
 
 from conversations_app.models import Chat, Message, MessageRole, Observation, ObservationType, Run
 from conversations_app.services import chat_create, message_append, message_update, observation_create, run_create
-from ledger_app.models import TokenUsage
+from ledger_app.models import TokenUsage, UsageSource
 from ledger_app.services import PriceList, usage_record
 from ralphsite.agents.claude_code.context import session_start_context
 from ralphsite.agents.claude_code.sessions import claude_session_get
@@ -90,9 +91,14 @@ def loop_state(loop_run: LoopRun | None, turn: LoopTurn | None = None) -> dict[s
 
 # -- the conversation ---------------------------------------------------------------------------
 
+def _run_id(session: Session) -> str:
+    """The id of the session's one run, derived from the session's (no query)."""
+    return ulid_derived("claude-code run", session.pk)
+
+
 def _run_of(session: Session) -> Run:
     """The session's one chat and run (ids derived from the session's: made once)."""
-    chat_id, run_id = ulid_derived("claude-code chat", session.pk), ulid_derived("claude-code run", session.pk)
+    chat_id, run_id = ulid_derived("claude-code chat", session.pk), _run_id(session)
     if not Chat.objects.filter(pk=chat_id).exists():
         chat_create(data={"id": chat_id, "title": f"Claude Code {session.key}"[:500], "session": session,
                           "tags": ["claude-code"]})
@@ -130,18 +136,22 @@ def _tool_results_join(*, run: Run, batch: TranscriptBatch) -> None:
 # -- usage --------------------------------------------------------------------------------------
 
 def _usage_record(*, session: Session, batch: TranscriptBatch) -> None:
-    """Each call once (its request id); priced by the model prices. A model with no price is recorded with its
-    tokens at cost 0 (an operator adds its price in the admin): a hook never loses the tokens it reports."""
+    """Each call once (its request id), booked against the session's run; priced by the model prices. A model with
+    no price is recorded with its tokens at cost 0 (an operator adds its price in the admin): a hook never loses
+    the tokens it reports."""
     if not batch.usages:
         return
     known = set(TokenUsage.objects.filter(session=session, request_id__in=list(batch.usages))
                 .values_list("request_id", flat=True))
     prices, items = PriceList(), []
+    # Every call of the Claude session is its run's, a subagent's too (whose batch may come before the run is made).
+    run_id = _run_id(session)
     for usage in batch.usages.values():
         if usage.request_id in known:
             continue
         item = {"session_id": session.pk, "request_id": usage.request_id, "model": usage.model, "agent": LOOP_AGENT,
                 "operation": "claude-code", "iteration": session.current_iteration, "cost_usd": None,
+                "source": UsageSource.RUN, "source_id": run_id,
                 **usage.tokens, **({"recorded_at": usage.timestamp} if usage.timestamp else {})}
         try:
             items.append(prices.priced(item))

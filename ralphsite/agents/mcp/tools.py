@@ -12,7 +12,6 @@ from django_filters.utils import translate_validation
 from conversations_app import services as memory
 from conversations_app.api import serializers as memory_api
 from conversations_app.models import GlobalPattern, Message, Observation, ObservationType, PatternType
-from conversations_app.search.backends import search_validated
 from ledger_app import services as ledger
 from ledger_app.api import serializers as ledger_api
 from ledger_app.models import Checkpoint, Issue, LedgerEvent, TokenUsage
@@ -36,6 +35,7 @@ from ralphsite.agents.mcp.registry import (
     tool,
 )
 from ralphsite.core.fields import INTEGER_MIN
+from ralphsite.core.search.backends import search_validated
 from sessions_app import selectors
 from sessions_app.api import filters
 from sessions_app.api import serializers as api
@@ -456,7 +456,8 @@ def add_token_usage(call: ToolCall) -> Any:  # POST token-usage/
       page_size=integer("How many hits (default 20, at most 100).", minimum=1, maximum=100))
 def search_memory(call: ToolCall) -> Any:  # GET search/?q=…
     within = {"session": call.session().pk} if "session" in call.arguments else {}
-    total, hits = search_validated(call.validated(memory_api.SearchParamsSerializer, **within))
+    total, hits = search_validated(call.validated(memory_api.SearchParamsSerializer, **within),
+                                   kinds=("message", "observation"))  # memory: the ledger and reports are the API's
     return {"count": total, "hits": [pick(memory_api.SearchHitSerializer(hit).data, (
         "kind", "id", "session", "subtype", "created_at", "snippet")) for hit in hits]}
 

@@ -2,7 +2,7 @@
 
 from django.db import connection, transaction
 
-from conversations_app.search.schema import PENDING_TABLE, index_pending_statements
+from ralphsite.core.search.schema import PENDING_TABLE, index_pending_statements
 
 
 def search_index_pending() -> bool:

@@ -2,19 +2,23 @@
 
 Each backend function returns the SQL of a UNION ALL over the searchable kinds with the columns
 of `SearchHit` (rank ascending = best first) and its parameters; `search_page` counts and pages it
-in two queries whatever the page size. Tombstoned chats hide their messages.
+in two queries whatever the page size. Tombstoned chats hide their messages. What is searched is
+each registered `SearchSource` (sources.py).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import connection
+from django.apps import apps
+from django.db import connection, models
 from django.utils.dateparse import parse_datetime
 
-from conversations_app.search.indexing import search_index_pending
-from conversations_app.search.schema import SOURCES, SearchSource
-from conversations_app.search.terms import (
+from ralphsite.core.access import current_scope
+from ralphsite.core.search.indexing import search_index_pending
+from ralphsite.core.search.sources import SearchSource, search_source, search_sources
+from ralphsite.core.search.terms import (
     MATCH_END,
     MATCH_START,
     NO_QUERY,
@@ -27,7 +31,6 @@ from conversations_app.search.terms import (
     like_pattern,
     snippet_html,
 )
-from ralphsite.core.access import current_scope
 
 SNIPPET_WORDS = 16
 SNIPPET_CHARS = 160
@@ -35,7 +38,7 @@ SNIPPET_CHARS = 160
 
 @dataclass(frozen=True)
 class SearchFilters:
-    kinds: tuple[str, ...] = ("message", "observation")
+    kinds: tuple[str, ...] | None = None  # None: every registered kind
     session: str | None = None
     chat: str | None = None
     roles: tuple[str, ...] = ()
@@ -57,55 +60,34 @@ class SearchHit:
     snippet: str
 
 
-@dataclass(frozen=True)
-class KindSQL:
-    row: str  # the searchable table with its alias
-    alias: str
-    parents: str  # joins to the parents that links and filters need
-    chat: str
-    run: str
-    session: str
-    subtype: str
-
-
-_KIND_SQL = {
-    "message": KindSQL("conversations_app_message m", "m",
-                       " JOIN conversations_app_run r ON r.id = m.run_id"
-                       " JOIN conversations_app_chat c ON c.id = r.chat_id",
-                       "c.id", "m.run_id", "c.session_id", "m.role"),
-    "observation": KindSQL("conversations_app_observation o", "o", "", "NULL", "NULL", "o.session_id", "o.type"),
-}
-
-
 def _in(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IN ({', '.join(['%s'] * len(values))})"
 
 
-def _filters(kind: str, filters: SearchFilters) -> tuple[list[str], list[Any]]:
-    alias = _KIND_SQL[kind].alias
-    where: list[str] = []
+def _adapted(value: Any) -> Any:
+    return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
+
+
+def _filters(source: SearchSource, filters: SearchFilters) -> tuple[list[str], list[Any]]:
+    a = source.alias
+    where: list[str] = [source.visible] if source.visible else []
     params: list[Any] = []
-    if kind == "message":
-        where.append("c.is_deleted = %s")
-        params.append(False)
-        conditions = [("c.id = %s", filters.chat), ("c.session_id = %s", filters.session)]
-        if filters.roles:
-            where.append(_in("m.role", filters.roles))
-            params += filters.roles
-    else:
-        conditions = [("o.session_id = %s", filters.session)]
-        if filters.types:
-            where.append(_in("o.type", filters.types))
-            params += filters.types
-    conditions += [(f"{alias}.created_at >= %s", filters.created_after),
-                   (f"{alias}.created_at < %s", filters.created_before)]
+    for name, values in (("role", filters.roles), ("type", filters.types)):
+        if values:
+            where.append(_in(source.filters[name], values))
+            params += values
+    if filters.chat:  # only a source that has a chat is searched with this filter (_kinds)
+        where.append(f"{source.filters['chat']} = %s")
+        params.append(filters.chat)
+    conditions = [(f"{source.session} = %s", filters.session),
+                  (f"{a}.{source.created} >= %s", filters.created_after),
+                  (f"{a}.{source.created} < %s", filters.created_before)]
     for condition, value in conditions:
         if value:
             where.append(condition)
-            params.append(connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime)
-                          else value)
+            params.append(_adapted(value))
     # A scoped token finds only the rows of its sessions (a chat of no session is in no scope).
-    in_scope = current_scope().session_sql(_KIND_SQL[kind].session)
+    in_scope = current_scope().session_sql(source.session)
     if in_scope is not None:
         where.append(in_scope[0])
         params += in_scope[1]
@@ -113,12 +95,12 @@ def _filters(kind: str, filters: SearchFilters) -> tuple[list[str], list[Any]]:
 
 
 def _kinds(filters: SearchFilters) -> list[SearchSource]:
-    kinds = set(filters.kinds)
-    if filters.chat or filters.roles:
-        kinds &= {"message"}  # observations have neither a chat nor a role
-    if filters.types:
-        kinds &= {"observation"}
-    return [source for source in SOURCES if source.kind in kinds]
+    """The sources searched: those asked for that have every filter given (an observation has no chat
+    nor role, a message no type, an event or report none of them)."""
+    needed = {name for name, value in (("chat", filters.chat), ("role", filters.roles), ("type", filters.types))
+              if value}
+    return [source for source in search_sources()
+            if (filters.kinds is None or source.kind in filters.kinds) and needed <= source.filters.keys()]
 
 
 @dataclass
@@ -136,11 +118,11 @@ class Match:
 
 
 def _select(source: SearchSource, match: Match, filters: SearchFilters) -> tuple[str, list[Any]]:
-    k = _KIND_SQL[source.kind]
-    where, params = _filters(source.kind, filters)
-    sql = (f"SELECT '{source.kind}' AS kind, {k.alias}.id AS id, {k.chat} AS chat, {k.run} AS run, "
-           f"{k.session} AS session, {k.subtype} AS subtype, {k.alias}.created_at AS created_at, "
-           f"{match.rank} AS rank, {match.snippet} AS snippet FROM {match.from_sql}{k.parents} "
+    where, params = _filters(source, filters)
+    a = source.alias
+    sql = (f"SELECT '{source.kind}' AS kind, {source.ref(a)} AS id, {source.chat} AS chat, {source.run} AS run, "
+           f"{source.session} AS session, {source.subtype} AS subtype, {a}.{source.created} AS created_at, "
+           f"{match.rank} AS rank, {match.snippet} AS snippet FROM {match.from_sql}{source.parents} "
            f"WHERE {' AND '.join([*match.where, *where])}")
     return sql, [*match.select_params, *match.from_params, *match.where_params, *params]
 
@@ -169,8 +151,8 @@ def _sqlite_select(source: SearchSource, query: SearchQuery, filters: SearchFilt
 
     One table drives the query when every group has terms in it (bm25 ranks and `snippet` cuts
     with it); each group's other terms are checked per row. Without a driver the rows are scanned."""
-    k = _KIND_SQL[source.kind]
-    body = f"lower({source.body(k.alias)})"
+    a = source.alias
+    body = f"lower({source.body(a)})"
     words = [_fts5_words(group) for group in query.groups]
     grams = [" ".join(fts5_string(t.text) for t in group if _long(t)) for group in query.groups]
     driver = "conv_search_words" if all(words) else "conv_search_grams" if all(grams) else None
@@ -195,16 +177,16 @@ def _sqlite_select(source: SearchSource, query: SearchQuery, filters: SearchFilt
     doc = f"conv_search_doc d ON d.kind = '{source.kind}'"
     if driver and driven:
         return _select(source, Match(
-            from_sql=f"{driver} JOIN {doc} AND d.id = {driver}.rowid JOIN {k.row} ON {k.alias}.id = d.ref_id",
+            from_sql=f"{driver} JOIN {doc} AND d.id = {driver}.rowid JOIN {source.table} {a} ON {a}.id = d.ref_id",
             where=[f"{driver} MATCH %s", condition],
             where_params=[" OR ".join(f"({expression})" for expression in driven), *condition_params],
             rank=f"bm25({driver})", snippet=f"snippet({driver}, 0, %s, %s, '…', {SNIPPET_WORDS})",
             select_params=[MATCH_START, MATCH_END]), filters)
     first = next(t.text for group in query.groups for t in group)
     return _select(source, Match(
-        from_sql=f"{k.row} JOIN {doc} AND d.ref_id = {k.alias}.id", where=[condition],
+        from_sql=f"{source.table} {a} JOIN {doc} AND d.ref_id = {source.ref(a)}", where=[condition],
         where_params=condition_params, rank="0.0",
-        snippet=f"substr({source.body(k.alias)}, max(instr({body}, lower(%s)) - 60, 1), {SNIPPET_CHARS})",
+        snippet=f"substr({source.body(a)}, max(instr({body}, lower(%s)) - 60, 1), {SNIPPET_CHARS})",
         select_params=[first]), filters)
 
 
@@ -223,8 +205,7 @@ def _tsquery(term: Term) -> tuple[str, str]:
 def _postgresql_select(source: SearchSource, query: SearchQuery, filters: SearchFilters) -> tuple[str, list[Any]]:
     """tsvector with the 'english' configuration (GIN expression index) for words, phrases and
     prefixes; pg_trgm-indexed ILIKE for substrings."""
-    k = _KIND_SQL[source.kind]
-    text = source.body(k.alias)
+    text = source.body(source.alias)
     vector = f"to_tsvector('english', {text})"
     conditions = []
     tsqueries: list[tuple[str, list[Any]]] = []  # each group's words, for rank and headline
@@ -243,7 +224,8 @@ def _postgresql_select(source: SearchSource, query: SearchQuery, filters: Search
                 params.append(like_pattern(term.text))
         conditions.append((" AND ".join(sql), params))
     condition, condition_params = _any_of(conditions)
-    match = Match(from_sql=k.row, where=[condition], where_params=condition_params, rank="0.0",
+    match = Match(from_sql=f"{source.table} {source.alias}", where=[condition], where_params=condition_params,
+                  rank="0.0",
                   snippet=f"substr({text}, greatest(strpos(lower({text}), lower(%s)) - 60, 1), {SNIPPET_CHARS})",
                   select_params=[next(t.text for group in query.groups for t in group)])
     if tsqueries:
@@ -261,11 +243,21 @@ def _postgresql_select(source: SearchSource, query: SearchQuery, filters: Search
 _BACKENDS = {"sqlite": _sqlite_select, "postgresql": _postgresql_select}
 
 
-def search_validated(params: dict[str, Any]) -> tuple[int, list[SearchHit]]:
+def search_kinds_viewable(permits: Callable[[type[models.Model]], bool]) -> tuple[str, ...]:
+    """The kinds whose model `permits` says may be viewed (a scope's or a person's model permissions)."""
+    return tuple(source.kind for source in search_sources() if permits(search_source_model(source.kind)))
+
+
+def search_source_model(kind: str) -> type[models.Model]:
+    return apps.get_model(search_source(kind).model)
+
+
+def search_validated(params: dict[str, Any], *, kinds: tuple[str, ...] | None = None) -> tuple[int, list[SearchHit]]:
     """`search_page` for parameters validated by the API's SearchParamsSerializer (q, kind, session, chat,
-    role, type, created_after, created_before, page, page_size): the API's search and MCP's alike."""
+    role, type, created_after, created_before, page, page_size): the API's search and MCP's alike.
+    Without a `kind`, the `kinds` given (None: every kind)."""
     filters = SearchFilters(
-        kinds=(params["kind"],) if "kind" in params else ("message", "observation"),
+        kinds=(params["kind"],) if "kind" in params else kinds,
         session=params.get("session"), chat=params.get("chat"),
         roles=(params["role"],) if "role" in params else (), types=(params["type"],) if "type" in params else (),
         created_after=params.get("created_after"), created_before=params.get("created_before"))
@@ -294,8 +286,10 @@ def search_page(*, query: SearchQuery, filters: SearchFilters, limit: int, offse
         rows = cursor.fetchall()
     hits = []
     for kind, ref_id, chat, run, session, subtype, created_at, rank, snippet in rows:
-        if isinstance(created_at, str):  # SQLite returns the stored text
-            created_at = parse_datetime(created_at).replace(tzinfo=UTC)
+        if isinstance(created_at, str):  # SQLite returns the stored text (UTC)
+            created_at = parse_datetime(created_at)
+        if created_at.tzinfo is None:  # … or, where it reads a column's declared type, a naive datetime
+            created_at = created_at.replace(tzinfo=UTC)
         hits.append(SearchHit(kind=kind, id=ref_id, chat=chat, run=run, session=session, subtype=subtype,
                               created_at=created_at, rank=float(rank),
                               snippet=snippet_html(snippet or "", query.substrings)))
