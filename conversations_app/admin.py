@@ -16,6 +16,7 @@ from conversations_app import selectors, services
 from conversations_app.models import Chat, ChatTag, GlobalPattern, Message, Observation, Run, SyncMapping
 from ralphsite.core.errors import Conflict
 from ralphsite.core.service_admin import (
+    LongTextInline,
     RalphModelAdmin,
     ServiceModelAdmin,
     SessionFilter,
@@ -41,7 +42,7 @@ class TagListFilter(admin.SimpleListFilter):
         return queryset.filter(tag_rows__tag=self.value()) if self.value() else queryset
 
 
-class RunInline(admin.TabularInline):
+class RunInline(LongTextInline):
     model = Run
     extra = 0
     can_delete = False

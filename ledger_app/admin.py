@@ -31,6 +31,7 @@ from ralphsite.core.errors import Conflict
 from ralphsite.core.fields import BIGINT_MAX
 from ralphsite.core.service_admin import (
     DateRangeFilter,
+    LongTextInline,
     OperatorAction,
     RalphModelAdmin,
     ServiceModelAdmin,
@@ -155,7 +156,7 @@ class IssueAdmin(ServiceModelAdmin):
     readonly_fields = ["id", "count", "first_seen_at", "last_seen_at", "created_at", "updated_at"]
 
 
-class CheckpointRestoreInline(admin.TabularInline):
+class CheckpointRestoreInline(LongTextInline):
     model = CheckpointRestore
     extra = 0
     fields = ["restored_at", "agent", "note"]

@@ -78,3 +78,8 @@ def choice_aliases_listed(choices: Iterable[Any]) -> dict[str, str]:
     values = _choice_values(choices)
     listed = {_pascal(value): value for value in sorted(values) if "_" in value}
     return listed | _spellings(values)[1]
+
+
+def invalid_choice_message(value: Any, allowed: Iterable[Any]) -> str:
+    """What every door says of a value no alias maps to a choice (the API's fields and filters, the import)."""
+    return f"{value!r} is not a valid choice; allowed: {', '.join(map(str, allowed))}."

@@ -12,6 +12,21 @@ from ralphsite.core.ulid import ulid_new, ulid_normalize
 # are bounded by these, so an overflow is a 400, never a database error.
 INTEGER_MIN, INTEGER_MAX = -(2**31), 2**31 - 1
 BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1
+# PostgreSQL's integer column ranges by field type, held on every backend (SQLite would store 2**40 in an
+# "integer" column PostgreSQL refuses): the API's fields and the services' model validation both read them.
+_INTEGER_RANGES = {
+    "SmallIntegerField": (-(2**15), 2**15 - 1),
+    "PositiveSmallIntegerField": (0, 2**15 - 1),
+    "IntegerField": (INTEGER_MIN, INTEGER_MAX),
+    "PositiveIntegerField": (0, INTEGER_MAX),
+    "BigIntegerField": (BIGINT_MIN, BIGINT_MAX),
+    "PositiveBigIntegerField": (0, BIGINT_MAX),
+}
+
+
+def integer_range(model_field: models.Field) -> tuple[int, int] | None:
+    """The (lowest, highest) value an integer column holds on every backend; None for any other field."""
+    return _INTEGER_RANGES.get(model_field.get_internal_type())
 
 
 def validate_ulid(value: str) -> None:

@@ -168,6 +168,46 @@ class LongTextMixin:
         return response
 
 
+class LongValueShown(forms.Widget):
+    """In place of an editable inline row's input, a value too long to edit there: its beginning and a link to
+    the whole (`text_shown`, as the record's own page shows it). No input is drawn, so the page stays small."""
+
+    def __init__(self, obj: models.Model, field: models.Field) -> None:
+        super().__init__()
+        self.obj, self.field = obj, field
+
+    def render(self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer: Any = None) -> str:
+        return text_shown(self.obj, self.field, "")
+
+
+class LongValuesKeptForm(forms.ModelForm):
+    """An inline row's form in which a stored text or JSON value too long to edit in place is read-only
+    (`LongValueShown`): its field is disabled, so the row keeps the stored value whatever is posted, and the
+    row's other fields still save."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance._state.adding:
+            return
+        for name, form_field in self.fields.items():
+            try:
+                model_field = self.instance._meta.get_field(name)
+            except FieldDoesNotExist:
+                continue
+            if _long_text_field(model_field) and len(_text_of(self.instance, model_field)) > TEXT_SHOWN_CHARS:
+                form_field.disabled = True
+                form_field.widget = LongValueShown(self.instance, model_field)
+                if isinstance(form_field, forms.CharField):
+                    form_field.strip = False  # the stored text as it is, should the row save
+
+
+class LongTextInline(LongTextMixin, admin.TabularInline):
+    """The base of every inline (a test walks the registry): a long value, in a read-only field or in an editable
+    row, is shown as its beginning and a link to the whole, never as a textarea carrying a megabyte."""
+
+    form = LongValuesKeptForm
+
+
 class RalphModelAdmin(LongTextMixin, admin.ModelAdmin):
     """Lists for people, on tables of any size (every ModelAdmin of the project derives from this)."""
 

@@ -21,6 +21,7 @@ from django.utils.deconstruct import deconstructible
 
 from ralphsite.core.api.fields import TEXT_MAX_CHARS
 from ralphsite.core.errors import InvalidInput
+from ralphsite.core.fields import integer_range
 
 
 class NotShaped(ValueError):
@@ -128,11 +129,16 @@ def _plain(key: str) -> str:
     return key.replace("_", "").replace("-", "").lower()
 
 
+_KINDS = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"), (list, "a list"),
+          (dict, "an object"))  # bool before int: a boolean is an int to Python
+
+
 def _kind(value: Any) -> str:
+    """The JSON kind of a value, by isinstance: the admin's JSON form field hands a string in as its subclass
+    JSONString, which is a string all the same (the API's words, from every door)."""
     if value is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    return next((kind for python_type, kind in _KINDS if isinstance(value, python_type)), type(value).__name__)
 
 
 def field_shape(model_field: models.Field) -> JSONShape | None:
@@ -155,9 +161,22 @@ def text_problem(model_field: models.Field, value: Any) -> str | None:
     return None
 
 
+def number_problem(model_field: models.Field, value: Any) -> str | None:
+    """An integer column holds PostgreSQL's range on every backend (`integer_range`), in the API's words; a column
+    of choices is bounded by its choices."""
+    bounds = integer_range(model_field)
+    if bounds is None or model_field.choices or not isinstance(value, int) or isinstance(value, bool):
+        return None
+    low, high = bounds
+    if value < low:
+        return f"Ensure this value is greater than or equal to {low}."
+    return f"Ensure this value is less than or equal to {high}." if value > high else None
+
+
 def stored_values_check(instance: models.Model, names: Iterable[str] | None = None) -> None:
     """Model validation of what the instance's fields (all, or `names`) would store: each shaped JSON field's
-    shape, and each text field without a max_length within `TEXT_MAX_CHARS` (the API's limit). A 400
+    shape, each integer within its column's range, and each text field without a max_length within
+    `TEXT_MAX_CHARS` (the API's limit). A 400
     `validation_error` with the messages by field, the API's words, the same through every door (REST,
     MCP, CLI, the admin). NULL passes where the field allows it."""
     wanted = None if names is None else set(names)
@@ -169,7 +188,8 @@ def stored_values_check(instance: models.Model, names: Iterable[str] | None = No
         if value is None and model_field.null:
             continue
         shape = field_shape(model_field)
-        problem = text_problem(model_field, value) or (shape.problem(value) if shape is not None else None)
+        problem = (text_problem(model_field, value) or number_problem(model_field, value)
+                   or (shape.problem(value) if shape is not None else None))
         if problem:
             errors[model_field.name] = [problem]
     if errors:

@@ -9,7 +9,7 @@ from django.contrib.admin.utils import unquote
 from django.db import models
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
-from ralphsite.core.service_admin import LongTextMixin, ServiceModelAdmin
+from ralphsite.core.service_admin import LongTextInline, ServiceModelAdmin
 
 
 class SessionScopedAdmin(ServiceModelAdmin):
@@ -19,7 +19,7 @@ class SessionScopedAdmin(ServiceModelAdmin):
     list_select_related = ["session"]
 
 
-class ReadOnlyInline(LongTextMixin, admin.TabularInline):
+class ReadOnlyInline(LongTextInline):
     """Rows shown on their parent's page with a link to their own page (where writes go through
     the services); long text shows its beginning and a link to the whole."""
 

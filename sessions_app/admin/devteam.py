@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet
 from django.http import HttpRequest
 
-from ralphsite.core.service_admin import ServiceModelAdmin
+from ralphsite.core.service_admin import LongTextInline, ServiceModelAdmin
 from sessions_app.admin.base import SessionScopedAdmin
 from sessions_app.models import (
     AcceptanceCriterion,
@@ -142,7 +142,7 @@ class ContextSnapshotAdmin(SessionScopedAdmin):
     readonly_fields = ["id", *_TIMES]
 
 
-class InterviewQuestionInline(admin.TabularInline):
+class InterviewQuestionInline(LongTextInline):
     model = InterviewQuestion
     fields = ["sequence", "question_key", "question_text", "question_type", "required", "response",
               "responded_at"]

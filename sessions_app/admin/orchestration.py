@@ -14,6 +14,7 @@ from django.utils.html import format_html
 
 from ralphsite.core.errors import DomainError, InvalidInput
 from ralphsite.core.service_admin import (
+    LongTextInline,
     OperatorAction,
     ReadOnlyPageAdmin,
     ServiceModelAdmin,
@@ -138,7 +139,7 @@ class ResearchFindingAdmin(ServiceModelAdmin):
     raw_id_fields = ["research_session"]
 
 
-class TaskDependencyInline(admin.TabularInline):
+class TaskDependencyInline(LongTextInline):
     model = TaskDependency
     fk_name = "task"
     extra = 0
@@ -152,7 +153,7 @@ class TaskAttemptInline(ReadOnlyInline):
               "cost_usd", "created_at"]
 
 
-class TaskFileInline(admin.TabularInline):
+class TaskFileInline(LongTextInline):
     model = TaskFile
     extra = 0
     fields = ["path", "is_pattern", "file_type", "access_type"]
@@ -367,7 +368,7 @@ class QuestionAdmin(SessionScopedAdmin):
                             actor=operator_name(request))
 
 
-class FeedbackItemInline(admin.TabularInline):
+class FeedbackItemInline(LongTextInline):
     model = FeedbackItem
     extra = 0
     fields = ["issue_key", "severity", "description", "is_resolved", "resolved_at"]

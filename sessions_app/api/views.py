@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.db import IntegrityError
 from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -8,13 +9,15 @@ from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.validators import UniqueTogetherValidator
 
 from ralphsite.core.access import current_scope
 from ralphsite.core.addressing import as_ulid, by_reference
+from ralphsite.core.api.permissions import write_check
 from ralphsite.core.api.query import query_parameters
 from ralphsite.core.api.serializers import RalphModelSerializer, validated
 from ralphsite.core.api.viewsets import RalphModelViewSet
-from ralphsite.core.errors import NotFound
+from ralphsite.core.errors import InvalidInput, NotFound
 from sessions_app import selectors
 from sessions_app.api import filters, serializers
 from sessions_app.api import serializers as api
@@ -381,10 +384,19 @@ class SessionNestedRows:
         self.session_reference = kwargs.pop("session", "")
         return super().dispatch(request, *args, **kwargs)
 
-    def get_object(self) -> Any:
+    def path_session(self) -> Session:
+        """The path's session, by id, key or a seed tool's id, in the request's scope (404 otherwise)."""
         session = by_reference(current_scope().filter(Session.objects.all()), self.session_reference)
-        row = None if session is None else by_reference(self.get_queryset().filter(session=session),
-                                                        self.kwargs["pk"], key_field=self.path_key)
+        if session is None:
+            raise Http404
+        return session
+
+    def path_row(self, session: Session) -> Any:
+        """The path's row of `session`, by id or key; None when it has none."""
+        return by_reference(self.get_queryset().filter(session=session), self.kwargs["pk"], key_field=self.path_key)
+
+    def get_object(self) -> Any:
+        row = self.path_row(self.path_session())
         if row is None:
             raise Http404
         self.check_object_permissions(self.request, row)
@@ -397,7 +409,71 @@ class SessionNestedRows:
 
 
 class SessionTaskViewSet(SessionNestedRows, TaskViewSet):
-    """A task named within its session, `sessions/{session}/tasks/{task}/`: the same routes as `tasks/{id}/`."""
+    """A task named within its session, `sessions/{session}/tasks/{task}/`: the same routes as `tasks/{id}/`,
+    and a PUT that creates the task its path names (ralphy's `updateTaskState(run, task, partial)`)."""
+
+    @extend_schema(request=api.TaskSerializer(partial=True), responses={200: api.TaskSerializer,
+                                                                         201: api.TaskSerializer},
+                   summary="Create or update a task by its key",
+                   description="ralphy's updateTaskState(run, task, partial): the fields sent are set on the task "
+                               "the path names (200); a key the session has no task of yet creates it (201) with "
+                               "the path's session and key, the fields sent, and its title the key unless one is "
+                               "sent. Through the same verbs as POST tasks/ and PATCH (the status lifecycle, the "
+                               "session open, the token's scope and permissions: creating needs the add "
+                               "permission). A body naming another session or key than the path is a 400; "
+                               "concurrent PUTs of one new key create one task (the others update it).")
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if kwargs.get("partial"):  # PATCH updates the task the path names (404 when there is none)
+            return super().update(request, *args, **kwargs)
+        session = self.path_session()
+        task = self.path_row(session)
+        if task is None and as_ulid(self.kwargs["pk"]) is None:  # an id names a task that exists, a key one to be
+            try:
+                return self._task_put_create(request, session)
+            except IntegrityError:
+                # A concurrent PUT of the same key created the task first (the key is unique in its session, a
+                # database constraint): this PUT updates it, as it would have a moment later.
+                task = self.path_row(session)
+                if task is None:
+                    raise
+        if task is None:
+            raise Http404
+        self.check_object_permissions(request, task)
+        return self._task_put_update(request, task, session)
+
+    def _task_put_create(self, request: Request, session: Session) -> Response:
+        write_check(current_scope(), Task, "create")  # what a POST of the task needs (the route's PUT: change)
+        key = self.kwargs["pk"]
+        body = dict(request.data) if isinstance(request.data, dict) else request.data
+        if isinstance(body, dict):
+            if not {"session", "run_id"} & set(body):
+                body["session"] = session.pk
+            body.setdefault("key", key)
+            body.setdefault("title", key)  # ralphy's tasks have none: the import names them so too
+        serializer = self.get_serializer(data=body)
+        # The path names the task: the database's (session, key) constraint decides a concurrent create.
+        serializer.validators = [v for v in serializer.validators if not isinstance(v, UniqueTogetherValidator)]
+        serializer.is_valid(raise_exception=True)
+        self._path_agrees(serializer.validated_data, session)
+        self.perform_create(serializer)
+        return Response(self.get_serializer(serializer.instance).data, status=status.HTTP_201_CREATED)
+
+    def _task_put_update(self, request: Request, task: Task, session: Session) -> Response:
+        serializer = self.get_serializer(task, data=request.data, partial=True)  # ralphy sends a partial state
+        serializer.is_valid(raise_exception=True)
+        self._path_agrees(serializer.validated_data, session)
+        self.perform_update(serializer)
+        return Response(self.get_serializer(serializer.instance).data)
+
+    def _path_agrees(self, data: dict[str, Any], session: Session) -> None:
+        """A PUT body naming another session or key than its path is refused: which task it writes is the path's."""
+        errors = {}
+        if "session" in data and data["session"] != session:
+            errors["session"] = ["The path names the task's session: send the same one, or none."]
+        if "key" in data and data["key"] != self.kwargs["pk"] and as_ulid(self.kwargs["pk"]) is None:
+            errors["key"] = ["The path names the task's key: send the same one, or none (PATCH renames a task)."]
+        if errors:
+            raise InvalidInput(f"{next(iter(errors))}: {next(iter(errors.values()))[0]}", details=errors)
 
 
 class TaskAttemptViewSet(RalphModelViewSet):

@@ -28,6 +28,8 @@ from ralphsite.agents.cli.shell import SHELLS, shell_script
 EXIT_OK, EXIT_USAGE, EXIT_REFUSED, EXIT_NOTHING, EXIT_UNREACHABLE = 0, 1, 2, 3, 4
 DEFAULT_URL = "http://127.0.0.1:8000"
 _ULID = re.compile(r"[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}")
+STDIN = "-"  # a text argument's value that reads standard input instead (`Command.text`)
+FROM_STDIN = "; - reads standard input"
 
 
 class RalphArgumentParser(argparse.ArgumentParser):
@@ -97,6 +99,12 @@ class Command:
         elif text is not None:
             print(text)
 
+    @staticmethod
+    def text(value: str | None) -> str | None:
+        """A text argument as given, or for `-` standard input's whole text: a shell loop pipes a log in, and a
+        long text does not fit one command-line argument (the kernel bounds each). A command has one such argument."""
+        return sys.stdin.read() if value == STDIN else value
+
     def optional_fields(self, **extra: Any) -> dict[str, Any]:
         """Optional body fields given on the command line (an omitted one is not sent: the server
         fills in or refuses it, e.g. the agent from an agent-bound token)."""
@@ -125,7 +133,7 @@ def session_start(cmd: Command) -> None:
 def session_end(cmd: Command) -> None:
     body = {"status": cmd.args.status, "exit_reason": cmd.args.reason}
     if cmd.args.summary is not None:
-        body["summary"] = cmd.args.summary
+        body["summary"] = cmd.text(cmd.args.summary)
     cmd.emit(cmd.api.call("POST", path_of("sessions", cmd.session(), "finish"), body).data)
     current_session_clear(cmd.session())
 
@@ -200,8 +208,8 @@ def task_status(cmd: Command) -> None:
 
 
 def task_report(cmd: Command) -> None:
-    if cmd.args.file == "-":
-        report = sys.stdin.read()
+    if cmd.args.file == STDIN:
+        report = cmd.text(STDIN)
     else:
         try:
             with open(cmd.args.file, encoding="utf-8") as source:
@@ -223,7 +231,7 @@ def task_release(cmd: Command) -> None:
 
 
 def signal_send(cmd: Command) -> None:
-    body = {"session": cmd.session(), "type": cmd.args.type, "message": cmd.args.message}
+    body = {"session": cmd.session(), "type": cmd.args.type, "message": cmd.text(cmd.args.message)}
     signal = cmd.api.call("POST", path_of("signals"), body).data
     cmd.emit(signal, signal["id"])
 
@@ -236,7 +244,8 @@ def signal_poll(cmd: Command) -> None:
 
 
 def question_ask(cmd: Command) -> None:
-    body = {"session": cmd.session(), "key": cmd.args.key, "text": cmd.args.text, "category": cmd.args.category}
+    body = {"session": cmd.session(), "key": cmd.args.key, "text": cmd.text(cmd.args.text),
+            "category": cmd.args.category}
     question = cmd.api.call("POST", path_of("questions"), body).data
     cmd.emit(question, question["key"])
 
@@ -254,7 +263,7 @@ def question_list(cmd: Command) -> None:
 
 def question_answer(cmd: Command) -> None:
     """Answer a question named by its key (or id) within the session; who answers is the token's."""
-    body = {"answer": cmd.args.answer, "replace": cmd.args.replace,
+    body = {"answer": cmd.text(cmd.args.answer), "replace": cmd.args.replace,
             **({"answer_source": cmd.args.source} if cmd.args.source else {})}
     question = cmd.api.call("POST", path_of("sessions", cmd.session(), "questions", cmd.args.question, "answer"),
                             body).data
@@ -271,10 +280,12 @@ def _json_option(text: str | None, name: str) -> Any:
 
 
 def event_append(cmd: Command) -> None:
+    """An event of the ledger; a missing TYPE is the server's to refuse (as every door answers it)."""
     a = cmd.args
-    body = {"session": cmd.session(), "type": a.type}
-    optional = {"tokens_in": a.tokens_in, "tokens_out": a.tokens_out, "message": a.message, "task_key": a.task,
-                "model": a.model, "phase": a.phase, "idempotency_key": a.idempotency_key, "request_id": a.request_id,
+    body = {"session": cmd.session()}
+    optional = {"type": a.type, "tokens_in": a.tokens_in, "tokens_out": a.tokens_out, "message": cmd.text(a.message),
+                "task_key": a.task, "model": a.model, "phase": a.phase, "idempotency_key": a.idempotency_key,
+                "request_id": a.request_id,
                 "cost_usd": str(_decimal(a.cost_usd, "--cost-usd")) if a.cost_usd is not None else None,
                 "meta": _json_option(a.meta, "--meta"), "data": _json_option(a.data, "--data")}
     body.update({name: value for name, value in optional.items() if value is not None})
@@ -288,7 +299,7 @@ def issue_record(cmd: Command) -> None:
     if not task:
         raise UsageError("an issue belongs to a task (seed 001): pass --task or set RALPH_TASK")
     body = {"session": cmd.session(), "task_key": task, "kind": cmd.args.kind, "signature": cmd.args.signature,
-            "message": cmd.args.message, "file": cmd.args.file or ""}
+            "message": cmd.text(cmd.args.message), "file": cmd.args.file or ""}
     if cmd.args.line is not None:
         body["line"] = cmd.args.line
     issue = cmd.api.call("POST", path_of("issues", "record"), body).data
@@ -297,7 +308,7 @@ def issue_record(cmd: Command) -> None:
 
 def checkpoint_create(cmd: Command) -> None:
     body = {"session": cmd.session(), "key": cmd.args.key, "git_ref": cmd.args.git_ref}
-    optional = {"summary": cmd.args.summary, "task_key": cmd.args.task or os.environ.get("RALPH_TASK"),
+    optional = {"summary": cmd.text(cmd.args.summary), "task_key": cmd.args.task or os.environ.get("RALPH_TASK"),
                 "git_commit": cmd.args.commit}
     body.update({name: value for name, value in optional.items() if value})
     checkpoint = cmd.api.call("POST", path_of("checkpoints"), body).data
@@ -462,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     end = command(session, "end", session_end, "finish the session with a status")
     end.add_argument("status", help="completed, failed, stopped or aborted")
     end.add_argument("reason", nargs="?", default="", help="why it ended (exit_reason)")
-    end.add_argument("--summary", help="a summary of the session")
+    end.add_argument("--summary", help="a summary of the session" + FROM_STDIN)
 
     state = group("state", "read and write the session's key/value state")
     setter = command(state, "set", state_set, "set a key (VALUE is JSON when it parses, else a string)")
@@ -509,32 +520,32 @@ def build_parser() -> argparse.ArgumentParser:
     signal = group("signal", "steering signals")
     send = command(signal, "send", signal_send, "send a signal to the orchestrator")
     send.add_argument("type", help="steer, pause, resume, stop or info (a pause holds until a resume)")
-    send.add_argument("message")
+    send.add_argument("message", help="its text" + FROM_STDIN)
     poll = command(signal, "poll", signal_poll, "take the oldest unprocessed signal; exit 3 if none")
     _agent(poll)
 
     question = group("question", "ask, list and answer the session's questions")
     ask = command(question, "ask", question_ask, "ask a question; prints its key")
     ask.add_argument("key", help="its key in the session, e.g. Q-TECH-001")
-    ask.add_argument("text")
+    ask.add_argument("text", help="the question" + FROM_STDIN)
     ask.add_argument("--category", default="technical",
                      help="technical (the default), requirements, constraints, assumptions, risks or feedback_driven")
     listing = command(question, "list", question_list, "the session's questions; exit 3 if none")
     listing.add_argument("--status", help="only these: unanswered, answered or research_needed")
     answer = command(question, "answer", question_answer, "answer a question (who answers is the token's agent)")
     answer.add_argument("question", help="its key (Q-TECH-001) or id")
-    answer.add_argument("answer")
+    answer.add_argument("answer", help="the answer" + FROM_STDIN)
     answer.add_argument("--source", help="where the answer comes from")
     answer.add_argument("--replace", action="store_true", help="replace an earlier answer")
 
     event = command(groups, "event", event_append, "append an event to the ledger; prints its id")
-    event.add_argument("type", help="an event type (task_started, …) or x-<custom>")
+    event.add_argument("type", nargs="?", help="an event type (task_started, …) or x-<custom>")
     event.add_argument("--tokens-in", type=int)
     event.add_argument("--tokens-out", type=int)
     event.add_argument("--cost-usd", help="cost in USD")
     event.add_argument("--meta", help="a JSON object")
     event.add_argument("--data", help="a JSON object")
-    event.add_argument("--message")
+    event.add_argument("--message", help="its text" + FROM_STDIN)
     event.add_argument("--task", help="the task key")
     _agent(event)
     event.add_argument("--model")
@@ -546,7 +557,7 @@ def build_parser() -> argparse.ArgumentParser:
     record = command(issue, "record", issue_record, "record an occurrence (a known signature counts up)")
     record.add_argument("kind")
     record.add_argument("signature")
-    record.add_argument("message")
+    record.add_argument("message", help="what was found" + FROM_STDIN)
     record.add_argument("--file")
     record.add_argument("--line", type=int)
     record.add_argument("--task", help="the task key (RALPH_TASK)")
@@ -555,7 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
     create = command(checkpoint, "create", checkpoint_create, "record a checkpoint; prints its key")
     create.add_argument("key")
     create.add_argument("git_ref")
-    create.add_argument("--summary")
+    create.add_argument("--summary", help="what it holds" + FROM_STDIN)
     create.add_argument("--commit", help="the commit sha")
     create.add_argument("--task", help="the task key (RALPH_TASK)")
 

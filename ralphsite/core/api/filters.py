@@ -27,7 +27,7 @@ from ralphsite.core.addressing import (
     unknown_reference,
 )
 from ralphsite.core.api.fields import epoch_moment
-from ralphsite.core.choices import choice_canonical
+from ralphsite.core.choices import choice_canonical, invalid_choice_message
 from ralphsite.core.fields import BIGINT_MAX, BIGINT_MIN, ULIDField
 
 
@@ -109,9 +109,9 @@ class _AllowedChoicesNamed:
         except forms.ValidationError as error:
             if error.code != "invalid_choice":
                 raise
-            allowed = ", ".join(str(key) for key, _label in self.choices if key not in EMPTY_VALUES)
-            raise forms.ValidationError(f"{error.params['value']!r} is not a valid choice; allowed: {allowed}.",
-                                  code="invalid_choice") from None
+            allowed = [key for key, _label in self.choices if key not in EMPTY_VALUES]
+            raise forms.ValidationError(invalid_choice_message(error.params["value"], allowed),
+                                        code="invalid_choice") from None
 
 
 class ChoiceField(_AllowedChoicesNamed, filter_fields.ChoiceField):

@@ -32,7 +32,7 @@ from ralphsite.core.api.fields import (
 )
 from ralphsite.core.api.representation import Step, reads_columns_only, represent, representation_plan
 from ralphsite.core.db.fast_paths import fast_paths_on
-from ralphsite.core.fields import BIGINT_MAX, BIGINT_MIN, INTEGER_MAX, INTEGER_MIN, ULIDField
+from ralphsite.core.fields import ULIDField, integer_range
 
 
 def _clone(field: serializers.Field) -> serializers.Field:
@@ -40,18 +40,6 @@ def _clone(field: serializers.Field) -> serializers.Field:
     clone = object.__new__(type(field))
     clone.__dict__.update(field.__dict__)
     return clone
-
-
-# PostgreSQL's integer column ranges, enforced on every backend so that the API accepts the same
-# numbers everywhere (SQLite would store 2**40 in an "integer" column PostgreSQL refuses).
-_INTEGER_RANGES = {
-    "SmallIntegerField": (-(2**15), 2**15 - 1),
-    "PositiveSmallIntegerField": (0, 2**15 - 1),
-    "IntegerField": (INTEGER_MIN, INTEGER_MAX),
-    "PositiveIntegerField": (0, INTEGER_MAX),
-    "BigIntegerField": (BIGINT_MIN, BIGINT_MAX),
-    "PositiveBigIntegerField": (0, BIGINT_MAX),
-}
 
 
 # A model column of this name is the agent a write is made as (attempts, invocations, events, usage…):
@@ -234,7 +222,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         if issubclass(field_class, serializers.CharField) and kwargs.get("max_length") is None \
                 and not issubclass(field_class, ULIDSerializerField):
             kwargs["max_length"] = TEXT_MAX_CHARS  # a TextField: the limit of every text field
-        bounds = _INTEGER_RANGES.get(model_field.get_internal_type())
+        bounds = integer_range(model_field)
         if bounds is not None and "choices" not in kwargs:
             low, high = bounds
             kwargs["min_value"] = max(kwargs.get("min_value", low), low)

@@ -40,7 +40,14 @@ from django.utils import timezone
 from ralphsite.core.addressing import address_key_of, as_ulid, key_shaped_like_id
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
-from ralphsite.moving.seed_io.fitting import choices_fit, jsonable, shapes_fit, texts_fit
+from ralphsite.moving.seed_io.fitting import (
+    choices_fit,
+    jsonable,
+    numbers_fit,
+    required_missing,
+    shapes_fit,
+    texts_fit,
+)
 from ralphsite.moving.seed_io.refresh import (
     Known,
     field_changes,
@@ -672,11 +679,15 @@ class SeedImporter:
             result.skip(shaped.message, key=key, column=getattr(table, "key_column", key_field),
                         value=values[key_field])
             return None
+        if missing := required_missing(table, values):
+            column, message = missing
+            result.skip(f"{column}: {message}", key=key, column=column, value=row.get(column))
+            return None
         extra = {c: jsonable(row[c]) for c in unmapped if row[c] is not None}
         extra.update(values.pop(EXTRA, {}))
         filled_now = values.pop(FILLED_NOW, set())
         for reason in [*texts_fit(table, row, values, extra), *shapes_fit(table, row, values, extra),
-                       *choices_fit(table, row, values, extra)]:
+                       *numbers_fit(table, row, values, extra), *choices_fit(table, row, values, extra)]:
             result.set_aside_one(reason)
         if updating:
             values = {name: value for name, value in values.items() if name not in filled_now}

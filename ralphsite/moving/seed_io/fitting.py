@@ -10,8 +10,8 @@ from typing import Any
 
 from django.db import models
 
-from ralphsite.core.choices import choice_canonical
-from ralphsite.core.shapes import NotShaped, shaped_fields, text_problem
+from ralphsite.core.choices import choice_canonical, invalid_choice_message
+from ralphsite.core.shapes import NotShaped, number_problem, shaped_fields, text_problem
 
 Row = dict[str, Any]
 
@@ -71,6 +71,27 @@ def _choice_fields(model: type[models.Model]) -> list[tuple[models.Field, frozen
             if f.choices]
 
 
+def numbers_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each integer within its column's range (`number_problem`, what every door holds: a negative count, a
+    number PostgreSQL's column cannot hold), else set aside. Returns a reason per value set aside."""
+    reasons = []
+    for model_field in table.model._meta.concrete_fields:
+        problem = number_problem(model_field, values.get(model_field.name))
+        if problem:
+            reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {problem}")
+    return reasons
+
+
+def required_missing(table: Any, values: dict[str, Any]) -> tuple[str, str] | None:
+    """The seed column of the first text a row must have and has blank (a key, a title, a kind), with the API's
+    message; None when it has them all. Such a row is left out: no default stands in for it."""
+    for model_field in table.model._meta.concrete_fields:
+        if isinstance(model_field, models.CharField | models.TextField) and not model_field.blank \
+                and values.get(model_field.name) == "":
+            return seed_column(table, model_field.name), "This field may not be blank."
+    return None
+
+
 def choices_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
     """Each enum value canonical, through the aliases the API accepts (`half-open` → `half_open`, `Done` →
     `done`); the tool's spelling is kept in `extra` so an export writes it back. A value no alias maps is
@@ -83,7 +104,7 @@ def choices_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, A
         canonical = choice_canonical(canonical_values, value)
         if canonical is None:
             column = _set_aside(table, row, values, extra, model_field)
-            reasons.append(f"{column}: {value!r} is not a {model_field.name} we know")
+            reasons.append(f"{column}: {invalid_choice_message(value, (c for c, _label in model_field.flatchoices))}")
             continue
         column = seed_column(table, model_field.name)
         extra.setdefault(column, jsonable(row[column]) if column in row else value)
