@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from rest_framework.test import APIClient
 
+from ledger_app.append_only import installed_triggers
 from ledger_app.chain import GENESIS_HASH, canonical_json
 from ledger_app.chain_verify import chain_verify
 from ledger_app.models import LedgerEvent, ModelPrice, TokenUsage
+from ledger_app.usage_days import USAGE_TABLE
 from ralphsite.core.models import SeedRow
 from ralphsite.core.money import USD_UNIT, usd_max, usd_text
 from ralphsite.tokens.services import MintedToken
@@ -152,3 +154,48 @@ def test_sqlite_keeps_whole_ten_billionths_and_postgresql_numeric_22_10() -> Non
         cursor.execute("SELECT cost_usd FROM ledger_app_ledgerevent")
         [(stored,)] = cursor.fetchall()
     assert stored == (1500 if connection.vendor == "sqlite" else Decimal("0.0000001500"))
+
+
+def _stored(table: str, column: str) -> list[Any]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {column} FROM {table} ORDER BY 1")  # the test's own names
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _column_places(table: str, column: str) -> tuple[int, int] | None:
+    """PostgreSQL's numeric(precision, scale) of a column (SQLite declares no places)."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT numeric_precision, numeric_scale FROM information_schema.columns "
+                       "WHERE table_name = %s AND column_name = %s", [table, column])
+        return cursor.fetchone()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_moves_every_amount_back_and_forward_with_the_chain_and_triggers_intact(
+        api: APIClient) -> None:
+    session = make_session()
+    for cost in ("0.25", "0.076"):  # six places at most: what every server before the migration stored
+        _created(api, {"session": session.pk, "type": "x-call", "tokens_in": 1, "cost_usd": cost})
+    triggers = installed_triggers(connection) | installed_triggers(connection, USAGE_TABLE)
+    micros = [76000, 250000] if connection.vendor == "sqlite" else [Decimal("0.076"), Decimal("0.25")]
+
+    call_command("migrate", "ledger_app", "0014", verbosity=0)
+    call_command("migrate", "sessions_app", "0016", verbosity=0)
+    assert _stored("ledger_app_ledgerevent", "cost_usd") == micros == _stored("ledger_app_tokenusage", "cost_usd")
+    assert _stored("sessions_app_session", "total_cost_usd") == [sum(micros)]
+    assert _column_places("ledger_app_ledgerevent", "cost_usd") in (None, (18, 6))
+    assert installed_triggers(connection) | installed_triggers(connection, USAGE_TABLE) == triggers
+
+    call_command("migrate", verbosity=0)
+    units = [760000000, 2500000000] if connection.vendor == "sqlite" else micros
+    assert _stored("ledger_app_ledgerevent", "cost_usd") == units == _stored("ledger_app_tokenusage", "cost_usd")
+    assert _stored("ledger_app_usageday", "cost_usd") == [sum(units)]  # rescaled, not moved by its triggers
+    assert _column_places("sessions_app_session", "total_cost_usd") in (None, (22, 10))
+    assert installed_triggers(connection) | installed_triggers(connection, USAGE_TABLE) == triggers
+    report = chain_verify()  # hashed before the migration went back and forth: the same text now
+    assert report.intact and report.events == 2, report.problem
+    assert api.get(f"/api/v1/sessions/{session.pk}/").json()["total_cost_usd"] == "0.326000"
+    with pytest.raises(IntegrityError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE ledger_app_ledgerevent SET cost_usd = 0")
