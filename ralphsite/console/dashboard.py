@@ -12,7 +12,8 @@ Two halves in one module:
   poll (ralphsite/static/ralphsite/live.js, `RalphAdminSite.live_view`) is answered 304 for two cheap
   queries while nothing did.
 
-Money stays `Decimal` USD with 6 places from the database to the page, tokens stay integers.
+Money stays `Decimal` USD (6 places, more when the amount has them) from the database to the page, tokens stay
+integers.
 """
 
 import hashlib

@@ -18,10 +18,12 @@ hashes this text, so it never changes for an amount of six places or fewer.
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from django.core.validators import MaxValueValidator
 from django.db import connection as default_connection
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import BigIntegerField, Func
+from django.utils.functional import cached_property
 
 USD_PLACES = 10
 USD_UNIT = Decimal(1).scaleb(-USD_PLACES)
@@ -101,6 +103,13 @@ class MoneyField(models.DecimalField):
         kwargs.setdefault("max_digits", USD_MAX_DIGITS)
         kwargs.setdefault("decimal_places", USD_PLACES)
         super().__init__(*args, **kwargs)
+
+    @cached_property
+    def validators(self) -> list[Any]:
+        """The field's own, and at most what the backend's columns hold (`usd_max`): model validation (the
+        admin's forms) and the API's serializers (DRF reads it as `max_value`) refuse a larger amount with
+        a 400, never an overflow."""
+        return [*super().validators, MaxValueValidator(usd_max())]
 
     def deconstruct(self) -> tuple[str, str, list[Any], dict[str, Any]]:
         name, _path, args, kwargs = super().deconstruct()

@@ -199,3 +199,16 @@ def test_the_migration_moves_every_amount_back_and_forward_with_the_chain_and_tr
     assert api.get(f"/api/v1/sessions/{session.pk}/").json()["total_cost_usd"] == "0.326000"
     with pytest.raises(IntegrityError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("UPDATE ledger_app_ledgerevent SET cost_usd = 0")
+
+
+def test_the_admin_refuses_a_price_past_the_columns_with_the_api_message(api: APIClient, admin_client: Any) -> None:
+    too_much = str(usd_max() + 1)
+    prices = {"input_per_mtok": too_much, "output_per_mtok": "0", "cached_read_per_mtok": "0",
+              "cached_write_per_mtok": "0", "reasoning_per_mtok": "0"}
+    reply = api.post("/api/v1/model-prices/", {"model": "m", "valid_from": "2026-01-01T00:00:00Z", **prices},
+                     format="json")
+    assert reply.status_code == 400 and list(reply.json()["details"]) == ["input_per_mtok"], reply.content[:300]
+    page = admin_client.post("/admin/ledger_app/modelprice/add/", {
+        "model": "m", "valid_from_0": "2026-01-01", "valid_from_1": "00:00:00", **prices})
+    assert page.status_code == 200 and "input_per_mtok" in page.context["adminform"].form.errors
+    assert not ModelPrice.objects.filter(model="m").exists()
