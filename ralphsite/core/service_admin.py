@@ -42,6 +42,7 @@ from django.views.decorators.http import require_POST
 from ralphsite.core.access import person_name, session_model
 from ralphsite.core.errors import DomainError
 from ralphsite.core.models import ApiToken
+from ralphsite.core.money import MoneyField, usd_text
 from ralphsite.core.writes import ModelWrites, writes_for
 
 # A list counts at most this many rows; past it the page says "more than 10,000".
@@ -203,11 +204,20 @@ class RalphModelAdmin(LongTextMixin, admin.ModelAdmin):
 
     def get_list_display(self, request: HttpRequest) -> list[Any]:
         """People scan names, states and times: a bare `id` column goes last, a bare `session`
-        column becomes the session's key linking to its console, a text or JSON column its beginning."""
+        column becomes the session's key linking to its console, a text or JSON column its beginning,
+        a money column the API's text of it."""
         columns = [column_session() if column == "session" else
-                   column_text(column) if isinstance(column, str) and self._text_field(column) else column
+                   column_text(column) if isinstance(column, str) and self._text_field(column) else
+                   column_usd(column, description=self.model._meta.get_field(column).verbose_name)
+                   if isinstance(column, str) and self._money_field(column) else column
                    for column in super().get_list_display(request)]
         return [column for column in columns if column != "id"] + (["id"] if "id" in columns else [])
+
+    def _money_field(self, name: str) -> bool:
+        try:
+            return isinstance(self.model._meta.get_field(name), MoneyField)
+        except FieldDoesNotExist:
+            return False
 
     def get_list_display_links(self, request: HttpRequest, list_display: list[Any]) -> list[Any] | None:
         """The first column links to the row, unless it is already a link (the session's)."""
@@ -466,6 +476,16 @@ def column_text(field: str, *, length: int = 80, description: str | None = None)
         value = getattr(obj, field)
         return truncated(value if value is None or isinstance(value, str) else json.dumps(value), length)
     return _named(show, f"{field}_short")
+
+
+def column_usd(field: str, *, description: str | None = None) -> Callable[[Any], str]:
+    """A money column as the API writes it (`usd_text`: six places, more only when the amount has them), not
+    padded to the column's ten; named and sorted as the field."""
+    @admin.display(description=description or field.replace("_", " "), ordering=field)
+    def show(obj: Any) -> str:
+        value = getattr(obj, field)
+        return "-" if value is None else usd_text(value)
+    return _named(show, field)
 
 
 def column_ago(field: str, *, description: str | None = None) -> Callable[[Any], str]:

@@ -25,7 +25,7 @@ from ralphsite.tokens.services import MintedToken
 from sessions_app.models import Session
 from tests.ledger_app.factories import make_event
 from tests.mcp.conftest import mcp_agent
-from tests.seed_io.helpers import import_seed, seed_database
+from tests.seed_io.helpers import file_rows, import_seed, seed_database
 from tests.sessions_app.factories import make_session
 
 pytestmark = pytest.mark.django_db
@@ -145,6 +145,9 @@ def test_it_imports_ralphy_costs_to_ten_places_and_counts_float_noise(tmp_path: 
     out = StringIO()
     call_command("ledger_verify", stdout=out, stderr=StringIO())
     assert "ledger chain intact: 3 events" in out.getvalue()
+    exported = tmp_path / "out.db"  # the tool's own encoding back: REAL dollars, the float's noise included
+    call_command("export_seed", "ralphy", str(exported), stdout=StringIO())
+    assert [row["cost_usd"] for row in file_rows(exported, "ledger")] == [SUB_MICRO, 0.1 + 0.2, 0.0012345]
 
 
 def test_sqlite_keeps_whole_ten_billionths_and_postgresql_numeric_22_10() -> None:
