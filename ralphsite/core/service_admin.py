@@ -109,7 +109,8 @@ def text_shown(obj: models.Model, field: models.Field, empty: str) -> str:
 
 class LongTextMixin:
     """Text and JSON fields shown read-only (and, on a record's page, any whose value is long) go through
-    `text_shown`: the field's name in the fieldsets is replaced by a display of the same name and label."""
+    `text_shown`, read-only money through `usd_text` (not padded to the column's ten places): the field's
+    name in the fieldsets is replaced by a display of the same name and label."""
 
     model: type[models.Model]
 
@@ -120,6 +121,9 @@ class LongTextMixin:
 
             @admin.display(description=field.verbose_name)
             def shown(obj: models.Model) -> str:
+                if isinstance(field, MoneyField):
+                    value = getattr(obj, field.name)
+                    return self.get_empty_value_display() if value is None else usd_text(value)
                 return text_shown(obj, field, self.get_empty_value_display())
             cache[name] = _named(shown, name)  # the help text and the CSS class are the field's
         return cache[name]
@@ -134,13 +138,13 @@ class LongTextMixin:
     def get_readonly_fields(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
         names = [*super().get_readonly_fields(request, obj), *self._long_values(obj)]  # type: ignore[misc]
         names = list(dict.fromkeys(names))
-        return names + [self._shown(name) for name in names if isinstance(name, str) and self._text_field(name)]
+        return names + [self._shown(name) for name in names if isinstance(name, str) and self._shown_field(name)]
 
     def get_fieldsets(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
         readonly = {getattr(name, "__name__", name) for name in self.get_readonly_fields(request, obj)}
 
         def shown(names: Iterable[Any]) -> list[Any]:
-            swapped = [self._shown(name) if isinstance(name, str) and name in readonly and self._text_field(name)
+            swapped = [self._shown(name) if isinstance(name, str) and name in readonly and self._shown_field(name)
                        else name for name in names]
             return list(dict.fromkeys(swapped))
         return [(title, {**options, "fields": shown(options["fields"])})
@@ -151,6 +155,16 @@ class LongTextMixin:
             return _long_text_field(self.model._meta.get_field(name))
         except FieldDoesNotExist:
             return False
+
+    def _money_field(self, name: str) -> bool:
+        try:
+            return isinstance(self.model._meta.get_field(name), MoneyField)
+        except FieldDoesNotExist:
+            return False
+
+    def _shown_field(self, name: str) -> bool:
+        """Whether a read-only field is shown through `_shown` (a text or JSON field, or money)."""
+        return self._text_field(name) or self._money_field(name)
 
     def whole_text_view(self, request: HttpRequest, object_id: str, field: str) -> HttpResponse:
         """One field's whole value, read-only, as plain text; only a field this page shows, to a person
@@ -212,12 +226,6 @@ class RalphModelAdmin(LongTextMixin, admin.ModelAdmin):
                    if isinstance(column, str) and self._money_field(column) else column
                    for column in super().get_list_display(request)]
         return [column for column in columns if column != "id"] + (["id"] if "id" in columns else [])
-
-    def _money_field(self, name: str) -> bool:
-        try:
-            return isinstance(self.model._meta.get_field(name), MoneyField)
-        except FieldDoesNotExist:
-            return False
 
     def get_list_display_links(self, request: HttpRequest, list_display: list[Any]) -> list[Any] | None:
         """The first column links to the row, unless it is already a link (the session's)."""

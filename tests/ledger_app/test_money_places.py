@@ -215,3 +215,13 @@ def test_the_admin_refuses_a_price_past_the_columns_with_the_api_message(api: AP
         "model": "m", "valid_from_0": "2026-01-01", "valid_from_1": "00:00:00", **prices})
     assert page.status_code == 200 and "input_per_mtok" in page.context["adminform"].form.errors
     assert not ModelPrice.objects.filter(model="m").exists()
+
+
+def test_the_admin_shows_money_as_the_api_writes_it(admin_client: Any) -> None:
+    session = make_session()
+    events = [make_event(session, n, cost_usd=Decimal(cost)) for n, cost in enumerate(("0.25", "1.5e-7"))]
+    listed = admin_client.get("/admin/ledger_app/ledgerevent/").content.decode()
+    assert "0.250000<" in listed and "0.00000015<" in listed and "0.2500000000" not in listed
+    for event, shown in zip(events, ("0.250000", "0.00000015"), strict=True):
+        page = admin_client.get(f"/admin/ledger_app/ledgerevent/{event.pk}/change/").content.decode()
+        assert f'class="readonly">{shown}<' in page and "0.2500000000" not in page and "1500<" not in page, shown
