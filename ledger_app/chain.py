@@ -18,8 +18,11 @@ first event) and `canonical_json(event)` is the UTF-8 JSON object of the `CHAIN_
   `\\b`, `\\f`, `\\r`, otherwise `\\u00xx`);
 * `session` is the session's id (26 upper-case characters) or null; `timestamp` is UTC, ending in
   `Z`, with six digits of microseconds unless they are zero (`2026-11-25T07:09:00Z`,
-  `2026-11-25T07:09:00.250000Z`); `cost_usd` is a string with exactly six decimals,
-  `"0.250000"` (zero is `"0.000000"`); the other columns are JSON strings, integers, booleans or null;
+  `2026-11-25T07:09:00.250000Z`); `cost_usd` is a string with exactly six decimals when the
+  amount has six or fewer, `"0.250000"` (zero is `"0.000000"`), else with the decimals it has and
+  no trailing zero, up to ten, `"0.00000015"` (`ralphsite.core.money.usd_text`; amounts kept ten
+  places from sessions_app 0017 / ledger_app 0015 on, and every chain written before holds six
+  at most, so it reads the same); the other columns are JSON strings, integers, booleans or null;
 * `data` and `meta` are their JSON values with keys sorted the same way; a number with no fractional
   part is written as an integer with all its digits (`2.0` → `2`, `1e16` → `10000000000000000`,
   since PostgreSQL's jsonb reads `1e16` back as that integer), any other number as the shortest
@@ -36,7 +39,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -45,6 +48,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ledger_app.models import LedgerChainHead, LedgerEvent
 from ralphsite.core.errors import InvalidInput
+from ralphsite.core.money import usd_shown, usd_text
 from sessions_app.models import Session
 
 GENESIS_HASH = "0" * 64
@@ -60,18 +64,14 @@ UNHASHED_FIELDS = frozenset({"prev_hash", "hash"})
 # JSON nested deeper than this is refused (orjson writes at most 255 levels).
 MAX_JSON_DEPTH = 128
 
-_MICRO_USD = Decimal("0.000001")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _EXACT_FLOAT_INTEGER = 2**53
 
 
 def money(value: Any) -> Decimal:
-    """A cost as the six-decimal value the database stores (numeric rounding: half away from zero)."""
-    return Decimal(value).quantize(_MICRO_USD, rounding=ROUND_HALF_UP)
-
-
-def _money_text(value: Decimal) -> str:
-    return "0.000000" if not value else f"{value.quantize(_MICRO_USD, rounding=ROUND_HALF_UP):f}"
+    """A cost as the value the database stores and hands back (numeric rounding: half away from
+    zero, `ralphsite.core.money.usd_shown`)."""
+    return usd_shown(value)
 
 
 def _utc(value: datetime) -> datetime:
@@ -136,7 +136,7 @@ def canonical_json(value: Any) -> bytes:
 def event_canonical(event: Any) -> bytes:
     """The canonical JSON of an event (a LedgerEvent, or any object with its attributes)."""
     return canonical_json({
-        "agent": event.agent, "category": event.category, "cost_usd": _money_text(event.cost_usd),
+        "agent": event.agent, "category": event.category, "cost_usd": usd_text(event.cost_usd),
         "data": _json_canonical(event.data), "duration_ms": event.duration_ms, "id": event.id,
         "idempotency_key": event.idempotency_key, "is_estimated": event.is_estimated,
         "iteration": event.iteration, "message": event.message, "meta": _json_canonical(event.meta),

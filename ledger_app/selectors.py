@@ -1,7 +1,7 @@
 """Read queries for the ledger app (the statistics live in `ledger_app.stats`)."""
 
 from collections.abc import Collection
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, DateField, Func, QuerySet, Sum
@@ -22,6 +22,7 @@ from ledger_app.models import (
     UsageDay,
 )
 from ralphsite.core.access import current_scope
+from ralphsite.core.money import usd_shown
 from ralphsite.core.usage_book import BookedUsage
 
 
@@ -83,7 +84,6 @@ def dead_letter_list() -> QuerySet[DeadLetter]:
 
 # -- token usage totals (the admin's "cost by model and day") ----------------------------------
 
-MICRO_USD = Decimal("0.000001")
 _USAGE_TOTALS = {"calls": Count("id"), "input_tokens": Sum("input_tokens"), "output_tokens": Sum("output_tokens"),
                  "cost_usd": Sum("cost_usd")}
 
@@ -98,11 +98,11 @@ def usage_by_source(source: str, source_ids: Collection[str]) -> dict[str, Booke
             for row in rows}
 
 
-def usd(value: Decimal | float | int | None) -> Decimal:
-    """A money sum as Decimal USD with 6 places. SQLite adds decimals as floats and hands back
-    `0.0915000000000000` (or `0.30000000000000004`); the error is far below a micro-dollar, so
-    rounding to 6 places gives the exact sum PostgreSQL computes in numeric."""
-    return Decimal(str(value or 0)).quantize(MICRO_USD, rounding=ROUND_HALF_UP)
+
+def usd(value: Decimal | int | None) -> Decimal:
+    """A money sum (exact on both backends: SQLite sums whole units, `ralphsite.core.money`) as the
+    columns hand amounts back; 0 for no rows."""
+    return usd_shown(value or 0)
 
 
 def _with_usd(rows: QuerySet) -> list[dict[str, Any]]:

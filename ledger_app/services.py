@@ -4,7 +4,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, router, transaction
@@ -30,6 +30,7 @@ from ledger_app.models import (
 from ralphsite.core.access import current_scope
 from ralphsite.core.activity import sessions_touch
 from ralphsite.core.errors import Conflict, InvalidInput, NotFound
+from ralphsite.core.money import usd
 from ralphsite.core.services import column_holds, instance_create
 from ralphsite.core.shapes import stored_values_check
 from sessions_app.models import Session, SessionStatus
@@ -38,7 +39,6 @@ from sessions_app.services.usage import session_usage_add
 
 MAX_EVENTS_PER_APPEND = 1000
 _APPEND_ATTEMPTS = 3
-_MICRO_USD = Decimal("0.000001")
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -343,7 +343,7 @@ class PriceList:
             message = f"No price for model {model!r} at {recorded_at.isoformat()}: send cost_usd or add a model price."
             raise InvalidInput(message, code="no_model_price", details={"cost_usd": [message]})
         total = sum((count * getattr(price, PRICED_TOKEN_FIELDS[name]) for name, count in tokens.items()), Decimal(0))
-        return {**item, "cost_usd": (total / 1_000_000).quantize(_MICRO_USD, rounding=ROUND_HALF_UP),
+        return {**item, "cost_usd": usd(total / 1_000_000),
                 "is_estimated": True}
 
 

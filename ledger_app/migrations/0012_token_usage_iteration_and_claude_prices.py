@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from django.db import migrations, models
 
-from ralphsite.core.money import MICROS_PER_USD
+from ralphsite.core.db.money_storage import MICROS_PER_USD
 from ralphsite.core.ulid import ulid_new
 
 PRICES_FROM = datetime(2024, 1, 1, tzinfo=UTC)

@@ -106,7 +106,7 @@ class LedgerEvent(models.Model):
     tokens_in = models.BigIntegerField(default=0)
     tokens_out = models.BigIntegerField(default=0)
     tokens_total = models.BigIntegerField(default=0)
-    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    cost_usd = MoneyField(default=0)
     is_estimated = models.BooleanField(default=False)
     message = models.TextField(blank=True, default="")
     data = models.JSONField(default=dict, blank=True, validators=[JSONObject()])

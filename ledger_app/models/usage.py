@@ -19,8 +19,7 @@ PRICED_TOKEN_FIELDS: dict[str, str] = {
 
 
 def _price_field() -> models.DecimalField:
-    return MoneyField(max_digits=18, decimal_places=6, default=0,
-                               help_text="USD per million tokens.")
+    return MoneyField(default=0, help_text="USD per million tokens.")
 
 
 class ModelPrice(ULIDModel):
@@ -73,7 +72,7 @@ class UsageSums(models.Model):
     cached_read_tokens = models.BigIntegerField(default=0)
     cached_write_tokens = models.BigIntegerField(default=0)
     reasoning_tokens = models.BigIntegerField(default=0)
-    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    cost_usd = MoneyField(default=0)
 
     class Meta:
         abstract = True

@@ -8,8 +8,8 @@ Rounding, as the seed's SQL: rates are `ROUND(AVG(CASE WHEN c THEN 1.0 ELSE 0.0 
 (half away from zero on both backends) returned as numbers; USD sums are `ROUND(SUM(cost_usd), 4)`
 returned as decimal strings with 4 places. Where a seed view reports cents, `cents()` computes
 `ROUND(SUM(cost_usd) * 100)`: the rows are summed first, then rounded once to whole cents, half
-away from zero, as an integer. Money is summed in whole micro-dollars so that both backends round
-exactly the same way. A single stored USD amount becomes cents
+away from zero, as an integer. Money is summed exactly (whole 1e-10 USD on SQLite, numeric on
+PostgreSQL) so that both backends round exactly the same way. A single stored USD amount becomes cents
 with `ralphsite.core.money.usd_to_cents`, also half away from zero.
 """
 
@@ -21,10 +21,8 @@ from typing import Any
 
 from django.db.models import (
     Avg,
-    BigIntegerField,
     Case,
     Count,
-    ExpressionWrapper,
     FloatField,
     IntegerField,
     OuterRef,
@@ -38,7 +36,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Round
 
 from ralphsite.core.access import current_scope
-from ralphsite.core.money import MicroUSD
+from ralphsite.core.money import UsdRounded, UsdUnits
 
 Row = dict[str, Any]
 
@@ -113,20 +111,19 @@ def rate(condition: Q) -> Round:
     return Round(share * Value(100.0), 1, output_field=FloatField())
 
 
-def micro_usd_sum(field: str = "cost_usd") -> Sum:
-    """SUM of the rows' USD in whole micro-dollars: integers on both backends, so both round a sum
-    the same way (`ralphsite.core.money.MicroUSD`)."""
-    return Sum(MicroUSD(field))
+def usd_units_sum(field: str = "cost_usd") -> UsdUnits:
+    """SUM of the rows' USD in whole 1e-10 USD, exact on both backends, so both round a sum the same
+    way (`ralphsite.core.money.UsdUnits`)."""
+    return UsdUnits(Sum(field))
 
 
-def usd_units(field: str = "cost_usd", *, places: int) -> ExpressionWrapper:
+def usd_units(field: str = "cost_usd", *, places: int) -> UsdRounded:
     """ROUND(SUM(field), places) as an integer number of 10^-places USD, half away from zero (costs
-    are never negative): (micro-dollars + half a unit) integer-divided by the unit."""
-    unit = 10 ** (6 - places)
-    return ExpressionWrapper((micro_usd_sum(field) + Value(unit // 2)) / Value(unit), output_field=BigIntegerField())
+    are never negative; `ralphsite.core.money.UsdRounded`)."""
+    return UsdRounded(Sum(field), places=places)
 
 
-def cents(field: str = "cost_usd") -> ExpressionWrapper:
+def cents(field: str = "cost_usd") -> UsdRounded:
     """Seed 003's `cost_cents` columns from USD: ROUND(SUM(cost_usd) * 100) as whole cents."""
     return usd_units(field, places=2)
 

@@ -66,7 +66,7 @@ def session_cost(filters: StatFilters) -> list[Row]:
         rows += sessionless if row["session_id"] is None else [row]
     return [{"session_id": row["session_id"], "api_calls": row["calls"], "total_input_tokens": row["input_tokens"],
              "total_output_tokens": row["output_tokens"], "total_tokens": row["input_tokens"] + row["output_tokens"],
-             "total_cost_usd": as_money(units(row["micro_usd"], places=4)), "first_call": row["first_call"],
+             "total_cost_usd": as_money(units(row["usd_units"], places=4)), "first_call": row["first_call"],
              "last_call": row["last_call"]} for row in rows]
 
 
@@ -74,7 +74,7 @@ def session_cost(filters: StatFilters) -> list[Row]:
 def daily_cost(filters: StatFilters) -> list[Row]:
     """v_daily_cost: token usage and cost (USD, 4 places) per UTC day."""
     return [{"date": row["day"], "api_calls": row["calls"], "total_tokens": row["input_tokens"] + row["output_tokens"],
-             "total_cost_usd": as_money(units(row["micro_usd"], places=4))} for row in usage_by(filters, by=("day",))]
+             "total_cost_usd": as_money(units(row["usd_units"], places=4))} for row in usage_by(filters, by=("day",))]
 
 
 @stat("error-summary", columns=("error_type", "occurrences", "recovered", "circuits_opened"))

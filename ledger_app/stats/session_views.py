@@ -111,7 +111,7 @@ def model_usage(filters: StatFilters) -> list[Row]:
         runs={"runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "failures": count_if(RUN_FAILED),
               "success_rate": rate(RUN_SUCCEEDED)},
         usage=lambda sums: {"tokens_input": sums["input_tokens"], "tokens_output": sums["output_tokens"],
-                            "cost_cents": units(sums["micro_usd"], places=2)})
+                            "cost_cents": units(sums["usd_units"], places=2)})
     return [{**row, "success_rate": as_rate(row["success_rate"])} for row in rows]
 
 
@@ -125,7 +125,7 @@ def agent_performance(filters: StatFilters) -> list[Row]:
         filters, ("agent",),
         runs={"total_runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "success_rate": rate(RUN_SUCCEEDED),
               "avg_duration_ms": Avg("duration_ms")},
-        usage=lambda sums: {"total_cost_cents": units(sums["micro_usd"], places=2)})
+        usage=lambda sums: {"total_cost_cents": units(sums["usd_units"], places=2)})
     return [{**row, "success_rate": as_rate(row["success_rate"]),
              "avg_duration_seconds": None if row["avg_duration_ms"] is None
              else round(float(row["avg_duration_ms"]) / 1000, 3)} for row in rows]

@@ -4,13 +4,14 @@ and agent), never from every call: whole UTC days come from the rollup; only the
 the same at 200,000 calls as at 200, under any token scope (the rollup has the session, so
 `scoped` narrows it as it narrows the calls), and gives the same figures as the calls would.
 
-Money is summed in whole micro-dollars (exact on both backends) and rounded once per group, half
+Money is summed in whole 1e-10 USD (exact on both backends) and rounded once per group, half
 away from zero, as `framework.usd_units` does in SQL."""
 
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
+from decimal import Decimal
 from functools import reduce
 from typing import Any
 
@@ -20,9 +21,10 @@ from django.db.models.functions import Coalesce
 
 from ledger_app.models import TokenUsage, UsageDay
 from ledger_app.selectors import UTCDate
-from ledger_app.stats.framework import Row, StatFilters, micro_usd_sum, scoped
+from ledger_app.stats.framework import Row, StatFilters, scoped, usd_units_sum
+from ralphsite.core.money import USD_PLACES
 
-FIGURES = ("calls", "input_tokens", "output_tokens", "micro_usd")
+FIGURES = ("calls", "input_tokens", "output_tokens", "usd_units")
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def first_and_last_call(filters: StatFilters) -> dict[str, tuple[Any, Any]]:
 def usage_by(filters: StatFilters, *, by: tuple[str, ...],
              extra: dict[str, tuple[Any, Any]] | None = None) -> list[Row]:
     """Per value of `by` (fields of both the rollup and the calls; `day` is the UTC day), the calls,
-    input and output tokens and micro-dollars of the usage the filters select, ordered by `by` as the
+    input and output tokens and whole 1e-10 USD of the usage the filters select, ordered by `by` as the
     database orders (NULL first on SQLite, last on PostgreSQL). `extra` adds aggregates: name →
     (over the rollup, over the calls), merged as min for Min and max for Max."""
     extra = extra or {}
@@ -90,7 +92,7 @@ def usage_by(filters: StatFilters, *, by: tuple[str, ...],
         rollup = rollup.filter(day__lt=split.end_day)
     groups = {tuple(row[k] for k in by): row for row in rollup.order_by().values(*by).annotate(
         calls=Sum("calls"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
-        micro_usd=micro_usd_sum(), **{name: over_rollup for name, (over_rollup, _) in extra.items()})}
+        usd_units=usd_units_sum(), **{name: over_rollup for name, (over_rollup, _) in extra.items()})}
     if split.part_days is not None:
         calls = scoped(TokenUsage.objects.all(), _session_filter(filters), date_field="recorded_at")
         calls = calls.filter(split.part_days)
@@ -98,7 +100,7 @@ def usage_by(filters: StatFilters, *, by: tuple[str, ...],
             calls = calls.annotate(day=UTCDate("recorded_at"))
         for row in calls.order_by().values(*by).annotate(
                 calls=Count("*"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
-                micro_usd=micro_usd_sum(), **{name: over_calls for name, (_, over_calls) in extra.items()}):
+                usd_units=usd_units_sum(), **{name: over_calls for name, (_, over_calls) in extra.items()}):
             group = groups.setdefault(tuple(row[k] for k in by), dict.fromkeys((*FIGURES, *extra), None) | {
                 k: row[k] for k in by})
             for name in FIGURES:
@@ -120,13 +122,14 @@ def sessionless_calls(filters: StatFilters) -> list[Row]:
     calls = scoped(TokenUsage.objects.filter(session__isnull=True), filters, date_field="recorded_at")
     rows = list(calls.order_by().values("session_key").annotate(
         calls=Count("*"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"),
-        micro_usd=micro_usd_sum(), first_call=Min("recorded_at"), last_call=Max("recorded_at")))
+        usd_units=usd_units_sum(), first_call=Min("recorded_at"), last_call=Max("recorded_at")))
     nulls_last = connection.features.nulls_order_largest
     return sorted(rows, key=lambda row: ((row["session_key"] is None) == nulls_last, row["session_key"] or ""))
 
 
-def units(micro_usd: int | None, *, places: int) -> int:
-    """Micro-dollars as whole 10^-places USD, half away from zero (`framework.usd_units` in Python)."""
-    unit = 10 ** (6 - places)
-    total = (micro_usd or 0) + unit // 2
+def units(usd_units: int | Decimal | None, *, places: int) -> int:
+    """Whole 1e-10 USD (an int, or PostgreSQL's numeric) as whole 10^-places USD, half away from zero
+    (`framework.usd_units` in Python)."""
+    unit = 10 ** (USD_PLACES - places)
+    total = int(usd_units or 0) + unit // 2
     return total // unit if total >= 0 else -(-total // unit)  # SQL's integer division truncates

@@ -12,7 +12,8 @@ Two halves in one module:
   poll (ralphsite/static/ralphsite/live.js, `RalphAdminSite.live_view`) is answered 304 for two cheap
   queries while nothing did.
 
-Money stays `Decimal` USD with 6 places from the database to the page, tokens stay integers.
+Money stays `Decimal` USD (6 places, more when the amount has them) from the database to the page, tokens stay
+integers.
 """
 
 import hashlib
@@ -31,12 +32,12 @@ from django.utils import timezone
 
 from ledger_app import selectors as ledger_selectors
 from ledger_app.models import DeadLetterStatus
-from ledger_app.stats.framework import micro_usd_sum
+from ledger_app.stats.framework import usd_units_sum
+from ralphsite.core.money import units_to_usd, usd_shown
 from sessions_app import selectors as session_selectors
 from sessions_app.models import Question, QuestionStatus, Session, SessionStatus, Signal, Task, TaskStatus
 
-USD_PLACES = Decimal("0.000001")
-ZERO_USD = Decimal(0).quantize(USD_PLACES)
+ZERO_USD = usd_shown(0)
 DAYS_CHARTED = 14
 RUNNING_SHOWN = 25
 ENDED_SHOWN = 10
@@ -45,9 +46,9 @@ ISSUES_SHOWN = 5
 OPEN_QUESTION_STATUSES = (QuestionStatus.UNANSWERED, QuestionStatus.RESEARCH_NEEDED)
 
 
-def usd(micro_dollars: int | None) -> Decimal:
-    """Whole micro-dollars (what `micro_usd_sum` returns) as Decimal USD with 6 places."""
-    return (Decimal(micro_dollars or 0).scaleb(-6)).quantize(USD_PLACES)
+def usd(units: int | Decimal | None) -> Decimal:
+    """Whole 1e-10 USD (what `usd_units_sum` returns) as Decimal USD, 6 places or more when it has them."""
+    return usd_shown(units_to_usd(units or 0))
 
 
 # -- selectors -----------------------------------------------------------------------------------
@@ -134,14 +135,14 @@ def top_issues(*, limit: int = ISSUES_SHOWN) -> list[dict[str, Any]]:
 
 def usage_by_day_and_model(*, since: datetime) -> list[dict[str, Any]]:
     """Token usage from `since`'s UTC day on, per day and model: calls, tokens (input + output, as
-    the `daily-cost` statistic counts them) and cost, exact to the micro-dollar (one query over the
+    the `daily-cost` statistic counts them) and cost, exact to 1e-10 USD (one query over the
     usage rollup, `ledger_app.usage_days`, not over every call)."""
     rows = (ledger_selectors.usage_day_list().filter(day__gte=since.astimezone(UTC).date())
             .values("day", "model").order_by("day", "model")
             .annotate(calls=Sum("calls"), tokens=Sum(F("input_tokens") + F("output_tokens")),
-                      micro_usd=micro_usd_sum()))
+                      usd_units=usd_units_sum()))
     return [{"day": row["day"], "model": row["model"], "calls": row["calls"], "tokens": int(row["tokens"] or 0),
-             "cost_usd": usd(row["micro_usd"])} for row in rows]
+             "cost_usd": usd(row["usd_units"])} for row in rows]
 
 
 # -- presentation --------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from django.views.decorators.http import require_POST
 from ralphsite.core.access import person_name, session_model
 from ralphsite.core.errors import DomainError
 from ralphsite.core.models import ApiToken
+from ralphsite.core.money import MoneyField, usd_text
 from ralphsite.core.writes import ModelWrites, writes_for
 
 # A list counts at most this many rows; past it the page says "more than 10,000".
@@ -108,7 +109,8 @@ def text_shown(obj: models.Model, field: models.Field, empty: str) -> str:
 
 class LongTextMixin:
     """Text and JSON fields shown read-only (and, on a record's page, any whose value is long) go through
-    `text_shown`: the field's name in the fieldsets is replaced by a display of the same name and label."""
+    `text_shown`, read-only money through `usd_text` (not padded to the column's ten places): the field's
+    name in the fieldsets is replaced by a display of the same name and label."""
 
     model: type[models.Model]
 
@@ -119,6 +121,9 @@ class LongTextMixin:
 
             @admin.display(description=field.verbose_name)
             def shown(obj: models.Model) -> str:
+                if isinstance(field, MoneyField):
+                    value = getattr(obj, field.name)
+                    return self.get_empty_value_display() if value is None else usd_text(value)
                 return text_shown(obj, field, self.get_empty_value_display())
             cache[name] = _named(shown, name)  # the help text and the CSS class are the field's
         return cache[name]
@@ -133,13 +138,13 @@ class LongTextMixin:
     def get_readonly_fields(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
         names = [*super().get_readonly_fields(request, obj), *self._long_values(obj)]  # type: ignore[misc]
         names = list(dict.fromkeys(names))
-        return names + [self._shown(name) for name in names if isinstance(name, str) and self._text_field(name)]
+        return names + [self._shown(name) for name in names if isinstance(name, str) and self._shown_field(name)]
 
     def get_fieldsets(self, request: HttpRequest, obj: models.Model | None = None) -> list[Any]:
         readonly = {getattr(name, "__name__", name) for name in self.get_readonly_fields(request, obj)}
 
         def shown(names: Iterable[Any]) -> list[Any]:
-            swapped = [self._shown(name) if isinstance(name, str) and name in readonly and self._text_field(name)
+            swapped = [self._shown(name) if isinstance(name, str) and name in readonly and self._shown_field(name)
                        else name for name in names]
             return list(dict.fromkeys(swapped))
         return [(title, {**options, "fields": shown(options["fields"])})
@@ -150,6 +155,16 @@ class LongTextMixin:
             return _long_text_field(self.model._meta.get_field(name))
         except FieldDoesNotExist:
             return False
+
+    def _money_field(self, name: str) -> bool:
+        try:
+            return isinstance(self.model._meta.get_field(name), MoneyField)
+        except FieldDoesNotExist:
+            return False
+
+    def _shown_field(self, name: str) -> bool:
+        """Whether a read-only field is shown through `_shown` (a text or JSON field, or money)."""
+        return self._text_field(name) or self._money_field(name)
 
     def whole_text_view(self, request: HttpRequest, object_id: str, field: str) -> HttpResponse:
         """One field's whole value, read-only, as plain text; only a field this page shows, to a person
@@ -265,9 +280,12 @@ class RalphModelAdmin(LongTextMixin, admin.ModelAdmin):
 
     def get_list_display(self, request: HttpRequest) -> list[Any]:
         """People scan names, states and times: a bare `id` column goes last, a bare `session`
-        column becomes the session's key linking to its console, a text or JSON column its beginning."""
+        column becomes the session's key linking to its console, a text or JSON column its beginning,
+        a money column the API's text of it."""
         columns = [column_session() if column == "session" else
-                   column_text(column) if isinstance(column, str) and self._text_field(column) else column
+                   column_text(column) if isinstance(column, str) and self._text_field(column) else
+                   column_usd(column, description=self.model._meta.get_field(column).verbose_name)
+                   if isinstance(column, str) and self._money_field(column) else column
                    for column in super().get_list_display(request)]
         return [column for column in columns if column != "id"] + (["id"] if "id" in columns else [])
 
@@ -529,6 +547,16 @@ def column_text(field: str, *, length: int = 80, description: str | None = None)
         value = getattr(obj, field)
         return truncated(value if value is None or isinstance(value, str) else json.dumps(value), length)
     return _named(show, f"{field}_short")
+
+
+def column_usd(field: str, *, description: str | None = None) -> Callable[[Any], str]:
+    """A money column as the API writes it (`usd_text`: six places, more only when the amount has them), not
+    padded to the column's ten; named and sorted as the field."""
+    @admin.display(description=description or field.replace("_", " "), ordering=field)
+    def show(obj: Any) -> str:
+        value = getattr(obj, field)
+        return "-" if value is None else usd_text(value)
+    return _named(show, field)
 
 
 def column_ago(field: str, *, description: str | None = None) -> Callable[[Any], str]:

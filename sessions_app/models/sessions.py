@@ -151,7 +151,7 @@ class Session(ULIDModel):
                                       default=ExecutionMode.NORMAL)
     total_tokens_input = models.BigIntegerField(default=0)
     total_tokens_output = models.BigIntegerField(default=0)
-    total_cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    total_cost_usd = MoneyField(default=0)
     bug_council_activated = models.BooleanField(default=False)
     bug_council_reason = models.TextField(blank=True, default="")
     project_path = models.CharField(max_length=1000, blank=True, default="")

@@ -264,7 +264,7 @@ class TaskAttempt(ULIDModel):
     error_message = models.TextField(blank=True, default="")
     tokens_input = token_count_field()
     tokens_output = token_count_field()
-    cost_usd = MoneyField(max_digits=18, decimal_places=6, default=0)
+    cost_usd = MoneyField(default=0)
     is_estimated = models.BooleanField(default=False)
     request_id = request_id_field()
     duration_seconds = models.PositiveIntegerField(null=True, blank=True)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from ralphsite.core.activity import sessions_touch
 from ralphsite.core.errors import InvalidInput, NotFound
 from ralphsite.core.fields import BIGINT_MAX
-from ralphsite.core.money import USD_MAX
+from ralphsite.core.money import usd_max
 from ralphsite.core.services import instance_create, instance_delete, instance_update
 from sessions_app.ledger import ledger
 from sessions_app.models import FINISHED_INVOCATION_STATUSES, AgentInvocation, Session, Task, TaskAttempt
@@ -29,7 +29,7 @@ def _usage_totals_add(*, session_id: str, tokens_input: int, tokens_output: int,
     return Session.objects.filter(
         pk=session_id, total_tokens_input__lte=BIGINT_MAX - max(tokens_input, 0),
         total_tokens_output__lte=BIGINT_MAX - max(tokens_output, 0), token_count__lte=BIGINT_MAX - max(tokens, 0),
-        total_cost_usd__lte=USD_MAX - max(cost_usd, Decimal(0)),
+        total_cost_usd__lte=usd_max() - max(cost_usd, Decimal(0)),
     ).update(
         total_tokens_input=F("total_tokens_input") + tokens_input,
         total_tokens_output=F("total_tokens_output") + tokens_output, token_count=F("token_count") + tokens,

@@ -79,7 +79,8 @@ def test_it_hashes_json_numbers_as_both_databases_read_them_back() -> None:
     # PostgreSQL's jsonb reads 1e16 back as an integer and -0.0 as 0; SQLite keeps what json.dumps wrote.
     data = {"big_float": 1e16, "huge_float": 1.5e300, "whole": 2.0, "tiny": 1e-7, "negative_zero": -0.0,
             "beyond_64_bits": 10**30, "nested": [{"x": 0.1}, [3.0]]}
-    make_event(make_session(), data=data, meta={"k": 1.0}, cost_usd=Decimal("999999999.999999"))
+    # the largest six-place cost SQLite's money columns hold (whole 1e-10 USD in 64 bits)
+    make_event(make_session(), data=data, meta={"k": 1.0}, cost_usd=Decimal("922337203.685477"))
     make_event(make_session(), cost_usd="-0")
     assert chain_verify().intact
 

@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from ledger_app.models import ModelPrice, TokenUsage
 from ralphsite.console.dashboard import usage_charts
+from ralphsite.core.money import usd_max
 from sessions_app.models import Session
 from tests.ledger_app.factories import get_stat
 from tests.sessions_app.factories import make_session, make_task
@@ -161,9 +162,10 @@ def test_a_duplicate_token_usage_report_answers_the_row_that_counts_the_call(
 @pytest.mark.parametrize("amounts", [
     ["0.076000"],
     ["0.1", "0.2"],  # 0.30000000000000004 in floats
-    ["999999999999.999999"],  # crashed Django's SQLite decimal converter
+    ["999999999999.999999"],  # crashed Django's SQLite decimal converter (past SQLite's limit now: the largest)
 ])
 def test_it_keeps_money_exact_on_both_backends(api: APIClient, amounts: list[str]) -> None:
+    amounts = [min(amount, str(usd_max()), key=Decimal) for amount in amounts]
     session = make_session()
     for index, amount in enumerate(amounts):
         _usage(api, session, f"req-{index}", (1, 1), amount)
@@ -175,8 +177,8 @@ def test_it_keeps_money_exact_on_both_backends(api: APIClient, amounts: list[str
     with connection.cursor() as cursor:
         cursor.execute("SELECT total_cost_usd FROM sessions_app_session WHERE id = %s", [session.pk])
         stored = cursor.fetchone()[0]
-    # SQLite: whole micro-dollars in an integer; PostgreSQL: numeric(18, 6).
-    assert stored == (int(expected * 10**6) if connection.vendor == "sqlite" else expected)
+    # SQLite: whole 1e-10 USD in an integer; PostgreSQL: numeric(22, 10).
+    assert stored == (int(expected * 10**10) if connection.vendor == "sqlite" else expected)
 
 
 @pytest.mark.parametrize(("path", "body"), [

@@ -1,6 +1,7 @@
 """One rule, every door (issue #26 §3): each kind of rule (a text's length, a JSON shape, an enum's choices, a
-numeric bound, a required field) walked through each way in (REST, bulk REST, MCP, the `ralph` CLI, the admin,
-`import_seed`): every door answers the refusal REST answers, with the same code and messages, and stores nothing.
+numeric bound, a cost's decimal places, a required field) walked through each way in (REST, bulk REST, MCP, the
+`ralph` CLI, the admin, `import_seed`): every door answers the refusal REST answers, with the same code and
+messages, and stores nothing.
 
 The rules are walked on the ledger's events, the one resource every programmatic door writes; the CLI reads a long
 message from standard input (`--message -`: a megabyte does not fit one command-line argument) and leaves a
@@ -50,6 +51,7 @@ RULES = [
     Rule("JSON shape", {"type": "x-note", "meta": "hello"}, "meta"),
     Rule("enum choice", {"type": "made_up"}, "type"),
     Rule("numeric bound", {"type": "x-note", "tokens_in": -1}, "tokens_in"),
+    Rule("decimal places", {"type": "x-note", "cost_usd": 1e-11}, "cost_usd"),  # USD keeps 10
     Rule("required field", {"message": "no type"}, "type"),
 ]
 

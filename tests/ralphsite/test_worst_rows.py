@@ -17,6 +17,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from ralphsite.core.fields import BIGINT_MAX
+from ralphsite.core.money import MoneyField, usd_max
 from ralphsite.core.service_admin import ReadOnlyPageAdmin
 from ralphsite.core.shapes import JSONList, field_shape
 from sessions_app.models import Session
@@ -59,6 +60,8 @@ class WorstRowBuilder(RowBuilder):
             return BIGINT_MAX
         if isinstance(field, models.IntegerField):
             return 2**31 - 1
+        if isinstance(field, MoneyField):
+            return usd_max()  # the largest amount the backend's money columns hold, every place used
         if isinstance(field, models.DecimalField):
             return models.DecimalField().to_python("9" * (field.max_digits - field.decimal_places))
         if isinstance(field, models.FloatField):

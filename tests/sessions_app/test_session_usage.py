@@ -7,7 +7,7 @@ from django.db import transaction
 
 from ralphsite.core.errors import InvalidInput, NotFound
 from ralphsite.core.fields import BIGINT_MAX
-from ralphsite.core.money import USD_MAX
+from ralphsite.core.money import usd_max
 from sessions_app.models import Session
 from sessions_app.services.usage import session_usage_add
 
@@ -42,7 +42,7 @@ def test_it_touches_the_session() -> None:
 @pytest.mark.parametrize(("start", "delta"), [
     ({"total_tokens_input": BIGINT_MAX - 5}, {"tokens_input": 6}),
     ({"token_count": BIGINT_MAX - 5}, {"tokens_output": 6}),
-    ({"total_cost_usd": USD_MAX - Decimal("0.5")}, {"cost_usd": Decimal("0.6")}),
+    ({"total_cost_usd": usd_max() - Decimal("0.5")}, {"cost_usd": Decimal("0.6")}),
 ])
 def test_it_refuses_a_total_past_its_column_and_changes_nothing(start: dict, delta: dict) -> None:
     session = Session.objects.create(**start)

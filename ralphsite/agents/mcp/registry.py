@@ -28,7 +28,7 @@ from ralphsite.core.api.permissions import model_permissions_check, write_check
 from ralphsite.core.errors import InvalidInput, NotFound, PermissionDenied
 from ralphsite.core.fields import BIGINT_MAX, INTEGER_MAX
 from ralphsite.core.models import TokenScope
-from ralphsite.core.money import USD_MAX
+from ralphsite.core.money import usd_max
 from sessions_app.models import Question, Session, Task
 
 M = TypeVar("M", bound=Model)
@@ -64,7 +64,7 @@ def count(description: str, *, required: bool = False) -> Arg:
 
 def cost(description: str) -> Arg:
     """A cost in USD, within what the money columns hold."""
-    return number(description, maximum=float(USD_MAX))
+    return number(description, maximum=float(usd_max()))
 
 
 def number(description: str, *, required: bool = False, maximum: float | None = None) -> Arg:

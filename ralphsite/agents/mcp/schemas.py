@@ -14,7 +14,8 @@ STRING: Schema = {"type": "string"}
 INTEGER: Schema = {"type": "integer"}
 BOOLEAN: Schema = {"type": "boolean"}
 TIME: Schema = {"type": "string", "format": "date-time"}
-# Money is a decimal string (USD, six places), as the API writes it: no binary float rounds it.
+# Money is a decimal string (USD, six places or more when the amount has them, `money.usd_text`), as the API
+# writes it: no binary float rounds it.
 MONEY: Schema = {"type": "string", "pattern": r"^-?\d+(\.\d+)?$"}
 ANY: Schema = {}
 

@@ -27,6 +27,7 @@ from ralphsite.core.addressing import (
 )
 from ralphsite.core.choices import choice_canonical
 from ralphsite.core.errors import Conflict
+from ralphsite.core.money import usd_text
 from ralphsite.core.ulid import ulid_normalize
 
 # Size limits of what a request may store (README, "API conventions"); a longer value is a 400 naming
@@ -169,6 +170,15 @@ class FiniteFloatField(serializers.FloatField):
         if not math.isfinite(value):
             self.fail("invalid")
         return value
+
+
+class USDField(serializers.DecimalField):
+    """USD (a `MoneyField`): up to `USD_PLACES` decimals in (more is a 400, `max_decimal_places`), at most
+    what the backend's columns hold (the model field's validator, `max_value`). Out as `usd_text`: six
+    decimals at least, as before the places grew, more only when the amount has them."""
+
+    def to_representation(self, value: Any) -> str:
+        return usd_text(value)
 
 
 # What no database stores in JSON text: NUL (PostgreSQL's jsonb refuses it) and a lone surrogate, which

@@ -27,12 +27,14 @@ from ralphsite.core.api.fields import (
     ScopedPrimaryKeyRelatedField,
     StorableJSONField,
     ULIDSerializerField,
+    USDField,
     epoch_times_accepted,
     text_bounded,
 )
 from ralphsite.core.api.representation import Step, reads_columns_only, represent, representation_plan
 from ralphsite.core.db.fast_paths import fast_paths_on
 from ralphsite.core.fields import ULIDField, integer_range
+from ralphsite.core.money import MoneyField
 
 
 def _clone(field: serializers.Field) -> serializers.Field:
@@ -209,6 +211,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         ULIDField: ULIDSerializerField,
         models.JSONField: StorableJSONField,
         models.FloatField: FiniteFloatField,
+        MoneyField: USDField,
         models.DateTimeField: EpochOrISODateTimeField,
     }
 

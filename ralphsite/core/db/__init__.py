@@ -7,5 +7,5 @@
 * `precompiled`: detail lookups compiled once per query instead of per request (fast path `lookups`).
 * `migration_operations`: index-only field changes that keep SQLite's triggers (AlterField rebuilds
   the table and drops them).
-* `money_storage`: the migration step moving SQLite's USD columns to whole micro-dollars.
+* `money_storage`: the migration steps keeping SQLite's USD columns in whole units (micro-dollars, then 1e-10 USD).
 """

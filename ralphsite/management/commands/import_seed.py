@@ -6,6 +6,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from ralphsite.core.management import RalphCommand
+from ralphsite.core.money import USD_PLACES
 from ralphsite.core.progress import Progress
 from ralphsite.moving.seed_io import KINDS, importer_class
 from ralphsite.moving.seed_io.base import SeedImportError, SkippedRow, TableResult
@@ -65,6 +66,9 @@ def summary_table(results: list[TableResult]) -> str:
                 for row in [header, *lines]]
     rendered += [f"{r.table}: {n:,} value(s) set aside (imported as the field's default, the tool's value kept "
                  f"on the seed row): {reason}" for r in results for reason, n in sorted(r.set_aside.items())]
+    rendered += [f"{r.table}: {n:,} {column} value(s) rounded to {USD_PLACES} decimal places (float noise past "
+                 "them; the tool's value kept on the seed row)"
+                 for r in results for column, n in sorted(r.rounded.items())]
     created, updated = sum(r.created for r in results), sum(r.updated for r in results)
     rendered.append(f"{created:,} rows created, {updated:,} updated" if created or updated
                     else "nothing new: every row was already imported as the file has it")

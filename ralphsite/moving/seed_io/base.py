@@ -42,6 +42,8 @@ from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
 from ralphsite.moving.seed_io.fitting import (
     choices_fit,
+    costs_fit,
+    costs_rounded,
     jsonable,
     numbers_fit,
     required_missing,
@@ -65,7 +67,6 @@ from sessions_app.models import Session
 CHUNK_ROWS = 500
 KEY_SEPARATOR = "|"
 AUTO_TIMESTAMPS = ("created_at", "updated_at")
-USD_PLACES = Decimal("0.000001")  # our USD fields' decimal places
 EXTRA = "_extra"  # a key `fields` may return: seed values no field can hold as they were (kept on the SeedRow)
 # A key `fields` may return: the fields a NULL filled with a default made at the time (now), which a newer copy's
 # NULL does not change (it would differ from ours on every import).
@@ -223,6 +224,7 @@ class TableResult:
     # Values imported as their field's default because they fit neither its shape nor its choices
     # (the original is kept on the SeedRow, so an export writes it back).
     set_aside: dict[str, int] = field(default_factory=dict)
+    rounded: dict[str, int] = field(default_factory=dict)  # seed column → costs rounded to our places (float noise)
     known: int = 0  # rows of the file imported before (the rest of the source's rows are missing from it)
     touched: list[str] = field(default_factory=list)  # keys created or brought up to date (`tracks_touched`)
 
@@ -408,8 +410,6 @@ class MappedTable(TableImport):
                 extra[column] = None  # we store a value (or, for our timestamps, now) where the tool had NULL
             elif getattr(convert, "is_json", False) and isinstance(row[column], str) and values[name] == row[column]:
                 extra[column] = row[column]  # not JSON: kept as the tool wrote it
-            elif convert is usd and values[name] != values[name].quantize(USD_PLACES):
-                extra[column] = row[column]  # finer than our money fields keep: the tool's value stays here
             elif hasattr(convert, "inverse") and row[column] is not None \
                     and str(convert.inverse(values[name])) != str(row[column]):
                 extra[column] = row[column]  # ours has no room for it (an undeclared enum value, a 0 we count from 1)
@@ -687,8 +687,11 @@ class SeedImporter:
         extra.update(values.pop(EXTRA, {}))
         filled_now = values.pop(FILLED_NOW, set())
         for reason in [*texts_fit(table, row, values, extra), *shapes_fit(table, row, values, extra),
-                       *numbers_fit(table, row, values, extra), *choices_fit(table, row, values, extra)]:
+                       *numbers_fit(table, row, values, extra), *choices_fit(table, row, values, extra),
+                       *costs_fit(table, row, values, extra)]:
             result.set_aside_one(reason)
+        for column in costs_rounded(table, row, values, extra):
+            result.rounded[column] = result.rounded.get(column, 0) + 1
         if updating:
             values = {name: value for name, value in values.items() if name not in filled_now}
         return values, extra

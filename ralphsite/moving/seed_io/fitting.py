@@ -1,6 +1,7 @@
 """A row's values fitted to what our fields hold, as every other door fits them: JSON to its field's shape
 (`ralphsite.core.shapes`), an enum spelling to its canonical value through the API's aliases
-(`ralphsite.core.choices`). A value that fits neither is set aside: the field gets its default, the tool's
+(`ralphsite.core.choices`), a cost to the places and the limit of the money columns
+(`ralphsite.core.money`). A value that fits neither is set aside: the field gets its default, the tool's
 value stays on the SeedRow (`extra`, which export_seed writes back), and the summary reports it; nothing
 is stored raw."""
 
@@ -11,6 +12,7 @@ from typing import Any
 from django.db import models
 
 from ralphsite.core.choices import choice_canonical, invalid_choice_message
+from ralphsite.core.money import MoneyField, usd, usd_max
 from ralphsite.core.shapes import NotShaped, number_problem, shaped_fields, text_problem
 
 Row = dict[str, Any]
@@ -62,6 +64,33 @@ def shapes_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, An
         except NotShaped as unfit:
             reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {unfit}")
     return reasons
+
+
+def _money_values(table: Any, values: dict[str, Any]) -> list[tuple[models.Field, Any]]:
+    return [(f, values[f.name]) for f in table.model._meta.concrete_fields
+            if isinstance(f, MoneyField) and values.get(f.name) is not None]
+
+
+def costs_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each cost within what the money columns hold (`usd_max`), else set aside. Returns a reason per
+    value set aside."""
+    limit = usd_max()
+    return [f"{_set_aside(table, row, values, extra, model_field)}: {value} USD is more than the {limit} "
+            "the money columns hold" for model_field, value in _money_values(table, values) if abs(value) > limit]
+
+
+def costs_rounded(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each cost to the `USD_PLACES` places the columns keep: a REAL cost keeps its value (1.5e-07 as
+    it is); only a float's noise past them (0.30000000000000004) is rounded, half up, the tool's value
+    kept on the SeedRow. Returns the seed column of each value rounded (the summary counts them)."""
+    columns = []
+    for model_field, value in _money_values(table, values):
+        if value != usd(value):
+            column = seed_column(table, model_field.name)
+            extra.setdefault(column, jsonable(row[column]) if column in row else value)
+            values[model_field.name] = usd(value)
+            columns.append(column)
+    return columns
 
 
 @cache
