@@ -14,7 +14,7 @@ MONEY_COLUMNS = {"sessions_app_session": ("total_cost_usd",), "sessions_app_task
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0016_keys_unique_per_scope'),
+        ('sessions_app', '0018_search_reports'),
     ]
 
     operations = [

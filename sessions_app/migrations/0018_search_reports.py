@@ -20,6 +20,6 @@ def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("sessions_app", "0016_keys_unique_per_scope")]
+    dependencies = [("sessions_app", "0017_keys_never_shaped_like_ids")]
 
     operations = [migrations.RunPython(install, uninstall, elidable=False)]

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger_app', '0015_search_events'),
+        ('ledger_app', '0016_search_events'),
     ]
 
     operations = [

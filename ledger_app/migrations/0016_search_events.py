@@ -21,6 +21,6 @@ def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("ledger_app", "0014_token_usage_session_key_of_a_session_not_here")]
+    dependencies = [("ledger_app", "0015_checkpoint_keys_never_shaped_like_ids")]
 
     operations = [migrations.RunPython(install, uninstall, elidable=False)]
