@@ -134,3 +134,22 @@ def test_each_kind_receives_only_its_own_rows_with_all_five_imported(tmp_path: P
 def _export_path(kind: str, path: Path) -> Path:
     _export(kind, path)
     return path
+
+
+def test_two_ralph_v2_files_with_the_same_guids_export_one_session_per_guid(tmp_path: Path) -> None:
+    """A copied project: two Ralph V2 files whose rows have the same GUIDs, imported side by side. The whole export
+    keeps one session per GUID and leaves the other out with its rows (listed), never a traceback nor another
+    project's rows under its GUID; a per-session export writes the other."""
+    import_seed("ralph", _ralph_db(tmp_path / "a.db"))
+    copy = _ralph_db(tmp_path / "b.db")
+    with sqlite3.connect(copy) as db:
+        db.execute("UPDATE Sessions SET SessionId = SessionId || '-copy'")
+    import_seed("ralph", copy)
+    output = _export("ralph", tmp_path / "out.db")
+    assert "Sessions: 2 left out: UNIQUE constraint failed: Sessions.Id" in output, output
+    assert sorted(row["SessionId"] for row in file_rows(tmp_path / "out.db", "Sessions")) == ["sess-auth", "sess-done"]
+    exported, original = file_tables(tmp_path / "out.db"), file_tables(tmp_path / "a.db")
+    for table in ("Tasks", "Questions", "Signals"):
+        assert sorted(map(_identity, exported[table])) == sorted(map(_identity, original[table])), table
+    _export("ralph", tmp_path / "copy.db", "--session", "sess-auth-copy")
+    assert [row["SessionId"] for row in file_rows(tmp_path / "copy.db", "Sessions")] == ["sess-auth-copy"]

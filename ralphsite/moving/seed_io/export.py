@@ -73,7 +73,7 @@ class SeedExporter:
         self.kind = importer.kind
         self._keys: dict[str, dict[str, str]] = {}
         self._extras: dict[str, dict[str, dict[str, Any]]] = {}
-        self._others: dict[str, set[str]] = {}
+        self._not_exported: dict[str, set[str]] = {}
         # Per table, rows left out or cut loose (reason → count): what the tool's schema cannot hold.
         self.left_out: dict[str, dict[str, int]] = {}
 
@@ -93,11 +93,12 @@ class SeedExporter:
                 kind=self.kind, source_table=table).values_list("object_id", "extra")}
         return self._extras[table].get(str(object_id), {})
 
-    def others(self, label: str) -> set[str]:
-        """Ids of our `label` objects another tool's import brought (not this kind's): each kind receives its own."""
-        if label not in self._others:
-            self._others[label] = other_kinds_rows(self.kind, label)
-        return self._others[label]
+    def not_exported(self, label: str) -> set[str]:
+        """Ids of our `label` objects this export leaves out: another tool's import brought them (each kind receives
+        its own), or their row was left out (so are the rows that hang off them)."""
+        if label not in self._not_exported:
+            self._not_exported[label] = other_kinds_rows(self.kind, label)
+        return self._not_exported[label]
 
     def session_ref(self, table: str, session_id: str | None) -> str | None:
         """What the tool's rows name session `session_id` by: its key in sessions table `table` when it came
@@ -191,19 +192,19 @@ class SeedExporter:
         label = table.model._meta.label_lower
         seed_rows = {row.object_id: row for row in SeedRow.objects.filter(kind=self.kind, source_table=table.table,
                                                                          object_model=label)}
-        others = self.others(label)
-        # A row of a parent or a session another tool's import brought (a Ralph V2 task's file rows, the calls
-        # ralphy's ledger reported) is that tool's too.
-        others_parents = {parent.field: self.others(self.importer.table_model(parent.table))
-                          for parent in table.parents.values()}
+        left_out = self.not_exported(label)
+        # A row of a parent or a session left out is left out too: another tool's (a Ralph V2 task's file rows, the
+        # calls ralphy's ledger reported), or one the file could not hold.
+        parents_left_out = {parent.field: self.not_exported(self.importer.table_model(parent.table))
+                            for parent in table.parents.values()}
         if table.sessions:
-            others_parents["session_id"] = self.others(Session._meta.label_lower)
+            parents_left_out["session_id"] = self.not_exported(Session._meta.label_lower)
         required = required_columns(db, table.table)
         count = 0
         for obj in self._objects(table).iterator(chunk_size=2000):
             seed_row = seed_rows.get(str(obj.pk))
-            if (str(obj.pk) in others or not table.exported(obj, seed_row is not None, self)
-                    or any(str(getattr(obj, name)) in ids for name, ids in others_parents.items())):
+            if (str(obj.pk) in left_out or not table.exported(obj, seed_row is not None, self)
+                    or any(str(getattr(obj, name)) in ids for name, ids in parents_left_out.items())):
                 continue  # another tool's row (each kind receives only its own), or one this table does not hold
             row = {column: self.back(convert, getattr(obj, name)) for column, (name, convert) in table.columns.items()}
             if table.sessions:
@@ -217,10 +218,16 @@ class SeedExporter:
             empty = sorted(column for column in required if row.get(column) is None)
             if empty:  # e.g. a ledger event a purge or a deleted session left without one
                 self._left_out(table.table, {f"no {', '.join(empty)}": 1})
+                left_out.add(str(obj.pk))
                 continue
             columns = ", ".join(f'"{column}"' for column in row)
-            db.execute(f'INSERT INTO "{table.table}" ({columns}) VALUES ({", ".join("?" * len(row))})',
-                       list(row.values()))
+            try:
+                db.execute(f'INSERT INTO "{table.table}" ({columns}) VALUES ({", ".join("?" * len(row))})',
+                           list(row.values()))
+            except sqlite3.IntegrityError as error:  # a key two imported files gave (a copied project's GUIDs)
+                self._left_out(table.table, {f"left out: {error}": 1})
+                left_out.add(str(obj.pk))
+                continue
             count += 1
         return count
 
