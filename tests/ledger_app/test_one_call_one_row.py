@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from ledger_app.models import TokenUsage
 from sessions_app.models import Session, Task, TaskAttempt
 from tests.api_mixins import assert_error_shape
+from tests.ledger_app.factories import get_all_sources, get_stat
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db
@@ -110,3 +111,22 @@ def test_a_second_record_follows_the_attempt_s_lifecycle(api: APIClient, task: T
     assert_error_shape(reply, 409, "invalid_transition")
     assert TaskAttempt.objects.get().status == "success"
     _assert_one_call(task.session)
+
+
+def test_a_call_token_usage_reports_is_devteam_s_token_usage_whichever_path_came_first(
+        api: APIClient, task: Task) -> None:
+    session = task.session
+    attempt = _attempt(api, task, request_id="req-1")
+    assert get_stat(api, "session-cost", session=session.pk) == []  # an attempt's call: Ralph Site's own
+    [own] = get_all_sources(api, "session-cost", session=session.pk)
+    assert (own["api_calls"], own["total_cost_usd"]) == (1, "0.0120")
+
+    body = {"session": session.pk, "model": "m1", "input_tokens": 1200, "output_tokens": 300, "cost_usd": "0.012",
+            "request_id": "req-1"}
+    booked = api.post("/api/v1/token-usage/", body, format="json").json()
+    assert (booked["source"], booked["source_id"]) == ("token_usage", "")
+    [seed] = get_stat(api, "session-cost", session=session.pk)
+    assert seed == get_all_sources(api, "session-cost", session=session.pk)[0] == {**own, "api_calls": 1}
+    # Token usage still reports the call: the attempt going leaves it.
+    assert api.delete(f"/api/v1/task-attempts/{attempt['id']}/").status_code == 204
+    _assert_one_call(session)

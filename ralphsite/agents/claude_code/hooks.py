@@ -18,7 +18,7 @@ from django.db import transaction
 
 from conversations_app.models import Chat, Message, MessageRole, Observation, ObservationType, Run
 from conversations_app.services import chat_create, message_append, message_update, observation_create, run_create
-from ledger_app.models import TokenUsage
+from ledger_app.models import TokenUsage, UsageSource
 from ledger_app.services import PriceList, usage_record
 from ralphsite.agents.claude_code.context import session_start_context
 from ralphsite.agents.claude_code.sessions import claude_session_get
@@ -140,7 +140,8 @@ def _usage_record(*, session: Session, batch: TranscriptBatch) -> None:
     for usage in batch.usages.values():
         if usage.request_id in known:
             continue
-        item = {"session_id": session.pk, "request_id": usage.request_id, "model": usage.model, "agent": LOOP_AGENT,
+        item = {"session_id": session.pk, "request_id": usage.request_id, "source": UsageSource.CLAUDE_CODE,
+                "model": usage.model, "agent": LOOP_AGENT,
                 "operation": "claude-code", "iteration": session.current_iteration, "cost_usd": None,
                 **usage.tokens, **({"recorded_at": usage.timestamp} if usage.timestamp else {})}
         try:
