@@ -21,7 +21,7 @@ first event) and `canonical_json(event)` is the UTF-8 JSON object of the `CHAIN_
   `2026-11-25T07:09:00.250000Z`); `cost_usd` is a string with exactly six decimals when the
   amount has six or fewer, `"0.250000"` (zero is `"0.000000"`), else with the decimals it has and
   no trailing zero, up to ten, `"0.00000015"` (`ralphsite.core.money.usd_text`; amounts kept ten
-  places from sessions_app 0019 / ledger_app 0018 on, and every chain written before holds six
+  places from sessions_app 0019 / ledger_app 0019 on, and every chain written before holds six
   at most, so it reads the same); the other columns are JSON strings, integers, booleans or null;
 * `data` and `meta` are their JSON values with keys sorted the same way; a number with no fractional
   part is written as an integer with all its digits (`2.0` → `2`, `1e16` → `10000000000000000`,

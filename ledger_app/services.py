@@ -300,12 +300,21 @@ def checkpoint_last(*, session_id: str) -> Checkpoint | None:
 
 def token_usage_record(*, items: list[dict[str, Any]]) -> list[TokenUsage]:
     """Record API calls' usage; a row sent without `cost_usd` is priced (`usage_priced`).
-    A call whose request_id its session already has answers the row that counted it."""
+    A call whose request_id its session already has answers the row that counted it, which is token usage from
+    then on (DevTeam's `token_usage` holds it: the statistics named after its views count it), whichever path
+    reported it first; it stays the one row of the call (an attempt or invocation that reported it no longer
+    replaces or removes it, as token usage still reports it)."""
     with transaction.atomic():
         _check_sessions_exist({item["session_id"] for item in items if item.get("session_id")})
         now = timezone.now()
-        return usage_record(items=usage_priced(items=[{**item, "recorded_at": item.get("recorded_at") or now}
+        rows = usage_record(items=usage_priced(items=[{**item, "recorded_at": item.get("recorded_at") or now}
                                                       for item in items]))
+        booked_elsewhere = {row.pk: row for row in rows if row.source != UsageSource.TOKEN_USAGE}
+        if booked_elsewhere:
+            TokenUsage.objects.filter(pk__in=booked_elsewhere).update(source=UsageSource.TOKEN_USAGE, source_id="")
+            for row in booked_elsewhere.values():
+                row.source, row.source_id = UsageSource.TOKEN_USAGE, ""
+        return rows
 
 
 @dataclass

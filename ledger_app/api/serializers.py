@@ -223,8 +223,18 @@ class StatsQuerySerializer(RalphInputSerializer):
     until = serializers.DateTimeField(required=False, help_text="Exclusive end of the date range.")
 
 
+class StatsAllSourcesSerializer(serializers.Serializer):
+    description = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.DictField())
+
+
 class StatsResultSerializer(serializers.Serializer):
     name = serializers.CharField()
     description = serializers.CharField()
     columns = serializers.ListField(child=serializers.CharField())
-    rows = serializers.ListField(child=serializers.DictField())
+    rows = serializers.ListField(child=serializers.DictField(), help_text="What the seed's view answers.")
+    all_sources = StatsAllSourcesSerializer(
+        allow_null=True, help_text="Ralph Site's own figures beside the seed's, over every path that reports a "
+                                   "provider call (token usage, events, attempts, agent invocations, Claude Code's "
+                                   "hooks), where the seed's SQL reads one table; null where a statistic has none.")

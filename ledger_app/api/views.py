@@ -13,7 +13,7 @@ from ledger_app import selectors, services
 from ledger_app.api import filters
 from ledger_app.api import serializers as s
 from ledger_app.models import ErrorLog, GateResult, TokenUsage
-from ledger_app.stats import STATS, StatFilters
+from ledger_app.stats import STATS, Stat, StatFilters
 from ralphsite.core.api.pagination import IdCursorPagination
 from ralphsite.core.api.query import query_parameters
 from ralphsite.core.api.viewsets import RalphModelViewSet, RalphViewSet
@@ -286,6 +286,16 @@ class DeadLetterViewSet(IntegerIdMixin, RalphModelViewSet):
         return Response(s.DeadLetterSerializer(item).data)
 
 
+def _stat_body(stat: Stat, filters_: StatFilters | None) -> dict[str, Any]:
+    """A statistic's answer; its rows computed for `filters_` (None: its description and columns only)."""
+    extra = stat.all_sources
+    return {"name": stat.name, "description": stat.description, "columns": list(stat.columns),
+            "rows": [] if filters_ is None else stat.rows(filters_),
+            "all_sources": None if extra is None else {
+                "description": extra.description, "columns": list(extra.columns),
+                "rows": [] if filters_ is None else extra.rows(filters_)}}
+
+
 STAT_NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, enum=sorted(STATS), description="The statistic.")
 
 
@@ -299,12 +309,12 @@ class StatsViewSet(RalphViewSet):
                    description="Every statistic this server computes, with its description and columns (no rows: "
                                "ask for one by name).")
     def list(self, request: Request) -> Response:
-        return Response([{"name": stat.name, "description": stat.description, "columns": list(stat.columns),
-                          "rows": []} for stat in STATS.values()])
+        return Response([_stat_body(stat, None) for stat in STATS.values()])
 
     @extend_schema(parameters=[STAT_NAME], responses=s.StatsResultSerializer, summary="Compute a statistic",
                    description="One statistic's rows, optionally for one session and a time range "
-                               "(`since`, `until`).")
+                               "(`since`, `until`): `rows` answer what the seed's view answers; `all_sources`, where "
+                               "the statistic has it, Ralph Site's own figures over every path that reports a call.")
     @query_parameters(s.StatsQuerySerializer)
     def retrieve(self, request: Request, name: str) -> Response:
         stat = STATS.get(name)
@@ -312,8 +322,7 @@ class StatsViewSet(RalphViewSet):
             raise NotFound(f"No statistic named {name!r}; available: {', '.join(STATS)}.")
         filters_ = StatFilters(session_id=self.query.get("session"), since=self.query.get("since"),
                                until=self.query.get("until"))
-        body = {"name": stat.name, "description": stat.description, "columns": list(stat.columns),
-                "rows": stat.rows(filters_)}
+        body = _stat_body(stat, filters_)
         return Response(s.StatsResultSerializer(body).data)
 
 

@@ -53,8 +53,10 @@ class ModelPrice(ULIDModel):
 
 class UsageSource(models.TextChoices):
     """Which write reported a call: token usage itself, or a ledger event, attempt or agent invocation
-    carrying usage (their usage is recorded here, so this table is the one book of calls); or the
-    conversation run whose calls they are (Claude Code's hooks: one run per Claude session)."""
+    carrying usage, or the conversation run whose calls they are (Claude Code's hooks: one run per Claude session;
+    their usage is recorded here, so this table is the one book of calls). A call token usage reports is
+    `token_usage` whichever path reported it first: those are the calls DevTeam's `token_usage` table holds, which
+    the statistics named after its views read."""
 
     TOKEN_USAGE = "token_usage"
     EVENT = "event"
@@ -91,8 +93,10 @@ class TokenUsage(UsageSums):
 
     One truth for tokens and cost: every provider call is one row here, whichever path reported it
     (`source`: this resource, or a ledger event, task attempt or agent invocation carrying usage, whose
-    id is `source_id`); a call whose `request_id` the session already has is not counted again. Session
-    totals and every statistic are sums of these rows.
+    id is `source_id`, or Claude Code's hooks); a call whose `request_id` the session already has is not
+    counted again, and is `token_usage` once this resource reports it. Session totals and every usage figure
+    are sums of these rows; the statistics named after DevTeam's views sum the `token_usage` ones (its table),
+    and give the others apart (`all_sources`).
     """
 
     scope_path = "session"

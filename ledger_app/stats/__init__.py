@@ -3,6 +3,6 @@
 See `framework` for the conventions; importing the view modules registers every view in `STATS`."""
 
 from ledger_app.stats import ledger_views, session_views
-from ledger_app.stats.framework import STATS, Stat, StatFilters, cents, usd_units
+from ledger_app.stats.framework import STATS, AllSources, Stat, StatFilters, cents, usd_units
 
-__all__ = ["STATS", "Stat", "StatFilters", "cents", "ledger_views", "session_views", "usd_units"]
+__all__ = ["STATS", "AllSources", "Stat", "StatFilters", "cents", "ledger_views", "session_views", "usd_units"]

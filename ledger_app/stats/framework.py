@@ -14,7 +14,7 @@ with `ralphsite.core.money.usd_to_cents`, also half away from zero.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -49,8 +49,11 @@ class StatFilters:
 
 
 @dataclass(frozen=True)
-class Stat:
-    name: str
+class AllSources:
+    """Ralph Site's own figures beside a seed view's: over every path that reports a provider call (token
+    usage, events, attempts, agent invocations, Claude Code's hooks), where the seed's SQL reads one table.
+    Answered apart from the seed's columns (`all_sources`), never mixed into them."""
+
     columns: tuple[str, ...]
     description: str
     compute: Callable[[StatFilters], list[Row]]
@@ -59,13 +62,37 @@ class Stat:
         return [{column: row[column] for column in self.columns} for row in self.compute(filters)]
 
 
+@dataclass(frozen=True)
+class Stat:
+    name: str
+    columns: tuple[str, ...]
+    description: str
+    compute: Callable[[StatFilters], list[Row]]
+    all_sources: AllSources | None = None
+
+    def rows(self, filters: StatFilters) -> list[Row]:
+        return [{column: row[column] for column in self.columns} for row in self.compute(filters)]
+
+
 STATS: dict[str, Stat] = {}
+
+
+def _prose(function: Callable) -> str:
+    return " ".join((function.__doc__ or "").split())  # the docstring as one line of prose
 
 
 def stat(name: str, *, columns: tuple[str, ...]) -> Callable[[Callable[[StatFilters], list[Row]]], Callable]:
     def register(compute: Callable[[StatFilters], list[Row]]) -> Callable[[StatFilters], list[Row]]:
-        description = " ".join((compute.__doc__ or "").split())  # the docstring as one line of prose
-        STATS[name] = Stat(name=name, columns=columns, description=description, compute=compute)
+        STATS[name] = Stat(name=name, columns=columns, description=_prose(compute), compute=compute)
+        return compute
+    return register
+
+
+def all_sources_of(name: str, *, columns: tuple[str, ...]) -> Callable[[Callable[[StatFilters], list[Row]]], Callable]:
+    """Register a statistic's `AllSources` figures (after the statistic itself)."""
+    def register(compute: Callable[[StatFilters], list[Row]]) -> Callable[[StatFilters], list[Row]]:
+        STATS[name] = replace(STATS[name], all_sources=AllSources(columns=columns, description=_prose(compute),
+                                                                  compute=compute))
         return compute
     return register
 

@@ -15,14 +15,13 @@ writes `completed` where DevTeam writes `success`; see `InvocationStatus`). The 
 """
 
 from collections.abc import Callable
-from typing import Any
 
 from django.db.models import Avg, Count, F, Max, Q, QuerySet, Sum, Value
-from django.db.models.functions import Round
 
 from ledger_app.stats.framework import (
     Row,
     StatFilters,
+    all_sources_of,
     as_money,
     as_rate,
     cents,
@@ -32,7 +31,7 @@ from ledger_app.stats.framework import (
     scoped,
     stat,
 )
-from ledger_app.stats.usage import FIGURES, units, usage_by
+from ledger_app.stats.usage import units, usage_by
 from ralphsite.core.money import usd_to_cents
 from sessions_app.models import (
     AcceptanceCriterion,
@@ -85,50 +84,60 @@ def agent_runs(filters: StatFilters) -> QuerySet:
     return scoped(AgentInvocation.objects.all(), filters, date_field="started_at")
 
 
-def _runs_and_usage(filters: StatFilters, key: tuple[str, ...], runs: dict[str, Any],
-                    usage: Callable[[Row], Row]) -> list[Row]:
-    """Agent runs' counts and the provider calls' figures (token usage, read from its rollup; `usage`
-    makes the columns from a group's sums) per `key`, merged: a group of runs without recorded calls
-    has zero usage, calls without runs have zero runs."""
-    run_rows = {tuple(row[k] for k in key): row
-                for row in agent_runs(filters).values(*key).order_by(*key).annotate(**runs)}
-    usage_rows = {tuple(row[k] for k in key): usage(row) for row in usage_by(filters, by=key)}
-    no_runs = {name: None if isinstance(aggregate, Avg | Round) else 0 for name, aggregate in runs.items()}
-    no_usage = dict.fromkeys(usage(dict.fromkeys(FIGURES, 0)), 0)
-    groups = sorted(run_rows.keys() | usage_rows.keys(), key=lambda group: tuple(v or "" for v in group))
-    return [{**dict(zip(key, group, strict=True)), **run_rows.get(group, no_runs), **usage_rows.get(group, no_usage)}
-            for group in groups]
+_RUNS = {"runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "failures": count_if(RUN_FAILED),
+         "success_rate": rate(RUN_SUCCEEDED)}
+
+
+def _calls_by(filters: StatFilters, key: tuple[str, ...], usage: Callable[[Row], Row]) -> list[Row]:
+    """The provider calls' figures per `key`, whichever path reported them (token usage, read from its rollup);
+    `usage` makes the columns from a group's sums."""
+    return [{**{k: row[k] for k in key}, "api_calls": row["calls"], **usage(row)}
+            for row in usage_by(filters, by=key)]
 
 
 @stat("model-usage", columns=("session_id", "model", "runs", "successes", "failures", "success_rate",
                               "tokens_input", "tokens_output", "cost_cents"))
 def model_usage(filters: StatFilters) -> list[Row]:
-    """v_model_usage: per session and model, the agent runs (`since`/`until` on started_at; success
-    is `success` or `completed`) and the provider calls' tokens and cost in whole cents (token usage,
-    `since`/`until` on recorded_at: the same figures as daily-cost and session-cost)."""
-    rows = _runs_and_usage(
-        filters, ("session_id", "model"),
-        runs={"runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "failures": count_if(RUN_FAILED),
-              "success_rate": rate(RUN_SUCCEEDED)},
-        usage=lambda sums: {"tokens_input": sums["input_tokens"], "tokens_output": sums["output_tokens"],
-                            "cost_cents": units(sums["usd_units"], places=2)})
+    """v_model_usage: per session and model, the agent runs (`since`/`until` on started_at; success is `success`
+    or `completed`) with the tokens and cost (whole cents of their summed USD) the runs themselves carry, exactly
+    as its SQL sums agent_runs; `all_sources` gives the provider calls of every path per session and model."""
+    rows = (agent_runs(filters).values("session_id", "model").order_by("session_id", "model")
+            .annotate(**_RUNS, tokens_input=Sum("tokens_input"), tokens_output=Sum("tokens_output"),
+                      cost_cents=cents()))
     return [{**row, "success_rate": as_rate(row["success_rate"])} for row in rows]
+
+
+@all_sources_of("model-usage", columns=("session_id", "model", "api_calls", "tokens_input", "tokens_output",
+                                        "cost_cents"))
+def model_usage_all_sources(filters: StatFilters) -> list[Row]:
+    """Per session and model, every provider call whichever path reported it (token usage, events, attempts,
+    agent invocations, Claude Code's hooks; `since`/`until` on the call's time), cost in whole cents: a call
+    an agent run and token usage both report is counted once."""
+    return _calls_by(filters, ("session_id", "model"), lambda sums: {
+        "tokens_input": sums["input_tokens"], "tokens_output": sums["output_tokens"],
+        "cost_cents": units(sums["usd_units"], places=2)})
 
 
 @stat("agent-performance", columns=("agent", "total_runs", "successes", "success_rate", "avg_duration_seconds",
                                     "total_cost_cents"))
 def agent_performance(filters: StatFilters) -> list[Row]:
-    """v_agent_performance: per agent, the agent runs (`since`/`until` on started_at; success is
-    `success` or `completed`; the mean of the runs' known durations in seconds, to the millisecond we
-    store, None when no run has one) and the cost of its provider calls in whole cents (token usage)."""
-    rows = _runs_and_usage(
-        filters, ("agent",),
-        runs={"total_runs": Count("*"), "successes": count_if(RUN_SUCCEEDED), "success_rate": rate(RUN_SUCCEEDED),
-              "avg_duration_ms": Avg("duration_ms")},
-        usage=lambda sums: {"total_cost_cents": units(sums["usd_units"], places=2)})
+    """v_agent_performance: per agent, the agent runs (`since`/`until` on started_at; success is `success` or
+    `completed`; the mean of the runs' known durations in seconds, to the millisecond we store, None when no run
+    has one) and the cost the runs themselves carry (whole cents of their summed USD), exactly as its SQL sums
+    agent_runs; `all_sources` gives the provider calls of every path per agent."""
+    rows = (agent_runs(filters).values("agent").order_by("agent")
+            .annotate(total_runs=Count("*"), successes=count_if(RUN_SUCCEEDED), success_rate=rate(RUN_SUCCEEDED),
+                      avg_duration_ms=Avg("duration_ms"), total_cost_cents=cents()))
     return [{**row, "success_rate": as_rate(row["success_rate"]),
              "avg_duration_seconds": None if row["avg_duration_ms"] is None
              else round(float(row["avg_duration_ms"]) / 1000, 3)} for row in rows]
+
+
+@all_sources_of("agent-performance", columns=("agent", "api_calls", "total_cost_cents"))
+def agent_performance_all_sources(filters: StatFilters) -> list[Row]:
+    """Per agent, every provider call whichever path reported it (token usage, events, attempts, agent
+    invocations, Claude Code's hooks; `since`/`until` on the call's time) and its cost in whole cents."""
+    return _calls_by(filters, ("agent",), lambda sums: {"total_cost_cents": units(sums["usd_units"], places=2)})
 
 
 # Seed 003's `tasks` columns in its order (SELECT * FROM tasks), plus `key` after `id`: the seed's

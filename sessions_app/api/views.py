@@ -327,16 +327,21 @@ class TaskViewSet(NamedWithinSession, RalphModelViewSet):
         body = validated(api.TaskStatusInputSerializer, request)
         return self._task_response(task_status_set(task=self.get_object(), **body))
 
-    @extend_schema(request=api.TaskReportInputSerializer, responses={201: api.TaskAttemptSerializer},
+    @extend_schema(request=api.TaskReportInputSerializer,
+                   responses={201: api.TaskAttemptSerializer, 200: api.TaskAttemptSerializer},
                    summary="Report an implementation attempt",
                    description="Record an attempt at the task with its implementation report (201, the attempt); "
-                               "attempts are numbered per task.")
+                               "attempts are numbered per task. An `attempt_number` the task already has names that "
+                               "attempt (200): the report describes it, so its tokens and cost are that attempt's "
+                               "one call, not another; a different report on an attempt already reported is a 409 "
+                               "`attempt_reported`.")
     @action(detail=True, methods=["post"])
     def report(self, request: Request, pk: str | None = None) -> Response:
         body = validated(api.TaskReportInputSerializer, request)
         claim = body.pop("claim")
-        attempt = task_report_submit(task=self.get_object(), data=body, claim=claim)
-        return Response(api.TaskAttemptSerializer(attempt).data, status=status.HTTP_201_CREATED)
+        attempt, created = task_report_submit(task=self.get_object(), data=body, claim=claim)
+        return Response(api.TaskAttemptSerializer(attempt).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(request=api.TaskReviewInputSerializer, responses=api.TaskAttemptSerializer,
                    summary="Submit a task review",

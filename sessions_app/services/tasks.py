@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from ralphsite.core.access import current_scope
 from ralphsite.core.errors import Conflict, InvalidInput, NotFound
-from ralphsite.core.services import instance_create, instance_update, instances_delete
+from ralphsite.core.services import column_holds, instance_create, instance_update, instances_delete
 from sessions_app import selectors
 from sessions_app.graph import kahn_layers
 from sessions_app.ledger import ledger
@@ -448,28 +448,60 @@ def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = F
 
 
 def task_attempt_create(*, data: dict[str, Any]) -> TaskAttempt:
-    """SubmitReport (and plain attempt creates): the attempt number is the task's next one unless
-    given; the task row is locked first so concurrent reports get distinct numbers."""
+    """An attempt create (REST, bulk, the admin): `task_attempt_record`'s attempt."""
+    return task_attempt_record(data=data)[0]
+
+
+def task_attempt_record(*, data: dict[str, Any]) -> tuple[TaskAttempt, bool]:
+    """SubmitReport and attempt creates; returns (attempt, created). The attempt number is the task's next
+    one unless given; the task row is locked first so concurrent reports get distinct numbers.
+
+    A number the task already has names that attempt: DevTeam's `task_attempts` row and Ralph V2's report of
+    the same attempt are one row here, so a second record of it describes it (`_attempt_described`) and its
+    provider call stays one usage row, whichever record came first and however often either is sent."""
     data = dict(data)
     with transaction.atomic():
         task = lock_rows(Task.objects.filter(pk=data["task"].pk).select_related("session")).get()
         data["task"] = task
-        if not data.get("attempt_number"):
+        if data.get("attempt_number"):
+            named = lock_rows(TaskAttempt.objects.filter(task=task, attempt_number=data["attempt_number"])
+                              .select_related("task")).first()
+            if named is not None:
+                return _attempt_described(attempt=named, data=data), False
+        else:
             last = TaskAttempt.objects.filter(task=task).aggregate(last=Max("attempt_number"))["last"]
             data["attempt_number"] = (last or 0) + 1
         if "session" not in data:
             data["session"] = task.session
         if "iteration_number" not in data and task.session is not None:
             data["iteration_number"] = task.session.current_iteration
-        return usage_row_create(model=TaskAttempt, data=data)
+        return usage_row_create(model=TaskAttempt, data=data), True
 
 
-def task_report_submit(*, task: Task, data: dict[str, Any], claim: int | None = None) -> TaskAttempt:
-    """SubmitReport: the task's next attempt, made under the current claim when the task is claimed."""
+def _attempt_described(*, attempt: TaskAttempt, data: dict[str, Any]) -> TaskAttempt:
+    """Another record of an existing attempt: what it says differently is set on the attempt (its lifecycles
+    apply), so its tokens and cost replace the attempt's call rather than add one; what it repeats changes
+    nothing (a retry). An attempt holds one report (Ralph V2: one report per attempt): a different one is a
+    409 `attempt_reported`."""
+    changes = {name: value for name, value in data.items()
+               if name != "task" and column_holds(attempt, name, value) is False}
+    if changes.get("implementation_report") and attempt.implementation_report:
+        subject = f"Attempt {attempt.attempt_number} of {attempt.task.key}"
+        raise Conflict(f"{subject} already has another implementation report.", code="attempt_reported",
+                       details={"task": attempt.task_id, "attempt_number": attempt.attempt_number})
+    if not changes:
+        return attempt
+    _attempt_lifecycles_check(attempt=attempt, data=changes)
+    return usage_row_update(row=attempt, data=changes)
+
+
+def task_report_submit(*, task: Task, data: dict[str, Any], claim: int | None = None) -> tuple[TaskAttempt, bool]:
+    """SubmitReport: the task's next attempt, or the one its `attempt_number` names (`task_attempt_record`),
+    made under the current claim when the task is claimed; returns (attempt, created)."""
     with transaction.atomic():
         session_open_check(session_id=task.session_id, verb="report on a task")
         _claim_fence(task=lock_rows(Task.objects.filter(pk=task.pk)).get(), claim=claim)
-        return task_attempt_create(data={**data, "task": task})
+        return task_attempt_record(data={**data, "task": task})
 
 
 def _attempt_lifecycles_check(*, attempt: TaskAttempt, data: dict[str, Any]) -> None:

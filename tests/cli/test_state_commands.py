@@ -100,7 +100,7 @@ def test_a_call_reported_by_event_and_by_tokens_add_counts_once(ralph: RalphRunn
     assert ralph("tokens", "add", "7", "3", "0.5", "--model", "opus", "--request-id", "req-2",
                  RALPH_SESSION=session.id).status == 0
     rows = list(TokenUsage.objects.filter(session=session).order_by("id").values_list("request_id", "source"))
-    assert rows == [("req-1", "event"), ("req-2", "token_usage")]
+    assert rows == [("req-1", "token_usage"), ("req-2", "token_usage")]  # token usage reported req-1 too
     session.refresh_from_db()
     assert (session.total_tokens_input, session.total_tokens_output, session.total_cost_usd) == (
         107, 23, Decimal("0.015"))

@@ -185,14 +185,20 @@ def test_it_runs_a_whole_orchestration_loop_and_keeps_its_audit_trail(agent: Age
     assert session["total_tokens_input"] == tokens_in and session["total_tokens_output"] == tokens_out
     assert Decimal(session["total_cost_usd"]) == cost == Decimal("0.508001")
     assert session["total_cost_cents"] == 51
-    [session_cost] = agent.ok("GET", f"{V1}/stats/session-cost/", session=sid)["rows"]
+    cost_answer = agent.ok("GET", f"{V1}/stats/session-cost/", session=sid)
+    [session_cost] = cost_answer["all_sources"]["rows"]
     # Every call is one token usage row: the four reports' and the two rows posted (issue #15 §3).
     assert session_cost["api_calls"] == len(USAGE) + 2 and session_cost["total_tokens"] == tokens_in + tokens_out
     assert session_cost["total_input_tokens"] == tokens_in and session_cost["total_cost_usd"] == "0.5080"
-    daily = agent.ok("GET", f"{V1}/stats/daily-cost/", session=sid)["rows"]
+    # DevTeam's v_session_cost reads its token_usage table: the two rows posted as token usage (issue #26).
+    [seed_cost] = cost_answer["rows"]
+    assert (seed_cost["api_calls"], seed_cost["total_input_tokens"], seed_cost["total_cost_usd"]) == (
+        2, 101_000, "0.4680")
+    daily = agent.ok("GET", f"{V1}/stats/daily-cost/", session=sid)
     today = timezone.now().date().isoformat()  # the reports' calls were recorded as they were made
-    assert [(row["date"], row["api_calls"], row["total_cost_usd"]) for row in daily] == [
+    assert [(row["date"], row["api_calls"], row["total_cost_usd"]) for row in daily["all_sources"]["rows"]] == [
         ("2025-06-01", 1, "0.4500"), ("2025-06-02", 1, "0.0180"), (today, len(USAGE), "0.0400")]
+    assert daily["rows"] == daily["all_sources"]["rows"][:2]
 
     # -- the audit trail: every orchestration change is a ledger event, in order -------------------
     events = agent.all_pages(f"{V1}/events/", session=sid, page_size=5)

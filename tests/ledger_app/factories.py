@@ -51,8 +51,9 @@ def dated(instance: Model, when: str, field: str = "created_at") -> Model:
     return instance
 
 
-def get_stat(api: APIClient, name: str, **params: str) -> list[dict]:
-    """`GET stats/<name>/` rows, after checking every row has exactly the stat's columns, in order."""
+def _stat_answer(api: APIClient, name: str, **params: str) -> dict:
+    """`GET stats/<name>/`, after checking every row (and every `all_sources` row) has exactly its columns, in
+    order."""
     from ledger_app.stats import STATS
 
     response = api.get(f"/api/v1/stats/{name}/", params)
@@ -60,7 +61,23 @@ def get_stat(api: APIClient, name: str, **params: str) -> list[dict]:
     body = response.json()
     assert body["columns"] == list(STATS[name].columns)
     assert all(list(row) == body["columns"] for row in body["rows"])
-    return body["rows"]
+    extra = STATS[name].all_sources
+    if extra is None:
+        assert body["all_sources"] is None
+    else:
+        assert body["all_sources"]["columns"] == list(extra.columns)
+        assert all(list(row) == list(extra.columns) for row in body["all_sources"]["rows"])
+    return body
+
+
+def get_stat(api: APIClient, name: str, **params: str) -> list[dict]:
+    """`GET stats/<name>/` rows: what the seed's view answers."""
+    return _stat_answer(api, name, **params)["rows"]
+
+
+def get_all_sources(api: APIClient, name: str, **params: str) -> list[dict]:
+    """`GET stats/<name>/`'s `all_sources` rows: Ralph Site's own figures over every path that reports a call."""
+    return _stat_answer(api, name, **params)["all_sources"]["rows"]
 
 
 @dataclass(frozen=True)

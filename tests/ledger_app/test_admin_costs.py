@@ -1,5 +1,5 @@
 """The cost view (token usage list): totals by model, agent and day for a session and a date range,
-the same sums as the API's cost statistics."""
+the same sums as the API's cost statistics' all-sources figures."""
 
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from ledger_app.models import TokenUsage
-from tests.ledger_app.factories import get_stat, make_session, utc
+from ledger_app.models import TokenUsage, UsageSource
+from tests.ledger_app.factories import get_all_sources, get_stat, make_session, utc
 
 pytestmark = pytest.mark.django_db
 USAGE = "/admin/ledger_app/tokenusage/"
@@ -17,14 +17,14 @@ USAGE = "/admin/ledger_app/tokenusage/"
 @pytest.fixture
 def two_sessions() -> tuple[str, str]:
     loop, other = make_session(), make_session()
-    for session, model, agent, cost, at in (
-            (loop, "sonnet", "planner", "0.1", "2025-03-01T10:00:00Z"),
-            (loop, "sonnet", "executor-1", "0.2", "2025-03-02T23:59:59Z"),
-            (loop, "opus", "executor-1", "1.000001", "2025-03-03T00:00:00Z"),
-            (loop, "opus", "reviewer", "0.03", "2025-03-04T12:00:00Z"),
-            (other, "opus", "executor-1", "5", "2025-03-02T12:00:00Z")):
+    for session, model, agent, cost, at, source in (
+            (loop, "sonnet", "planner", "0.1", "2025-03-01T10:00:00Z", UsageSource.TOKEN_USAGE),
+            (loop, "sonnet", "executor-1", "0.2", "2025-03-02T23:59:59Z", UsageSource.ATTEMPT),
+            (loop, "opus", "executor-1", "1.000001", "2025-03-03T00:00:00Z", UsageSource.TOKEN_USAGE),
+            (loop, "opus", "reviewer", "0.03", "2025-03-04T12:00:00Z", UsageSource.RUN),
+            (other, "opus", "executor-1", "5", "2025-03-02T12:00:00Z", UsageSource.TOKEN_USAGE)):
         TokenUsage.objects.create(session=session, model=model, agent=agent, input_tokens=100, output_tokens=10,
-                                  cost_usd=Decimal(cost), recorded_at=utc(at))
+                                  cost_usd=Decimal(cost), recorded_at=utc(at), source=source)
     return loop.pk, other.pk
 
 
@@ -51,15 +51,20 @@ def test_it_agrees_with_the_apis_cost_statistics(admin_client: Client, api: APIC
     page = admin_client.get(USAGE, {"session": loop, "recorded_at__since": "2025-03-02",
                                     "recorded_at__until": "2025-03-04"})
     by_day = {str(row["day"]): row["cost_usd"] for row in page.context["usage_by_day"]}
-    api_days = get_stat(api, "daily-cost", session=loop, since="2025-03-02", until="2025-03-05")
+    # The cost view shows every path's calls: the statistics' all-sources figures, not DevTeam's token_usage rows.
+    api_days = get_all_sources(api, "daily-cost", session=loop, since="2025-03-02", until="2025-03-05")
     # The seed's views round to 4 places; the console shows the same sums to the micro-dollar.
     assert {row["date"]: row["total_cost_usd"] for row in api_days} == {
         day: str(cost.quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP)) for day, cost in by_day.items()}
-    [session_row] = get_stat(api, "session-cost", session=loop)
+    assert [row["date"] for row in get_stat(api, "daily-cost", session=loop, since="2025-03-02",
+                                            until="2025-03-05")] == ["2025-03-03"]
+    [session_row] = get_all_sources(api, "session-cost", session=loop)
     everything = admin_client.get(USAGE, {"session": loop})
     total = sum(row["cost_usd"] for row in everything.context["usage_by_model"])
     assert session_row["total_cost_usd"] == str(total.quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP))
-    assert session_row["api_calls"] == sum(row["calls"] for row in everything.context["usage_by_agent"])
+    assert session_row["api_calls"] == sum(row["calls"] for row in everything.context["usage_by_agent"]) == 4
+    [seed_row] = get_stat(api, "session-cost", session=loop)
+    assert (seed_row["api_calls"], seed_row["total_cost_usd"]) == (2, "1.1000")
 
 
 def test_it_refuses_a_day_that_is_not_a_date(admin_client: Client, two_sessions) -> None:

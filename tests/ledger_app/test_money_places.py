@@ -184,7 +184,7 @@ def test_the_migration_moves_every_amount_back_and_forward_with_the_chain_and_tr
     triggers = installed_triggers(connection) | installed_triggers(connection, USAGE_TABLE)
     micros = [76000, 250000] if connection.vendor == "sqlite" else [Decimal("0.076"), Decimal("0.25")]
 
-    call_command("migrate", "ledger_app", "0017", verbosity=0)  # just before the money migrations
+    call_command("migrate", "ledger_app", "0018", verbosity=0)  # just before the money migrations
     call_command("migrate", "sessions_app", "0018", verbosity=0)
     assert _stored("ledger_app_ledgerevent", "cost_usd") == micros == _stored("ledger_app_tokenusage", "cost_usd")
     assert _stored("sessions_app_session", "total_cost_usd") == [sum(micros)]

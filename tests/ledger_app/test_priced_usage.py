@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from ledger_app.models import LedgerEvent, ModelPrice, TokenUsage
 from sessions_app.models import AgentInvocation, Session, TaskAttempt
-from tests.ledger_app.factories import get_stat
+from tests.ledger_app.factories import get_all_sources
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db
@@ -156,9 +156,9 @@ def test_every_figure_agrees_with_priced_calls(api: APIClient, prices: None) -> 
     _report_every_path(api, second, {"cost_usd": "0.000100"})
     total = sum((_cost(tokens, hours_ago=hours) for tokens, hours in CALLS), Decimal(0)) + Decimal("0.0007")
     sessions = Session.objects.filter(pk__in=[first.pk, second.pk])
-    per_session = get_stat(api, "session-cost")
-    per_day = get_stat(api, "daily-cost")
-    per_model = get_stat(api, "model-usage")
+    per_session = get_all_sources(api, "session-cost")
+    per_day = get_all_sources(api, "daily-cost")
+    per_model = get_all_sources(api, "model-usage")
     in_usd = [sum((s.total_cost_usd for s in sessions), Decimal(0)),
               sum((Decimal(row["total_cost_usd"]) for row in per_session), Decimal(0)),
               sum((Decimal(row["total_cost_usd"]) for row in per_day), Decimal(0))]

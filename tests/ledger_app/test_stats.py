@@ -138,10 +138,10 @@ def test_it_an_unknown_stat_is_a_404_and_bad_filters_a_400(api: APIClient) -> No
 @pytest.mark.parametrize("name", sorted(STATS))
 def test_it_each_stat_runs_a_constant_number_of_queries(api: APIClient, django_assert_num_queries, usage, gates,
                                                      devteam, name: str) -> None:
-    # Auth and the view's one query; current-task has one more for its task's lists (one UNION), the
-    # views of agent runs one more for the runs' provider calls (token usage), session-cost one more for
-    # the calls without a session (grouped by the seed's session id they name).
-    queries = 3 if name in ("current-task", "model-usage", "agent-performance", "session-cost") else 2
+    # Auth and the view's one query; current-task has one more for its task's lists (one UNION); a view with
+    # all-sources figures one more for them (the rollup), session-cost's one more for the calls without a session
+    # (grouped by the seed's session id they name).
+    queries = 2 + (name == "current-task") + (STATS[name].all_sources is not None) + (name == "session-cost")
     with django_assert_num_queries(queries):
         assert api.get(f"/api/v1/stats/{name}/").status_code == 200
     make_session(status=SessionStatus.RUNNING)

@@ -3,12 +3,14 @@ advertises (Ralph V2's SubmitReport), `create_question` asks in the session's cu
 `run_id` names the session wherever `session` does."""
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from ledger_app.models import Issue, LedgerEvent
+from ledger_app.models import Issue, LedgerEvent, TokenUsage
 from sessions_app.models import Question, Session, TaskAttempt
+from sessions_app.services.tasks import task_attempt_create
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,6 +29,21 @@ def test_submit_report_takes_the_attempt_number_it_advertises(connect: Callable[
                           attempt_number=3)
     assert answer == {"task": "auth-001", "attempt_number": 3}
     assert list(TaskAttempt.objects.values_list("attempt_number", flat=True)) == [3]
+
+
+def test_submit_report_naming_an_attempt_describes_its_call(connect: Callable[..., Any], run: Session) -> None:
+    # DevTeam's attempt row first, then Ralph V2's report of it, sent twice: one attempt, one usage row.
+    usage = {"model": "m1", "tokens_input": 100, "tokens_output": 20, "cost_usd": "0.010000"}
+    task_attempt_create(data={"task": run.tasks.get(key="auth-001"), "attempt_number": 1, **usage})
+    with connect() as agent:
+        for _ in range(2):
+            answer = agent.ok("submit_report", session=run.key, task="auth-001", implementation_report="done",
+                              attempt_number=1, **usage)
+            assert answer == {"task": "auth-001", "attempt_number": 1}
+    assert TaskAttempt.objects.get().implementation_report == "done"
+    [row] = TokenUsage.objects.all()
+    run.refresh_from_db()
+    assert (row.input_tokens, row.cost_usd) == (run.total_tokens_input, run.total_cost_usd) == (100, Decimal("0.01"))
 
 
 def test_create_question_asks_in_the_current_iteration(connect: Callable[..., Any], run: Session) -> None:

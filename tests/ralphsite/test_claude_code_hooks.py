@@ -73,6 +73,8 @@ def test_it_records_the_session_its_conversation_and_each_calls_usage_once(api: 
                                        "status": "completed", "result": "README.md\nsetup.py"}]
     usage = {row.request_id: row for row in TokenUsage.objects.filter(session=session)}
     assert set(usage) == {"msg_1", "msg_2"}
+    # Their own source: DevTeam's token_usage, which its views read, never held them (issue #26).
+    assert {row.source for row in usage.values()} == {"run"}  # the conversation run whose calls they are
     first = usage["msg_1"]
     assert (first.input_tokens, first.output_tokens, first.cached_read_tokens, first.cached_write_tokens,
             first.model, first.iteration) == (100, 20, 5000, 1000, "claude-sonnet-4-5-20250929", 1)

@@ -21,7 +21,9 @@ from ledger_app.models import (
     LedgerEvent,
     Rollback,
     TokenUsage,
+    UsageSource,
 )
+from ledger_app.services import usage_record
 from ralphsite.core.choices import choice_canonical
 from ralphsite.core.models import SeedRow
 from ralphsite.moving.seed_io.base import moment
@@ -44,7 +46,7 @@ from sessions_app.models import (
     TaskAttempt,
 )
 from sessions_app.services.sessions import session_delete
-from tests.ledger_app.factories import get_stat
+from tests.ledger_app.factories import get_all_sources, get_stat
 from tests.seed_io.helpers import file_rows, import_seed, seed_database, summary_row
 
 pytestmark = pytest.mark.django_db
@@ -515,19 +517,9 @@ VIEWS = {
     "current-task": ("v_current_task", ("id",)),
     "session-cost": ("v_session_cost", ("session_id",)),
 }
-# Seed 003's v_model_usage and v_agent_performance sum the agent runs' own tokens and cost; ours take
-# them from token usage, the one book of calls (issue #15 §3, README "Cost"), so a call an agent run and
-# a token usage row both report is charged once. Their runs columns are compared; groups that only have
-# calls are ours alone.
-CALL_COLUMNS = {"tokens_input", "tokens_output", "cost_cents", "total_cost_cents"}
-RUN_VIEWS = {"model-usage", "agent-performance"}
 
 
-@pytest.mark.parametrize("stat", VIEWS)
-def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path: Path, api: APIClient,
-                                                                       stat: str) -> None:
-    path = _devteam_db(tmp_path / "devteam.db")
-    import_seed("devteam", path)
+def _assert_answers_what_the_seed_answers(path: Path, api: APIClient, stat: str) -> None:
     keys = {**dict(Session.objects.values_list("id", "key")), **dict(Task.objects.values_list("id", "key"))}
     view, identity = VIEWS[stat]
     theirs = file_rows(path, view)
@@ -541,10 +533,7 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
                 row[column] = None  # our keys are '' where DevTeam's text id is NULL
     our_groups = sorted(tuple(str(r[c]) for c in identity) for r in ours)
     their_groups = sorted(tuple(str(r[c]) for c in identity) for r in theirs)
-    if stat in RUN_VIEWS:
-        assert set(their_groups) <= set(our_groups), stat
-    else:
-        assert our_groups == their_groups, stat
+    assert our_groups == their_groups, stat
     by_identity = {tuple(str(r[c]) for c in identity): r for r in ours}
     for seed_row in theirs:
         row = by_identity[tuple(str(seed_row[c]) for c in identity)]
@@ -555,10 +544,47 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
                 value = 1
             if value is None and column in COLUMN_DEFAULTS:
                 value = COLUMN_DEFAULTS[column]  # a NULL limit is the table's DEFAULT, which we store
-            if stat in RUN_VIEWS and column in CALL_COLUMNS:
-                continue
             if column in row:
                 assert _same(row[column], value), (stat, column, row[column], value)
+
+
+@pytest.mark.parametrize("stat", VIEWS)
+def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path: Path, api: APIClient,
+                                                                       stat: str) -> None:
+    path = _devteam_db(tmp_path / "devteam.db")
+    import_seed("devteam", path)
+    _assert_answers_what_the_seed_answers(path, api, stat)
+
+
+USAGE_VIEWS = ("session-cost", "daily-cost", "model-usage", "agent-performance")
+
+
+@pytest.mark.parametrize("stat", USAGE_VIEWS)
+def test_calls_from_paths_devteam_does_not_have_are_labelled_figures_beside_the_seeds(
+        tmp_path: Path, api: APIClient, stat: str) -> None:
+    # Issue #26: an attempt, a ledger event and Claude Code's hooks report calls DevTeam's token_usage and
+    # agent_runs never hold: the seed's columns still answer its SQL, the calls are in `all_sources`.
+    path = _devteam_db(tmp_path / "devteam.db")
+    import_seed("devteam", path)
+    session = Session.objects.get(key=A)
+    before = get_all_sources(api, stat)
+    attempt = {"task": Task.objects.filter(session=session).first().pk, "model": "opus", "agent": "extra",
+               "tokens_input": 1000, "tokens_output": 100, "cost_usd": "0.500000"}
+    assert api.post("/api/v1/task-attempts/", attempt, format="json").status_code == 201
+    event = {"session": session.pk, "type": "x-llm-call", "model": "opus", "agent": "extra", "tokens_in": 2000,
+             "tokens_out": 200, "cost_usd": "0.250000"}
+    assert api.post("/api/v1/events/", event, format="json").status_code == 201
+    usage_record(items=[{"session_id": session.pk, "source": UsageSource.RUN, "request_id": "msg-1",
+                         "model": "opus", "agent": "claude-code", "input_tokens": 4000, "output_tokens": 400,
+                         "cost_usd": Decimal("0.125")}])
+    assert TokenUsage.objects.exclude(source=UsageSource.TOKEN_USAGE).count() == 3
+
+    _assert_answers_what_the_seed_answers(path, api, stat)
+    after = get_all_sources(api, stat)
+    assert sum(row["api_calls"] for row in after) == sum(row["api_calls"] for row in before) + 3
+    if stat == "agent-performance":
+        assert {row["agent"]: row["total_cost_cents"] for row in after if row["agent"] in ("extra", "claude-code")
+                } == {"extra": 75, "claude-code": 13}
 
 
 def test_session_cost_keeps_the_calls_of_a_deleted_session_under_null_apart_from_a_session_not_in_the_file(

@@ -149,7 +149,8 @@ def _usage_record(*, session: Session, batch: TranscriptBatch) -> None:
     for usage in batch.usages.values():
         if usage.request_id in known:
             continue
-        item = {"session_id": session.pk, "request_id": usage.request_id, "model": usage.model, "agent": LOOP_AGENT,
+        item = {"session_id": session.pk, "request_id": usage.request_id,
+                "model": usage.model, "agent": LOOP_AGENT,
                 "operation": "claude-code", "iteration": session.current_iteration, "cost_usd": None,
                 "source": UsageSource.RUN, "source_id": run_id,
                 **usage.tokens, **({"recorded_at": usage.timestamp} if usage.timestamp else {})}

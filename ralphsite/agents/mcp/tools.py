@@ -204,7 +204,7 @@ def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
       error_message=text("What went wrong, for a failed attempt."), claim=CLAIM)
 def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
     task, body = call.task(), call.validated(api.TaskReportInputSerializer)
-    attempt = task_report_submit(task=task, claim=body.pop("claim"), data=body)
+    attempt, _ = task_report_submit(task=task, claim=body.pop("claim"), data=body)
     return {"task": task.key, "attempt_number": attempt.attempt_number}
 
 

@@ -5,7 +5,7 @@ On SQLite:
 * `money_to_micros` (sessions_app 0009, ledger_app 0007): every stored amount (a float, or an integer
   where the amount was whole dollars) became ROUND(amount * 10^6) as an integer, micro-dollars;
   backwards, the integer becomes a float again.
-* `money_places` (sessions_app 0019, ledger_app 0018): micro-dollars become 1e-10 USD, the integers
+* `money_places` (sessions_app 0019, ledger_app 0019): micro-dollars become 1e-10 USD, the integers
   times 10^4; backwards, divided by 10^4, half up (the amounts are never negative). On PostgreSQL
   the same step alters numeric(18, 6) to numeric(22, 10) (and back).
 

@@ -42,7 +42,7 @@ def _money(model_name: str, name: str, help_text: str = '') -> migrations.AlterF
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ledger_app', '0017_usage_of_a_run'),
+        ('ledger_app', '0018_usage_of_a_run'),
     ]
 
     operations = [

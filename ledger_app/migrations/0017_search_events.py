@@ -21,6 +21,6 @@ def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("ledger_app", "0015_checkpoint_keys_never_shaped_like_ids")]
+    dependencies = [("ledger_app", "0016_hook_calls_apart")]
 
     operations = [migrations.RunPython(install, uninstall, elidable=False)]
