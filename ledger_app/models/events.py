@@ -61,13 +61,18 @@ def event_type_message(value: str) -> str:
             "type in the x- namespace (x-my_event).")
 
 
+def _ledger_own_record(event: "LedgerEvent") -> bool:
+    """The retention record the ledger writes about itself (no session): a type no agent may send."""
+    return event.type == LEDGER_PURGED and event.session_id is None
+
+
 def event_rule_problems(event: "LedgerEvent") -> dict[str, list[str]]:
     """The event's own rules, by field in the API's words: its type known (or `x-` custom), its counts and
     duration not negative. Every door holds them: the append service (`_event_new`) and the import."""
     problems: dict[str, list[str]] = {}
     if not event.type:
         problems["type"] = ["This field may not be blank."]
-    elif not event_type_is_valid(event.type):
+    elif not event_type_is_valid(event.type) and not _ledger_own_record(event):
         problems["type"] = [event_type_message(event.type)]
     for name in EVENT_NON_NEGATIVE:
         value = getattr(event, name)
