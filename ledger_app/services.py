@@ -26,6 +26,8 @@ from ledger_app.models import (
     RetentionRun,
     TokenUsage,
     UsageSource,
+    event_rule_problems,
+    event_type_canonical,
 )
 from ralphsite.core.access import current_scope
 from ralphsite.core.activity import sessions_touch
@@ -89,7 +91,10 @@ def _event_new(*, request_id: str = "", prices: "PriceList | None" = None, **fie
     if not cost_sent:
         fields.pop("cost_usd", None)
     event = LedgerEvent(**fields)
+    if isinstance(event.type, str):
+        event.type = event_type_canonical(event.type)
     stored_values_check(event)
+    _event_rules_check(event)
     if not event.tokens_total:
         event.tokens_total = event.tokens_in + event.tokens_out
     if not cost_sent and (event.tokens_in or event.tokens_out):
@@ -97,6 +102,13 @@ def _event_new(*, request_id: str = "", prices: "PriceList | None" = None, **fie
         priced = (prices or PriceList()).priced(call)
         event.cost_usd, event.is_estimated = priced["cost_usd"], priced["is_estimated"]
     return event
+
+
+def _event_rules_check(event: LedgerEvent) -> None:
+    """A 400 `validation_error` with the event's broken rules by field (`event_rule_problems`), as REST says them."""
+    if problems := event_rule_problems(event):
+        name, [message] = next(iter(problems.items()))
+        raise InvalidInput(f"{name}: {message}", details=problems)
 
 
 def events_append(*, items: list[dict[str, Any]]) -> list[AppendResult]:

@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from ledger_app.models import (
     CUSTOM_EVENT_TYPE,
+    EVENT_NON_NEGATIVE,
     EVENT_TYPES,
     Baseline,
     Checkpoint,
@@ -19,11 +20,12 @@ from ledger_app.models import (
     ModelPrice,
     Rollback,
     TokenUsage,
+    event_type_canonical,
     event_type_is_valid,
+    event_type_message,
 )
 from ralphsite.core.api.fields import ActingAgentField, ReferenceFilterField, ReferenceIdField, ULIDSerializerField
 from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
-from ralphsite.core.choices import choice_canonical
 from ralphsite.core.fields import INTEGER_MAX
 from ralphsite.core.money import COST_SENT_OR_PRICED
 
@@ -59,18 +61,16 @@ class LedgerEventSerializer(RalphModelSerializer):
                   "phase", "duration_ms", "tokens_in", "tokens_out", "tokens_total", "cost_usd", "is_estimated",
                   "request_id", "message", "data", "meta", "idempotency_key", "prev_hash", "hash"]
         read_only_fields = ["id", "prev_hash", "hash"]
-        extra_kwargs = {**{name: _NON_NEGATIVE for name in ("tokens_in", "tokens_out", "tokens_total", "duration_ms")},
+        extra_kwargs = {**{name: _NON_NEGATIVE for name in EVENT_NON_NEGATIVE},
                         "cost_usd": COST_SENT_OR_PRICED}
         # A repeated idempotency key is a duplicate the service answers with the existing id, not an error.
         validators: list = []
 
     def validate_type(self, value: str) -> str:
-        # The seeds' spellings the schema lists as x-aliases (AgentCompleted, agent-completed, AGENT_COMPLETED).
-        value = value if event_type_is_valid(value) else (choice_canonical(EVENT_TYPES, value) or value)
+        # The domain's rule (`event_rule_problems`), checked here too so the field's error stands with the others.
+        value = event_type_canonical(value)
         if not event_type_is_valid(value):
-            raise serializers.ValidationError(
-                f"{value!r} is not a valid event type; allowed: {', '.join(EVENT_TYPES)}, or a custom "
-                "type in the x- namespace (x-my_event).")
+            raise serializers.ValidationError(event_type_message(value))
         return value
 
 

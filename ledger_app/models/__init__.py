@@ -8,7 +8,17 @@ from ledger_app.models.checkpoints import (
     RollbackTrigger,
     RollbackType,
 )
-from ledger_app.models.events import CUSTOM_EVENT_TYPE, EVENT_TYPES, LEDGER_PURGED, LedgerEvent, event_type_is_valid
+from ledger_app.models.events import (
+    CUSTOM_EVENT_TYPE,
+    EVENT_NON_NEGATIVE,
+    EVENT_TYPES,
+    LEDGER_PURGED,
+    LedgerEvent,
+    event_rule_problems,
+    event_type_canonical,
+    event_type_is_valid,
+    event_type_message,
+)
 from ledger_app.models.issues import Issue
 from ledger_app.models.quality import DeadLetter, DeadLetterStatus, ErrorLog, ErrorType, Gate, GateResult
 from ledger_app.models.retention import RetentionRun
@@ -16,6 +26,7 @@ from ledger_app.models.usage import PRICED_TOKEN_FIELDS, ModelPrice, TokenUsage,
 
 __all__ = [
     "CUSTOM_EVENT_TYPE",
+    "EVENT_NON_NEGATIVE",
     "EVENT_TYPES",
     "LEDGER_PURGED",
     "PRICED_TOKEN_FIELDS",
@@ -42,5 +53,8 @@ __all__ = [
     "UsageDay",
     "UsageSource",
     "UsageSums",
+    "event_rule_problems",
+    "event_type_canonical",
     "event_type_is_valid",
+    "event_type_message",
 ]

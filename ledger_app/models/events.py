@@ -8,6 +8,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
+from ralphsite.core.choices import choice_canonical
 from ralphsite.core.money import MoneyField
 from ralphsite.core.shapes import JSONObject, json_type_check
 
@@ -40,8 +41,44 @@ _EVENT_TYPE_SET = frozenset(EVENT_TYPES)
 CUSTOM_EVENT_TYPE = re.compile(r"^x-[a-z0-9][a-z0-9_.-]{0,60}$")
 
 
+# Counts and durations are never negative (the API's `min_value` 0, in its words).
+EVENT_NON_NEGATIVE = ("tokens_in", "tokens_out", "tokens_total", "duration_ms")
+NEGATIVE_MESSAGE = "Ensure this value is greater than or equal to 0."
+
+
 def event_type_is_valid(value: str) -> bool:
     return value in _EVENT_TYPE_SET or CUSTOM_EVENT_TYPE.match(value) is not None
+
+
+def event_type_canonical(value: str) -> str:
+    """A known type, a custom one, or the seeds' spellings the schema lists as x-aliases (AgentCompleted,
+    agent-completed, AGENT_COMPLETED → agent_completed); any other value as given (`event_rule_problems` refuses it)."""
+    return value if event_type_is_valid(value) else (choice_canonical(EVENT_TYPES, value) or value)
+
+
+def event_type_message(value: str) -> str:
+    return (f"{value!r} is not a valid event type; allowed: {', '.join(EVENT_TYPES)}, or a custom "
+            "type in the x- namespace (x-my_event).")
+
+
+def _ledger_own_record(event: "LedgerEvent") -> bool:
+    """The retention record the ledger writes about itself (no session): a type no agent may send."""
+    return event.type == LEDGER_PURGED and event.session_id is None
+
+
+def event_rule_problems(event: "LedgerEvent") -> dict[str, list[str]]:
+    """The event's own rules, by field in the API's words: its type known (or `x-` custom), its counts and
+    duration not negative. Every door holds them: the append service (`_event_new`) and the import."""
+    problems: dict[str, list[str]] = {}
+    if not event.type:
+        problems["type"] = ["This field may not be blank."]
+    elif not event_type_is_valid(event.type) and not _ledger_own_record(event):
+        problems["type"] = [event_type_message(event.type)]
+    for name in EVENT_NON_NEGATIVE:
+        value = getattr(event, name)
+        if isinstance(value, int) and value < 0:
+            problems[name] = [NEGATIVE_MESSAGE]
+    return problems
 
 
 class LedgerEventManager(models.Manager["LedgerEvent"]):

@@ -173,6 +173,11 @@ IMPORT_RULES = [  # ralphy's tasks: (rule, the task row's columns breaking it, i
      {"iter_count": 2**40}),
     (Rule("required field", {"task_id": ""}, "key"), {"key": ""}),
 ]
+EVENT_IMPORT_RULES = [  # ralphy's ledger: rules of the event itself (the domain's, not only REST's)
+    Rule("enum choice", {"type": "made_up"}, "type"),
+    Rule("required field", {"type": ""}, "type"),
+    Rule("numeric bound", {"type": "x-note", "tokens_in": -1}, "tokens_in"),
+]
 
 
 def test_an_import_reports_what_breaks_a_rule_with_the_rest_message_and_never_stores_it(
@@ -181,7 +186,8 @@ def test_an_import_reports_what_breaks_a_rule_with_the_rest_message_and_never_st
     path = seed_database(tmp_path / "ralphy.db", "ralphy", {
         "runs": [{"id": run, "status": "running", "started_at": 1_767_225_600,
                   "config_json": "{}"}],
-        "ledger": [{"run_id": run, "ts": 1_767_225_601, "type": "llm_call", "meta_json": '"hello"'}],
+        "ledger": [{"run_id": run, "ts": 1_767_225_601, "type": "backend_call_finished", "meta_json": '"hello"'},
+                   *({"run_id": run, "ts": 1_767_225_603, **rule.body} for rule in EVENT_IMPORT_RULES)],
         "issues": [{"id": "iss-1", "run_id": run, "task_id": "t-1", "kind": "lint", "signature": "lint:a",
                     "message": TOO_LONG, "ts": 1_767_225_602}],
         "tasks": [{"run_id": run, "status": "pending", **rule.body} for rule, _rest in IMPORT_RULES],
@@ -198,6 +204,12 @@ def test_an_import_reports_what_breaks_a_rule_with_the_rest_message_and_never_st
         assert reply.status_code == 400 and set(reply.json()["details"]) == {rule.field}, reply.json()
         [message] = reply.json()["details"][rule.field]
         assert message in output, (rule.kind, message)
+    for rule in EVENT_IMPORT_RULES:  # the event's row skipped, listed with REST's message
+        reply = api.post("/api/v1/events/", {"session": session.pk, **rule.body}, format="json")
+        assert reply.status_code == 400 and set(reply.json()["details"]) == {rule.field}, reply.json()
+        [message] = reply.json()["details"][rule.field]
+        assert f"{rule.field}: {message}" in output, (rule.kind, message)
+    assert not LedgerEvent.objects.exclude(type="backend_call_finished").exists()
     # Set aside (the field's default, the tool's value kept on its seed row) or the row left out: never stored.
     assert sorted(Task.objects.values_list("key", "status", "iteration_count")) == [
         ("t-big", "not_started", 0), ("t-count", "not_started", 0), ("t-enum", "not_started", 0)]

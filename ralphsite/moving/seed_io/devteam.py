@@ -45,6 +45,7 @@ from ralphsite.moving.seed_io.base import (
     text,
     usd,
 )
+from ralphsite.moving.seed_io.ledger_rows import event_values_checked
 from ralphsite.moving.seed_io.refresh import REFUSALS, refusal
 from sessions_app.models import (
     AcceptanceCriterion,
@@ -158,6 +159,7 @@ class Events(MappedTable):
             values["tokens_total"] = values["tokens_in"] + values["tokens_out"]
             if values["timestamp"] is None:
                 values.pop("timestamp")
+            return event_values_checked(self, row, values)
         return values
 
 

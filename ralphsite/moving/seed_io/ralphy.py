@@ -28,6 +28,7 @@ from ralphsite.moving.seed_io.base import (
     text,
     usd,
 )
+from ralphsite.moving.seed_io.ledger_rows import event_values_checked
 from sessions_app.models import Task
 
 
@@ -89,9 +90,11 @@ class Ledger(RunTable):
 
     def fields(self, row: Row, context: ImportContext) -> dict[str, Any] | str:
         values = super().fields(row, context)
-        if isinstance(values, dict) and row["tokens_total"] is None:  # the sum, not the field's default
+        if not isinstance(values, dict):
+            return values
+        if row["tokens_total"] is None:  # the sum, not the field's default
             values["tokens_total"] = values["tokens_in"] + values["tokens_out"]
-        return values
+        return event_values_checked(self, row, values)
 
     def after_insert(self, objects: list[models.Model]) -> None:
         """The calls the events report (`backend_call_finished`'s tokens and cost) go into the one book of usage, as
