@@ -16,6 +16,7 @@ from tests.seed_io.helpers import import_seed, seed_database, summary_row
 pytestmark = pytest.mark.django_db
 
 T0 = 1_767_225_600  # 2026-01-01T00:00:00Z
+LEDGER_TYPES = ["run_started", "task_started", "backend_call_finished", "task_finished", "run_started"]  # seed 001's
 
 
 def _ralphy_db(path: Path) -> Path:
@@ -40,7 +41,7 @@ def _ralphy_db(path: Path) -> Path:
              "task_id": "auth-001" if i else None, "phase": "verify" if i else None, "duration_ms": 1500 * i or None,
              "tokens_in": 100 * i or None, "tokens_out": 10 * i or None, "tokens_total": None if i == 2 else 110 * i,
              "cost_usd": 0.0012345 * i, "is_estimated": i % 2, "meta_json": '{"note": "검증 ✅"}' if i else None}
-            for i, kind in enumerate(["run_started", "task_started", "backend_call_finished", "task_finished", "run_started"])],
+            for i, kind in enumerate(LEDGER_TYPES)],
         "issues": [
             {"id": f"iss-{n}", "run_id": run, "task_id": "auth-002", "kind": "typecheck",
              "signature": "typecheck:src/api.ts:42:TS2322", "message": "Type 'string' is not assignable 🙃",
@@ -71,7 +72,7 @@ def test_it_imports_every_row_and_column_of_a_ralphy_db(tmp_path: Path) -> None:
         "auth-001", 3, "verify", datetime(2026, 1, 1, 0, 10, tzinfo=UTC))
 
     events = list(LedgerEvent.objects.order_by("id"))
-    assert [e.type for e in events] == ["run_started", "task_started", "backend_call_finished", "task_finished", "run_started"]
+    assert [e.type for e in events] == LEDGER_TYPES
     assert (events[0].tokens_in, events[0].duration_ms, events[0].meta, events[0].task_key) == (0, None, {}, "")
     llm = events[2]
     assert (llm.tokens_in, llm.tokens_out, llm.tokens_total, llm.cost_usd, llm.is_estimated, llm.meta) == (
