@@ -130,7 +130,7 @@ def test_it_imports_ralphy_costs_to_ten_places_and_counts_float_noise(tmp_path: 
     path = seed_database(tmp_path / "ralphy.db", "ralphy", {
         "runs": [{"id": "run-a", "status": "completed", "started_at": T0, "ended_at": None, "config_json": "{}"}],
         "tasks": [],
-        "ledger": [{"run_id": "run-a", "ts": T0 + i, "type": "llm_call", "task_id": None, "phase": None,
+        "ledger": [{"run_id": "run-a", "ts": T0 + i, "type": "backend_call_finished", "task_id": None, "phase": None,
                     "duration_ms": None, "tokens_in": 1, "tokens_out": 0, "tokens_total": 1, "cost_usd": cost,
                     "is_estimated": 0, "meta_json": None}
                    for i, cost in enumerate([SUB_MICRO, 0.1 + 0.2, 0.0012345])],
