@@ -104,7 +104,7 @@ class RowBuilder:
                 values[field.name] = self.text(field)  # optional text marked too: names, agents, models
         if model._meta.label == "ledger_app.LedgerEvent":
             session = values.pop("session")  # appended through the chain's service, as the API does
-            self.rows[model] = event_append_one(item={**values, "session_id": session.pk, "type": "note"})[0]
+            self.rows[model] = event_append_one(item={**values, "session_id": session.pk, "type": "x-note"})[0]
         else:
             self.rows[model] = model._default_manager.create(**values)
         return self.rows[model]
