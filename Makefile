@@ -60,11 +60,12 @@ migrations-check: install-dev
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 # CI runs the checks once and the suite in several legs with TEST_CHECKS= (see .ci/run).
-# The suite runs on one worker per core, each taking whole test files (PYTEST_WORKERS=0: one process).
+# The suite runs on one worker per core, each taking whole test files (PYTEST_WORKERS=0: one process), in
+# the order tests/conftest.py gives them (long files first), not xdist's (files with the most tests first).
 TEST_CHECKS ?= lint migrations-check
 PYTEST_WORKERS ?= auto
 test: install-dev claude-code-if-npm $(TEST_CHECKS)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 bench: install-dev
 	$(BIN)/python -m tests.benchmarks.run $(BENCH_ARGS)

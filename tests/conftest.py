@@ -1,13 +1,18 @@
 import copy
+import importlib
 import itertools
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
 
 import pytest
+from django.apps import apps as django_apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connections, transaction
+from django.db.models.signals import post_migrate
 from django.test.utils import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -28,10 +33,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that drives Chromium is marked `browser`, so a CI leg can leave the browser out by marker."""
+    """A test that drives Chromium is marked `browser`, so a CI leg can leave the browser out by marker.
+
+    Then the files are put in the order the workers take them (`make test` keeps it: --no-loadscope-reorder):
+    files holding a `long` test first, then the files with the most tests. xdist's own order (most tests
+    first) leaves the one-test files that migrate a database or start servers for last, where one worker
+    runs them alone while the other waits."""
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def run_first(tests: list[pytest.Item]) -> tuple[bool, int]:
+        return not any(test.get_closest_marker("long") for test in tests), -len(tests)
+
+    items[:] = [item for tests in sorted(files.values(), key=run_first) for item in tests]
 
 
 _DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_reset_sequences", "django_db_serialized_rollback"}
@@ -69,6 +87,34 @@ def _flush_by_delete_on_postgresql(django_test_environment: None) -> None:
 
     if connections["default"].vendor == "postgresql":
         flush_by_delete(connections["default"])
+
+
+def _fresh_install_rows_restore(plan: Any = None, **_signal: Any) -> None:
+    """A transactional test ends with a flush of every table, the rows the ledger's migrations give a fresh
+    install included (the chain head at genesis, 0004; the Claude prices, 0012); the flush then sends
+    post_migrate, and this puts them back, so the next test on that worker starts from a fresh install as the
+    others do (without the head an append makes two more queries, without the prices a call costs 0)."""
+    from ledger_app.chain import GENESIS_HASH
+    from ledger_app.models import LedgerChainHead, ModelPrice
+
+    if plan is not None:  # `migrate` (a test moving the schema), not the flush, which sends no plan
+        return
+    LedgerChainHead.objects.get_or_create(pk=1, defaults={"last_id": 0, "last_hash": GENESIS_HASH})
+    prices = importlib.import_module("ledger_app.migrations.0012_token_usage_iteration_and_claude_prices")
+    if not ModelPrice.objects.exists():
+        ModelPrice.objects.bulk_create(
+            ModelPrice(model=model, valid_from=prices.PRICES_FROM, input_per_mtok=Decimal(input_price),
+                       output_per_mtok=Decimal(output_price), cached_read_per_mtok=Decimal(read_price),
+                       cached_write_per_mtok=Decimal(write_price))
+            for model, (input_price, output_price, read_price, write_price) in prices.CLAUDE_PRICES.items())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fresh_install_rows_after_each_flush(django_test_environment: None) -> Iterator[None]:
+    ledger = django_apps.get_app_config("ledger_app")
+    post_migrate.connect(_fresh_install_rows_restore, sender=ledger, dispatch_uid="tests-fresh-install-rows")
+    yield
+    post_migrate.disconnect(sender=ledger, dispatch_uid="tests-fresh-install-rows")
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,7 @@ TOTALS = "session totals = sum of usage rows = acknowledged"
 pytestmark = pytest.mark.smoke  # real app hosts (gunicorn) started as `make bench` starts them
 
 
+@pytest.mark.long
 def test_a_short_loop_on_every_host_keeps_every_invariant() -> None:
     with _hosts(2 if ON_POSTGRESQL else 1, database_url=os.environ.get("DATABASE_URL"), keep=False) as hosts:
         token = _check(hosts[0], "token")

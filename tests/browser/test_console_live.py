@@ -214,6 +214,7 @@ def test_the_dashboard_follows_the_sessions_without_a_reload(browser: Any, live_
 
 
 @pytest.mark.parametrize("browser", [1400], indirect=True, ids=["1400px"])
+@pytest.mark.long
 def test_a_console_open_across_a_whole_demo_loop_never_contradicts_the_api(browser: Any, live_server: Any) -> None:
     """`make demo`'s loop (ralphsite.agents.demo) runs against the server while the console is open. The
     loop's calls pass a gate: at each check the loop waits, the page catches up with the server (its

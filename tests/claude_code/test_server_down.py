@@ -64,6 +64,7 @@ def _snapshot(seen: Recorded) -> dict[str, object]:
             "observations": sorted((row["id"], row["type"]) for row in seen.observations)}
 
 
+@pytest.mark.long
 def test_it_finishes_the_loop_offline_and_delivers_the_spool_once(project: ClaudeProject, server: BenchServer,
                                                                    tmp_path: Path) -> None:
     claude_session = "5e0a7c13-8b2f-4d6e-a1c9-3f4b5d6e7a80"

@@ -38,6 +38,7 @@ def session_of(server: LiveGunicorn, session_id: str) -> dict[str, Any]:
     return api(server).call("GET", path_of("sessions", session_id)).data
 
 
+@pytest.mark.long
 def test_the_functions_keep_devteams_names_arguments_and_defaults(gunicorn_server: LiveGunicorn,
                                                                    tmp_path: Path) -> None:
     printed = bash(gunicorn_server, r"""

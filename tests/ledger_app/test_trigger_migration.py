@@ -33,6 +33,7 @@ def _guard_function_exists() -> bool:
         return cursor.fetchone()[0] == 1
 
 
+@pytest.mark.long
 def test_it_migrates_back_past_the_triggers_and_forward_again_with_them_in_place() -> None:
     triggers = TRIGGER_NAMES[connection.vendor]
     event = make_event(make_session())

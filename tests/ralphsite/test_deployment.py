@@ -62,6 +62,7 @@ def test_it_passes_the_deployment_check_with_https_on(tmp_path: Path) -> None:
 
 @pytest.mark.smoke
 @pytest.mark.sqlite_only  # `manage.py migrate` on a fresh data dir with no DATABASE_URL
+@pytest.mark.long
 def test_it_creates_the_data_dir_and_database_for_the_owner_only(tmp_path: Path) -> None:
     data = tmp_path / "fresh"
     result = _manage("migrate", "--verbosity", "0", unset=("DATABASE_URL", "SECRET_KEY"), RALPH_DATA_DIR=str(data))

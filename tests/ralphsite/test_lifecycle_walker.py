@@ -169,6 +169,7 @@ def door(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield CliDoor(env)
 
 
+@pytest.mark.long
 def test_it_walks_every_task_status_change_through_every_door(door: Any) -> None:
     wrong = []
     for current, new in every_pair(TASK_STATUS_LIFECYCLE):

@@ -1,9 +1,9 @@
 """AlterFieldIndex: a foreign key's own index dropped and restored in place, on the real database."""
 
 import pytest
-from django.core.management import call_command
 from django.db import connection, models
 from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.state import ProjectState
 
 from ledger_app.append_only import TABLE, TRIGGER_NAMES, installed_triggers
 from ledger_app.models import LedgerEvent
@@ -24,25 +24,32 @@ def _session_column_indexes() -> list[str]:
                   if info["index"] and not info["primary_key"] and info["columns"] == ["session_id"])
 
 
+def _ledger_event_session_index() -> tuple[AlterFieldIndex, ProjectState, ProjectState]:
+    """Migration 0003's operation on the ledger's session key, with the project's states around it."""
+    loader = MigrationExecutor(connection).loader
+    [operation] = [operation for operation in loader.get_migration("ledger_app", AFTER).operations
+                   if operation.model_name == "ledgerevent" and operation.name == "session"]
+    before = loader.project_state(("ledger_app", BEFORE))
+    after = before.clone()
+    operation.state_forwards("ledger_app", after)
+    return operation, before, after
+
+
 def test_it_drops_and_restores_the_foreign_key_index_keeping_rows_and_triggers() -> None:
     session = Session.objects.create(key="migrate", user_request="x")
     event = LedgerEvent.objects.create(session=session, type="x")
+    operation, before, after = _ledger_event_session_index()
     assert _session_column_indexes() == []
 
-    try:
-        call_command("migrate", "ledger_app", BEFORE, verbosity=0)
-        assert _session_column_indexes() != []
-        assert installed_triggers(connection) >= TRIGGER_NAMES[connection.vendor]
-
-        call_command("migrate", "ledger_app", AFTER, verbosity=0)
-        assert _session_column_indexes() == []
-        # On SQLite a table rebuild would have dropped the append-only triggers with the old table.
-        assert installed_triggers(connection) >= TRIGGER_NAMES[connection.vendor]
-        assert list(LedgerEvent.objects.values_list("pk", "session_id")) == [(event.pk, session.pk)]
-    finally:
-        # The triggers of 0002 to 0009 need a purge switch this code no longer has: leave the ledger
-        # migrated, as the next test expects it.
-        call_command("migrate", "ledger_app", verbosity=0)
+    with connection.schema_editor() as editor:
+        operation.database_backwards("ledger_app", editor, after, before)
+    assert _session_column_indexes() != []
+    with connection.schema_editor() as editor:
+        operation.database_forwards("ledger_app", editor, before, after)
+    assert _session_column_indexes() == []
+    # On SQLite a table rebuild would have dropped the append-only triggers with the old table.
+    assert installed_triggers(connection) >= TRIGGER_NAMES[connection.vendor]
+    assert list(LedgerEvent.objects.values_list("pk", "session_id")) == [(event.pk, session.pk)]
 
 
 def test_it_refuses_a_change_beyond_db_index() -> None:

@@ -193,6 +193,7 @@ def _serve_as_make_run(commands: list[str], env: dict[str, str]) -> tuple[str, l
 
 @pytest.mark.smoke
 @pytest.mark.sqlite_only  # `make run` on a data dir with no DATABASE_URL
+@pytest.mark.long
 def test_make_run_serves_then_prints_ready_and_the_credentials_and_a_second_run_the_reset_hint(
         tmp_path: Path) -> None:
     venv = Path(sys.executable).parent.parent

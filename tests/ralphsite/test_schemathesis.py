@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.live_gunicorn import LiveGunicorn
 
 CONFIG = Path(__file__).resolve().parents[1] / "schemathesis.toml"
@@ -23,6 +25,7 @@ SEED = 14
 EXAMPLES_PER_OPERATION = 2
 
 
+@pytest.mark.long
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(gunicorn_server: LiveGunicorn,
                                                                    tmp_path: Path) -> None:
     command = [str(Path(sys.executable).with_name("st")), "--no-color", "--config-file", str(CONFIG), "run",

@@ -395,6 +395,7 @@ def _put_body(client: APIClient, path: str, field: str, value: Any) -> dict[str,
     return {**client.get(path).json(), field: value}
 
 
+@pytest.mark.long
 def test_no_caller_moves_a_row_where_it_could_not_create_one(user, world) -> None:
     """Issue #28 §2, the walker pass: every scope-deciding field of every updatable model (a session's
     project_path, each row's session or other parent on its way to a session), sent by PATCH and by PUT to

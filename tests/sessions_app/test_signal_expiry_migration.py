@@ -15,6 +15,7 @@ BEFORE = ("sessions_app", "0013_task_success_criteria_shape")
 ENDED_AT = datetime(2026, 2, 10, 10, 0, tzinfo=UTC)
 
 
+@pytest.mark.long
 def test_it_expires_what_ended_sessions_left_unpolled_and_nothing_else() -> None:
     executor = MigrationExecutor(connection)
     executor.migrate([BEFORE])
