@@ -3,22 +3,16 @@ PostgreSQL. See ralphsite/core/search/schema.py; a later migration that makes SQ
 the message or observation table must run `install` again (it drops the triggers)."""
 
 from django.db import migrations
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.state import StateApps
 
-from conversations_app.search_sources import SEARCH_SOURCES
-from ralphsite.core.search import schema
+from ralphsite.core.search.schema import search_index_operation
+from ralphsite.core.search.sources import SearchTable
 
-
-def install(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor, SEARCH_SOURCES, deferred=False)
-
-
-def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.uninstall(schema_editor, SEARCH_SOURCES)
+# The searched tables as this migration indexes them (the app's search_sources may change later).
+_SEARCHED = (SearchTable("message", "conversations_app_message", ("content",)),
+             SearchTable("observation", "conversations_app_observation", ("content", "tool_name")))
 
 
 class Migration(migrations.Migration):
     dependencies = [("conversations_app", "0001_initial")]
 
-    operations = [migrations.RunPython(install, uninstall, elidable=False)]
+    operations = [search_index_operation(_SEARCHED, deferred=False)]

@@ -6,16 +6,20 @@ from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
-from conversations_app.search_sources import SEARCH_SOURCES
 from ralphsite.core.search import schema
+from ralphsite.core.search.sources import SearchTable
+
+# The searched tables as this migration indexes them (the app's search_sources may change later).
+_SEARCHED = (SearchTable("message", "conversations_app_message", ("content",)),
+             SearchTable("observation", "conversations_app_observation", ("content", "tool_name")))
 
 
 def defer(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor, SEARCH_SOURCES, deferred=True)
+    schema.install(schema_editor, _SEARCHED, deferred=True)
 
 
 def index_at_insert(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor, SEARCH_SOURCES, deferred=False)
+    schema.install(schema_editor, _SEARCHED, deferred=False)
 
 
 class Migration(migrations.Migration):

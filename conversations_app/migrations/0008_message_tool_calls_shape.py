@@ -14,13 +14,17 @@ import django.db.models.lookups
 from django.db import migrations, models
 
 import ralphsite.core.shapes
-from conversations_app.search_sources import SEARCH_SOURCES
 from ralphsite.core.search import schema
+from ralphsite.core.search.sources import SearchTable
 from ralphsite.core.shapes import JSONList, JSONRecord, rows_reshape, rows_unreshape
 
 # The shape as this migration enforces it (the model's may grow later).
 _TOOL_CALLS = JSONList(JSONRecord(required=("id", "name", "arguments", "status"), optional=("result",),
                                   choices={"status": ("pending", "running", "completed", "failed", "cancelled")}))
+
+# The searched tables as this migration indexes them (the app's search_sources may change later).
+_SEARCHED = (SearchTable("message", "conversations_app_message", ("content",)),
+             SearchTable("observation", "conversations_app_observation", ("content", "tool_name")))
 
 
 def reshape_tool_calls(apps: Any, schema_editor: Any) -> None:
@@ -34,7 +38,7 @@ def unreshape_tool_calls(apps: Any, schema_editor: Any) -> None:
 
 def search_triggers_again(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "sqlite":
-        schema.install(schema_editor, SEARCH_SOURCES, deferred=True)
+        schema.install(schema_editor, _SEARCHED, deferred=True)
 
 
 class Migration(migrations.Migration):

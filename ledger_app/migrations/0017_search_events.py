@@ -5,22 +5,15 @@ events' index rows with them; on PostgreSQL two GIN expression indexes. The appe
 and the hash chain are untouched: no event row is changed. Backwards: the index of events goes."""
 
 from django.db import migrations
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.state import StateApps
 
-from ledger_app.search_sources import SEARCH_SOURCES
-from ralphsite.core.search import schema
+from ralphsite.core.search.schema import search_index_operation
+from ralphsite.core.search.sources import SearchTable
 
-
-def install(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor, SEARCH_SOURCES, deferred=True)
-
-
-def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.uninstall(schema_editor, SEARCH_SOURCES)
+# The searched table as this migration indexes it (the app's search_sources may change later).
+_SEARCHED = (SearchTable("event", "ledger_app_ledgerevent", ("type", "task_key", "message"), integer_id=True),)
 
 
 class Migration(migrations.Migration):
     dependencies = [("ledger_app", "0016_hook_calls_apart")]
 
-    operations = [migrations.RunPython(install, uninstall, elidable=False)]
+    operations = [search_index_operation(_SEARCHED)]

@@ -212,7 +212,13 @@ SESSION_ACTIONS = (
 
 # -- searching the session's records (above the panels: a poll never redraws it) ------------------
 
-SEARCH_HITS_SHOWN = 20
+SEARCH_HITS_SHOWN = 20  # hits a page
+
+
+def _page_number(request: HttpRequest, name: str) -> int:
+    """The page `?name=N` asks for; anything but a positive number is the first page."""
+    value = request.GET.get(name, "")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
 def _viewable(request: HttpRequest) -> Callable[[type[models.Model]], bool]:
@@ -221,10 +227,20 @@ def _viewable(request: HttpRequest) -> Callable[[type[models.Model]], bool]:
     return permits
 
 
+def _search_page_url(request: HttpRequest, page: int) -> str:
+    """This console with its other parameters (the search, the page of questions) and page `page` of hits."""
+    params = request.GET.copy()
+    params.pop("hits", None)
+    if page > 1:
+        params["hits"] = str(page)
+    return f"?{params.urlencode()}#rc-search"
+
+
 def console_search(request: HttpRequest, session: Session) -> dict[str, Any]:
     """The console's search box (`?q=`): the API's full-text search (ralphsite/core/search) within the
     session, over every kind the person may view (its ledger events, task reports, messages and memory),
-    the best hits first, each with its kind, time, snippet and a link to its record."""
+    the best hits first, a page of them at a time (`&hits=N`: past the last, the last), each with its kind,
+    time, snippet and a link to its record."""
     text = request.GET.get("q", "")
     if not text.strip():
         return {"q": text}
@@ -233,8 +249,17 @@ def console_search(request: HttpRequest, session: Session) -> dict[str, Any]:
     except QueryTooLong as error:
         return {"q": text, "error": str(error)}
     filters = SearchFilters(kinds=search_kinds_viewable(_viewable(request)), session=session.pk)
-    count, hits = search_page(query=query, filters=filters, limit=SEARCH_HITS_SHOWN, offset=0)
-    return {"q": text, "count": count, "searched": True, "shown": len(hits),
+    page = _page_number(request, "hits")
+    count, hits = search_page(query=query, filters=filters, limit=SEARCH_HITS_SHOWN,
+                              offset=(page - 1) * SEARCH_HITS_SHOWN)
+    if not hits and count:  # a page past the last (the hits were fewer, or the link was made up): the last
+        page = (count + SEARCH_HITS_SHOWN - 1) // SEARCH_HITS_SHOWN
+        count, hits = search_page(query=query, filters=filters, limit=SEARCH_HITS_SHOWN,
+                                  offset=(page - 1) * SEARCH_HITS_SHOWN)
+    first = (page - 1) * SEARCH_HITS_SHOWN + 1
+    return {"q": text, "count": count, "searched": True, "first": first, "last": first + len(hits) - 1,
+            "previous_page_url": _search_page_url(request, page - 1) if page > 1 else "",
+            "next_page_url": _search_page_url(request, page + 1) if first + len(hits) <= count else "",
             "hits": [{"hit": hit, "url": reverse(search_source(hit.kind).admin_page,
                                                  args=[getattr(hit, search_source(hit.kind).page_key)])}
                      for hit in hits]}
@@ -248,8 +273,7 @@ QUESTIONS_PER_PAGE = 5  # answer forms a page: more stack into a tower in the na
 def questions_page(request: HttpRequest) -> int:
     """The page of open questions the console shows (`?questions=N`; the live view gets the page's own);
     anything but a positive number is the first page."""
-    value = request.GET.get("questions", "")
-    return int(value) if value.isdigit() and int(value) > 0 else 1
+    return _page_number(request, "questions")
 
 
 def _questions(request: HttpRequest, session: Session) -> dict[str, Any]:

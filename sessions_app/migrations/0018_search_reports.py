@@ -4,22 +4,16 @@ attempt), PostgreSQL GIN expression indexes. A later migration that makes SQLite
 table must install it again. Backwards: the index of reports goes."""
 
 from django.db import migrations
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.state import StateApps
 
-from ralphsite.core.search import schema
-from sessions_app.search_sources import SEARCH_SOURCES
+from ralphsite.core.search.schema import search_index_operation
+from ralphsite.core.search.sources import SearchTable
 
-
-def install(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.install(schema_editor, SEARCH_SOURCES, deferred=True)
-
-
-def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    schema.uninstall(schema_editor, SEARCH_SOURCES)
+# The searched table as this migration indexes it (the app's search_sources may change later).
+_SEARCHED = (SearchTable("report", "sessions_app_taskattempt",
+                         ("implementation_report", "review_report", "error_type", "error_message")),)
 
 
 class Migration(migrations.Migration):
     dependencies = [("sessions_app", "0017_keys_never_shaped_like_ids")]
 
-    operations = [migrations.RunPython(install, uninstall, elidable=False)]
+    operations = [search_index_operation(_SEARCHED)]

@@ -76,6 +76,19 @@ def test_a_task_is_claimed_worked_and_reported(ralph: RalphRunner, session: Sess
         "task_claimed", "task_status_changed", "task_claimed", "task_released"]
 
 
+def test_a_claimed_tasks_write_without_its_claim_says_to_pass_claim(ralph: RalphRunner, session: Session) -> None:
+    env = {"RALPH_SESSION": "loop-1"}
+    assert ralph("task", "claim", "--agent", "exec-1", **env).status == 0
+    unfenced = ralph("task", "heartbeat", "task-1", "--agent", "exec-1", **env)
+    assert unfenced.status == 2 and unfenced.stderr.startswith("ralph: claim_required: ")
+    assert "Pass it as --claim N (N: the `claim` that `ralph task claim` printed)." in unfenced.stderr
+    as_json = json.loads(ralph("task", "release", "task-1", "--agent", "exec-1", "--json", **env).stderr)
+    assert as_json["code"] == "claim_required" and "--claim N" in as_json["message"]
+    # Putting a task in progress by its status is refused with the same code: claiming, not --claim, is the way.
+    by_status = ralph("task", "status", "task-2", "in_progress", "--agent", "exec-1", **env)
+    assert by_status.status == 2 and "claim_required" in by_status.stderr and "--claim" not in by_status.stderr
+
+
 def test_claiming_on_a_finished_session_is_nothing_to_claim(ralph: RalphRunner, session: Session) -> None:
     assert ralph("session", "end", "completed", RALPH_SESSION=session.id).status == 0
     finished = ralph("task", "claim", "--agent", "exec-1", "--json", RALPH_SESSION=session.id)

@@ -1,12 +1,15 @@
 """The session console: its header, panels, buttons (each the API's verb), live feed and History."""
 
+import re
 from datetime import timedelta
+from html import unescape
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db import connection
+from django.http import QueryDict
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -398,6 +401,32 @@ def test_the_search_box_finds_the_sessions_events_reports_and_messages_with_link
     assert reverse("admin:conversations_app_chat_change", args=[chat.pk]) in html  # a message opens its chat
     too_long = admin_client.get(console(session), {"q": "a" * 1001})
     assert too_long.status_code == 200 and "at most 1000 characters" in too_long.content.decode()
+
+
+def test_the_search_box_pages_through_every_hit(admin_client: Client) -> None:
+    session = make_session(key="probed")
+    for n in range(45):
+        LedgerEvent.objects.create(session=session, type="x-probe", message=f"probe {n}")
+    event_page = re.compile(r'href="(/admin/ledger_app/ledgerevent/\d+/change/)"')
+    pager = re.compile(r'href="([^"]*)" rel="(prev|next)"')
+    seen: list[str] = []
+    url, query = console(session), {"q": "probe", "questions": "2"}
+    for shown in ("1 to 20", "21 to 40", "41 to 45"):
+        html = admin_client.get(url, query).content.decode()
+        assert f"45 hits: {shown}, the best first" in html
+        seen += event_page.findall(html.split('id="rc-search"')[1].split("</section>")[0])
+        links = {rel: unescape(href) for href, rel in pager.findall(html)}
+        assert ("prev" in links) == (shown != "1 to 20") and ("next" in links) == (shown != "41 to 45")
+        if "next" in links:  # the next page keeps the search and the page of questions
+            assert links["next"].startswith("?") and links["next"].endswith("#rc-search")
+            query = QueryDict(links["next"][1:].removesuffix("#rc-search"))
+            assert query["q"] == "probe" and query["questions"] == "2"
+    assert len(seen) == len(set(seen)) == 45  # each hit once
+    assert links["prev"] == "?q=probe&questions=2&hits=2#rc-search"
+    past_the_last = admin_client.get(url, {"q": "probe", "hits": "99"}).content.decode()
+    assert "45 hits: 41 to 45" in past_the_last and 'start="41"' in past_the_last
+    first = admin_client.get(url, {"q": "probe", "hits": "2"}).content.decode()
+    assert 'href="?q=probe#rc-search" rel="prev"' in first  # the first page names no page
 
 
 def test_the_search_box_searches_only_what_the_person_may_view(client: Client) -> None:

@@ -199,7 +199,15 @@ def task_show(cmd: Command) -> None:
 
 
 def _task_action(cmd: Command, action: str, body: dict[str, Any]) -> dict[str, Any]:
-    return cmd.api.call("POST", cmd.task_path(cmd.args.task, action), body).data
+    try:
+        return cmd.api.call("POST", cmd.task_path(cmd.args.task, action), body).data
+    except Refused as refusal:
+        # A claimed task's write without its claim value: say how this command sends it (the API's message
+        # names the body field). Refusing to put a task in progress is the same code, without a holder.
+        if refusal.code == "claim_required" and isinstance(refusal.details, dict) and "claimed_by" in refusal.details:
+            raise Refused(refusal.status, refusal.code, f"{refusal.message} Pass it as --claim N (N: the `claim` "
+                          "that `ralph task claim` printed).", refusal.details) from refusal
+        raise
 
 
 def task_status(cmd: Command) -> None:

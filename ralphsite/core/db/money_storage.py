@@ -25,15 +25,22 @@ TableColumns = dict[str, tuple[str, ...]]
 Step = Callable[[Any, Any], None]
 
 
-def _convert(columns: TableColumns, expression: str) -> Step:
+def _per_table(vendor: str, columns: TableColumns, statement: str, clause: str) -> Step:
+    """A step run on `vendor` only: one `statement` a table, its {table} the table's quoted name and its
+    {clauses} the `clause` of each column (its {column} the column's quoted name), joined by commas."""
     def run(apps: Any, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor != "sqlite":
+        if schema_editor.connection.vendor != vendor:
             return
         quote = schema_editor.quote_name
         for table, names in columns.items():
-            assignments = ", ".join(f"{quote(name)} = {expression.format(quote(name))}" for name in names)
-            schema_editor.execute(f"UPDATE {quote(table)} SET {assignments}", params=None)
+            clauses = ", ".join(clause.format(column=quote(name)) for name in names)
+            schema_editor.execute(statement.format(table=quote(table), clauses=clauses), params=None)
     return run
+
+
+def _convert(columns: TableColumns, expression: str) -> Step:
+    """SQLite: each column set to `expression` of itself ({column})."""
+    return _per_table("sqlite", columns, "UPDATE {table} SET {clauses}", f"{{column}} = {expression}")
 
 
 def _as_is(step: Step) -> Step:
@@ -43,19 +50,14 @@ def _as_is(step: Step) -> Step:
 def money_to_micros(columns: TableColumns, around: Callable[[Step], Step] = _as_is) -> migrations.RunPython:
     """The reversible operation both ways: to micro-dollars, and back to floats when unapplied.
     `around` wraps each step (the ledger's events drop their append-only triggers around it)."""
-    return migrations.RunPython(around(_convert(columns, f"CAST(ROUND({{0}} * {MICROS_PER_USD}) AS INTEGER)")),
-                                around(_convert(columns, f"({{0}} / {MICROS_PER_USD}.0)")))
+    return migrations.RunPython(around(_convert(columns, f"CAST(ROUND({{column}} * {MICROS_PER_USD}) AS INTEGER)")),
+                                around(_convert(columns, f"({{column}} / {MICROS_PER_USD}.0)")))
 
 
 def _numeric(columns: TableColumns, digits: int, places: int) -> Step:
-    def run(apps: Any, schema_editor: Any) -> None:
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        quote = schema_editor.quote_name
-        for table, names in columns.items():
-            changes = ", ".join(f"ALTER COLUMN {quote(name)} TYPE numeric({digits}, {places})" for name in names)
-            schema_editor.execute(f"ALTER TABLE {quote(table)} {changes}", params=None)
-    return run
+    """PostgreSQL: the columns' type becomes numeric(digits, places)."""
+    return _per_table("postgresql", columns, "ALTER TABLE {table} {clauses}",
+                      f"ALTER COLUMN {{column}} TYPE numeric({digits}, {places})")
 
 
 def _both(*steps: Step) -> Step:
@@ -72,6 +74,6 @@ def money_places(columns: TableColumns, *, before: tuple[int, int], after: tuple
     from zero); SQLite multiplies its whole units by 10^(places gained), backwards divides, half up (the
     amounts are never negative). `around` wraps each step (SQLite's triggers dropped around its UPDATEs)."""
     factor = 10 ** (after[1] - before[1])
-    forwards = _both(_numeric(columns, *after), _convert(columns, f"({{0}} * {factor})"))
-    backwards = _both(_numeric(columns, *before), _convert(columns, f"(({{0}} + {factor // 2}) / {factor})"))
+    forwards = _both(_numeric(columns, *after), _convert(columns, f"({{column}} * {factor})"))
+    backwards = _both(_numeric(columns, *before), _convert(columns, f"(({{column}} + {factor // 2}) / {factor})"))
     return migrations.RunPython(around(forwards), around(backwards))

@@ -1,5 +1,6 @@
-"""The search index's DDL, per backend and per source. Each app's migrations call `install` /
-`uninstall` with its own sources (`sources.SearchSource`) as that migration knew them.
+"""The search index's DDL, per backend and per source. Each app's migrations install its own sources'
+index (`search_index_operation`, or `install` / `uninstall`), given their tables (`sources.SearchTable`)
+frozen as that migration knew them.
 
 SQLite: `conv_search_doc` gives every searchable row a stable integer id (tables with ULID keys
 have no stable rowid), `conv_search_words` (FTS5, porter stemming: English inflection, any case)
@@ -23,11 +24,13 @@ PostgreSQL: GIN indexes on the `to_tsvector('english', …)` expression and on t
 pg_trgm's `gin_trgm_ops` (CJK substrings through ILIKE), one pair per source.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
-from ralphsite.core.search.sources import SearchSource, search_sources
+from ralphsite.core.search.sources import SearchTable, search_sources
 
 DOC_TABLE = "conv_search_doc"
 FTS_TABLES = ("conv_search_words", "conv_search_grams")
@@ -36,17 +39,17 @@ TRIGGER_PREFIX = "conv_search_"
 TRIGGER_SUFFIXES = ("ai", "au", "ad")
 
 
-def trigger_names(sources: Iterable[SearchSource] | None = None) -> list[str]:
+def trigger_names(sources: Iterable[SearchTable] | None = None) -> list[str]:
     """The SQLite triggers of these sources (default: every registered one)."""
     return [f"{TRIGGER_PREFIX}{source.kind}_{suffix}" for source in (search_sources() if sources is None else sources)
             for suffix in TRIGGER_SUFFIXES]
 
 
-def _doc_id(source: SearchSource, row: str) -> str:
+def _doc_id(source: SearchTable, row: str) -> str:
     return f"(SELECT id FROM {DOC_TABLE} WHERE kind = '{source.kind}' AND ref_id = {source.ref(row)})"
 
 
-def _sqlite_triggers(source: SearchSource, *, deferred: bool) -> list[str]:
+def _sqlite_triggers(source: SearchTable, *, deferred: bool) -> list[str]:
     new_doc, old_doc = _doc_id(source, "new"), _doc_id(source, "old")
     body = source.body("new")
     name = f"{TRIGGER_PREFIX}{source.kind}"
@@ -71,14 +74,14 @@ def _sqlite_triggers(source: SearchSource, *, deferred: bool) -> list[str]:
     ]
 
 
-def _index_rows(source: SearchSource, docs: str) -> list[str]:
+def _index_rows(source: SearchTable, docs: str) -> list[str]:
     """Write the FTS rows of the source's documents that `docs` (a FROM clause aliased d) selects."""
     return [f"INSERT INTO {table}(rowid, body) SELECT d.id, {source.body('t')} FROM {docs} "
             f"JOIN {source.table} t ON t.id = d.ref_id AND d.kind = '{source.kind}'"
             for table in FTS_TABLES]
 
 
-def index_pending_statements(sources: Iterable[SearchSource] | None = None) -> list[str]:
+def index_pending_statements(sources: Iterable[SearchTable] | None = None) -> list[str]:
     """Index every queued row, then empty the queue (run them in one transaction)."""
     docs = f"{PENDING_TABLE} p JOIN {DOC_TABLE} d ON d.id = p.doc_id"
     return [*(statement for source in (search_sources() if sources is None else sources)
@@ -96,7 +99,7 @@ _SQLITE_SHARED = [
 ]
 
 
-def _sqlite_forget(source: SearchSource) -> list[str]:
+def _sqlite_forget(source: SearchTable) -> list[str]:
     """Drop the source's triggers and its rows from the index."""
     docs = f"(SELECT id FROM {DOC_TABLE} WHERE kind = '{source.kind}')"
     return [
@@ -107,7 +110,7 @@ def _sqlite_forget(source: SearchSource) -> list[str]:
     ]
 
 
-def _sqlite_install(sources: Iterable[SearchSource], *, deferred: bool) -> list[str]:
+def _sqlite_install(sources: Iterable[SearchTable], *, deferred: bool) -> list[str]:
     statements = list(_SQLITE_SHARED)
     for source in sources:
         statements += _sqlite_forget(source)
@@ -119,7 +122,7 @@ def _sqlite_install(sources: Iterable[SearchSource], *, deferred: bool) -> list[
     return statements
 
 
-def _sqlite_uninstall(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchSource]) -> None:
+def _sqlite_uninstall(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchTable]) -> None:
     _run(schema_editor, [*_SQLITE_SHARED, *(s for source in sources for s in _sqlite_forget(source))])
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name LIKE %s",
@@ -129,7 +132,7 @@ def _sqlite_uninstall(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable
         _run(schema_editor, [f"DROP TABLE IF EXISTS {table}" for table in (*FTS_TABLES, PENDING_TABLE, DOC_TABLE)])
 
 
-def _postgresql_install(sources: Iterable[SearchSource], *, deferred: bool) -> list[str]:  # GIN: nothing to defer
+def _postgresql_install(sources: Iterable[SearchTable], *, deferred: bool) -> list[str]:  # GIN: nothing to defer
     statements = ["CREATE EXTENSION IF NOT EXISTS pg_trgm"]
     for source in sources:
         body = source.body()
@@ -142,7 +145,7 @@ def _postgresql_install(sources: Iterable[SearchSource], *, deferred: bool) -> l
     return statements
 
 
-def _postgresql_uninstall(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchSource]) -> None:
+def _postgresql_uninstall(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchTable]) -> None:
     # pg_trgm stays: other schemas may use the extension.
     _run(schema_editor, [f"DROP INDEX IF EXISTS {TRIGGER_PREFIX}{source.kind}_{suffix}" for source in sources
                          for suffix in ("fts", "trgm")])
@@ -159,7 +162,7 @@ def _run(schema_editor: BaseDatabaseSchemaEditor, statements: list[str]) -> None
         schema_editor.execute(statement, params=None)
 
 
-def install(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchSource], *,
+def install(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchTable], *,
             deferred: bool = True) -> None:
     """Create (or re-create) the sources' index and triggers and index every existing row of theirs.
 
@@ -169,5 +172,17 @@ def install(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchSou
     _run(schema_editor, _DDL[schema_editor.connection.vendor][0](list(sources), deferred=deferred))
 
 
-def uninstall(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchSource]) -> None:
+def uninstall(schema_editor: BaseDatabaseSchemaEditor, sources: Iterable[SearchTable]) -> None:
     _DDL[schema_editor.connection.vendor][1](schema_editor, list(sources))
+
+
+def search_index_operation(sources: Sequence[SearchTable], *, deferred: bool = True) -> migrations.RunPython:
+    """A migration's operation: install the index of `sources` (the migration's frozen copy), and
+    uninstall it when the migration is unapplied."""
+    def forwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        install(schema_editor, sources, deferred=deferred)
+
+    def backwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+        uninstall(schema_editor, sources)
+
+    return migrations.RunPython(forwards, backwards, elidable=False)

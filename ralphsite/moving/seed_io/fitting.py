@@ -6,6 +6,7 @@ value stays on the SeedRow (`extra`, which export_seed writes back), and the sum
 is stored raw."""
 
 import base64
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -40,15 +41,22 @@ def _set_aside(table: Any, row: Row, values: dict[str, Any], extra: dict[str, An
     return column
 
 
-def texts_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
-    """Each text within the limit every door applies (`text_problem`), else set aside (the tool's value kept
-    on the seed row). Returns a reason per value set aside."""
+def _problems_set_aside(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any],
+                        problem_of: Callable[[models.Field, Any], str | None]) -> list[str]:
+    """Each value that `problem_of` (field, value) finds a problem with is set aside. Returns a reason per
+    value set aside."""
     reasons = []
     for model_field in table.model._meta.concrete_fields:
-        problem = text_problem(model_field, values.get(model_field.name))
+        problem = problem_of(model_field, values.get(model_field.name))
         if problem:
             reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {problem}")
     return reasons
+
+
+def texts_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
+    """Each text within the limit every door applies (`text_problem`), else set aside (the tool's value kept
+    on the seed row). Returns a reason per value set aside."""
+    return _problems_set_aside(table, row, values, extra, text_problem)
 
 
 def shapes_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
@@ -103,12 +111,7 @@ def _choice_fields(model: type[models.Model]) -> list[tuple[models.Field, frozen
 def numbers_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
     """Each integer within its column's range (`number_problem`, what every door holds: a negative count, a
     number PostgreSQL's column cannot hold), else set aside. Returns a reason per value set aside."""
-    reasons = []
-    for model_field in table.model._meta.concrete_fields:
-        problem = number_problem(model_field, values.get(model_field.name))
-        if problem:
-            reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {problem}")
-    return reasons
+    return _problems_set_aside(table, row, values, extra, number_problem)
 
 
 def required_missing(table: Any, values: dict[str, Any]) -> tuple[str, str] | None:
