@@ -153,6 +153,11 @@ def test_search_and_progress(ralph: RalphRunner, session: Session) -> None:
     page = json.loads(ralph("search", "PostgreSQL", "--kind", "observation", "--json").stdout)
     assert page["count"] == 1 and page["results"][0]["session"] == session.id
     assert ralph("search", "nothing-like-this").status == 3
+    LedgerEvent.objects.create(session=session, type="x-note", message="PostgreSQL vacuum finished")
+    events = json.loads(ralph("search", "vacuum", "--kind", "event", "--json").stdout)
+    assert [hit["kind"] for hit in events["results"]] == ["event"]
+    unknown = ralph("search", "PostgreSQL", "--kind", "memo")
+    assert unknown.status == 2 and "memo" in unknown.stderr, unknown.stderr
 
     shown = ralph("progress", RALPH_SESSION="loop-1")
     assert shown.stdout.splitlines() == ["2 tasks: 2 not_started",

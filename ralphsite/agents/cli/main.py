@@ -578,9 +578,11 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--commit", help="the commit sha")
     create.add_argument("--task", help="the task key (RALPH_TASK)")
 
-    found = command(groups, "search", search, "full-text search of messages and observations; exit 3 if none")
+    found = command(groups, "search", search, "full-text search of messages, observations, events and task reports; "
+                    "exit 3 if none")
     found.add_argument("query")
-    found.add_argument("--kind", choices=["message", "observation"])
+    # No choices here: the server knows the kinds it searches and refuses any other in its own words.
+    found.add_argument("--kind", help="only this kind: message, observation, event or report")
     found.add_argument("--limit", type=int, default=20, help="at most this many hits (max 100)")
 
     command(groups, "progress", progress, "the session's tasks by status")
