@@ -6,6 +6,7 @@ value stays on the SeedRow (`extra`, which export_seed writes back), and the sum
 is stored raw."""
 
 import base64
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -13,7 +14,15 @@ from django.db import models
 
 from ralphsite.core.choices import choice_canonical, invalid_choice_message
 from ralphsite.core.money import MoneyField, usd, usd_max
-from ralphsite.core.shapes import NotShaped, number_problem, shaped_fields, text_problem
+from ralphsite.core.shapes import (
+    JSONShape,
+    NotShaped,
+    number_bounds,
+    number_problem,
+    shaped_fields,
+    text_limited,
+    text_problem,
+)
 
 Row = dict[str, Any]
 
@@ -23,6 +32,26 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         return {"base64": base64.b64encode(value).decode()}
     return value
+
+
+@cache
+def _fields_where(model: type[models.Model], applies: Callable[[models.Field], Any]) -> tuple[models.Field, ...]:
+    """The model's concrete fields a check `applies` to, found once per model: a row touches only those (every
+    field of every row, for each check, was a large part of an import's time)."""
+    return tuple(f for f in model._meta.concrete_fields if applies(f))
+
+
+@cache
+def _shaped_fields(model: type[models.Model]) -> tuple[tuple[models.Field, JSONShape], ...]:
+    return tuple(shaped_fields(model))
+
+
+def _is_money(model_field: models.Field) -> bool:
+    return isinstance(model_field, MoneyField)
+
+
+def _text_required(model_field: models.Field) -> bool:
+    return isinstance(model_field, models.CharField | models.TextField) and not model_field.blank
 
 
 def seed_column(table: Any, name: str) -> str:
@@ -44,7 +73,7 @@ def texts_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any
     """Each text within the limit every door applies (`text_problem`), else set aside (the tool's value kept
     on the seed row). Returns a reason per value set aside."""
     reasons = []
-    for model_field in table.model._meta.concrete_fields:
+    for model_field in _fields_where(table.model, text_limited):
         problem = text_problem(model_field, values.get(model_field.name))
         if problem:
             reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {problem}")
@@ -55,7 +84,7 @@ def shapes_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, An
     """Each JSON value in the shape its field declares: reshaped when it can be (keys spelled another way,
     one object for a list), else set aside. Returns a reason per value set aside."""
     reasons = []
-    for model_field, shape in shaped_fields(table.model):
+    for model_field, shape in _shaped_fields(table.model):
         value = values.get(model_field.name)
         if model_field.name not in values or (value is None and model_field.null) or shape.problem(value) is None:
             continue
@@ -67,8 +96,7 @@ def shapes_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, An
 
 
 def _money_values(table: Any, values: dict[str, Any]) -> list[tuple[models.Field, Any]]:
-    return [(f, values[f.name]) for f in table.model._meta.concrete_fields
-            if isinstance(f, MoneyField) and values.get(f.name) is not None]
+    return [(f, values[f.name]) for f in _fields_where(table.model, _is_money) if values.get(f.name) is not None]
 
 
 def costs_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, Any]) -> list[str]:
@@ -104,7 +132,7 @@ def numbers_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, A
     """Each integer within its column's range (`number_problem`, what every door holds: a negative count, a
     number PostgreSQL's column cannot hold), else set aside. Returns a reason per value set aside."""
     reasons = []
-    for model_field in table.model._meta.concrete_fields:
+    for model_field in _fields_where(table.model, number_bounds):
         problem = number_problem(model_field, values.get(model_field.name))
         if problem:
             reasons.append(f"{_set_aside(table, row, values, extra, model_field)}: {problem}")
@@ -114,9 +142,8 @@ def numbers_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, A
 def required_missing(table: Any, values: dict[str, Any]) -> tuple[str, str] | None:
     """The seed column of the first text a row must have and has blank (a key, a title, a kind), with the API's
     message; None when it has them all. Such a row is left out: no default stands in for it."""
-    for model_field in table.model._meta.concrete_fields:
-        if isinstance(model_field, models.CharField | models.TextField) and not model_field.blank \
-                and values.get(model_field.name) == "":
+    for model_field in _fields_where(table.model, _text_required):
+        if values.get(model_field.name) == "":
             return seed_column(table, model_field.name), "This field may not be blank."
     return None
 
