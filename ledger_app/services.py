@@ -106,7 +106,7 @@ def _event_new(*, request_id: str = "", prices: "PriceList | None" = None, **fie
 
 def _event_rules_check(event: LedgerEvent) -> None:
     """A 400 `validation_error` with the event's broken rules by field (`event_rule_problems`), as REST says them."""
-    if problems := event_rule_problems(event):
+    if problems := event_rule_problems(vars(event)):
         name, [message] = next(iter(problems.items()))
         raise InvalidInput(f"{name}: {message}", details=problems)
 

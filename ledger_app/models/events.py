@@ -1,5 +1,5 @@
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import models
@@ -61,21 +61,24 @@ def event_type_message(value: str) -> str:
             "type in the x- namespace (x-my_event).")
 
 
-def _ledger_own_record(event: "LedgerEvent") -> bool:
+def _ledger_own_record(values: Mapping[str, Any]) -> bool:
     """The retention record the ledger writes about itself (no session): a type no agent may send."""
-    return event.type == LEDGER_PURGED and event.session_id is None
+    return values.get("type") == LEDGER_PURGED and values.get("session_id") is None
 
 
-def event_rule_problems(event: "LedgerEvent") -> dict[str, list[str]]:
+def event_rule_problems(values: Mapping[str, Any]) -> dict[str, list[str]]:
     """The event's own rules, by field in the API's words: its type known (or `x-` custom), its counts and
-    duration not negative. Every door holds them: the append service (`_event_new`) and the import."""
+    duration not negative. Every door holds them: the append service (`_event_new`, an event's `vars`) and the
+    import (a row's values, with no model instance built per row). `values` holds the event's values by
+    attname (`type`, `session_id`, the counts); one absent is its field's default, which breaks no rule."""
     problems: dict[str, list[str]] = {}
-    if not event.type:
+    event_type = values.get("type")
+    if not event_type:
         problems["type"] = ["This field may not be blank."]
-    elif not event_type_is_valid(event.type) and not _ledger_own_record(event):
-        problems["type"] = [event_type_message(event.type)]
+    elif not event_type_is_valid(event_type) and not _ledger_own_record(values):
+        problems["type"] = [event_type_message(event_type)]
     for name in EVENT_NON_NEGATIVE:
-        value = getattr(event, name)
+        value = values.get(name)
         if isinstance(value, int) and value < 0:
             problems[name] = [NEGATIVE_MESSAGE]
     return problems

@@ -31,6 +31,7 @@ UNITS_PER_USD = 10**USD_PLACES
 USD_MAX_DIGITS = 22
 USD_MAX = Decimal(10**(USD_MAX_DIGITS - USD_PLACES)) - USD_UNIT  # what numeric(22, 10) holds
 SQLITE_USD_MAX = Decimal(2**63 - 1).scaleb(-USD_PLACES)  # whole units in SQLite's 64-bit INTEGER
+USD_MAX_ANY_BACKEND = min(USD_MAX, SQLITE_USD_MAX)  # an amount every backend's money columns hold
 USD_TEXT_MIN_PLACES = 6
 _TEXT_MIN_UNIT = Decimal(1).scaleb(-USD_TEXT_MIN_PLACES)
 

@@ -153,19 +153,29 @@ def shaped_fields(model: type[models.Model]) -> Iterable[tuple[models.Field, JSO
             yield model_field, shape
 
 
+def text_limited(model_field: models.Field) -> bool:
+    """Whether the field is a text without a max_length: the API's `TEXT_MAX_CHARS` is its limit."""
+    return isinstance(model_field, models.TextField) and model_field.max_length is None
+
+
 def text_problem(model_field: models.Field, value: Any) -> str | None:
     """A text field without a max_length holds at most the API's `TEXT_MAX_CHARS`, in the API's words."""
-    if isinstance(model_field, models.TextField) and model_field.max_length is None \
-            and isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
+    if text_limited(model_field) and isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
         return f"Ensure this field has no more than {TEXT_MAX_CHARS} characters."
     return None
+
+
+def number_bounds(model_field: models.Field) -> tuple[int, int] | None:
+    """The range `number_problem` holds the field's integers to: its column's (`integer_range`); None for any
+    other field and for a column of choices (bounded by its choices)."""
+    return None if model_field.choices else integer_range(model_field)
 
 
 def number_problem(model_field: models.Field, value: Any) -> str | None:
     """An integer column holds PostgreSQL's range on every backend (`integer_range`), in the API's words; a column
     of choices is bounded by its choices."""
-    bounds = integer_range(model_field)
-    if bounds is None or model_field.choices or not isinstance(value, int) or isinstance(value, bool):
+    bounds = number_bounds(model_field)
+    if bounds is None or not isinstance(value, int) or isinstance(value, bool):
         return None
     low, high = bounds
     if value < low:

@@ -151,6 +151,21 @@ def test_it_imports_ralphy_costs_to_ten_places_and_counts_float_noise(tmp_path: 
     assert [row["cost_usd"] for row in file_rows(exported, "ledger")] == [SUB_MICRO, 0.1 + 0.2, 0.0012345]
 
 
+def test_an_import_sets_aside_a_cost_past_what_the_backends_columns_hold(tmp_path: Path) -> None:
+    """1e10 USD fits PostgreSQL's numeric(22, 10) but not SQLite's 64-bit units; 1e13 fits neither. A cost the
+    backend cannot hold is set aside (the field's default stored, the summary says why), the others kept."""
+    costs = [0.5, 1e10, 1e13]
+    path = seed_database(tmp_path / "ralphy.db", "ralphy", {
+        "runs": [{"id": "run-big", "status": "completed", "started_at": T0, "config_json": "{}"}],
+        "ledger": [{"run_id": "run-big", "ts": T0 + i, "type": "backend_call_finished", "tokens_in": 1,
+                    "tokens_out": 0, "tokens_total": 1, "cost_usd": cost, "is_estimated": 0}
+                   for i, cost in enumerate(costs)]})
+    output = import_seed("ralphy", path)
+    kept = [Decimal(repr(cost)) if Decimal(repr(cost)) <= usd_max() else Decimal(0) for cost in costs]
+    assert [e.cost_usd for e in LedgerEvent.objects.order_by("id")] == kept
+    assert output.count(f"USD is more than the {usd_max()} the money columns hold") == kept.count(0), output
+
+
 def test_sqlite_keeps_whole_ten_billionths_and_postgresql_numeric_22_10() -> None:
     session = make_session()
     make_event(session, cost_usd=Decimal("1.5e-7"))

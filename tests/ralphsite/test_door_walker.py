@@ -177,6 +177,7 @@ EVENT_IMPORT_RULES = [  # ralphy's ledger: rules of the event itself (the domain
     Rule("enum choice", {"type": "made_up"}, "type"),
     Rule("required field", {"type": ""}, "type"),
     Rule("numeric bound", {"type": "x-note", "tokens_in": -1}, "tokens_in"),
+    Rule("the retention record's type, on a session's event", {"type": "ledger_purged"}, "type"),
 ]
 
 
