@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,9 +59,15 @@ def run(label: str, args: list[str], env: dict[str, str]) -> float:
     return seconds
 
 
-def import_figure(events: int, folder: Path) -> float:
-    """Make the file, import it into a throw-away database (SQLite in `folder`, or next to DATABASE_URL's), then
-    again; prints each run and returns the first import's events per second."""
+def import_figure(events: int, keep: Path | None = None) -> float:
+    """Make the file, import it into a throw-away database (SQLite in a folder, or next to DATABASE_URL's), then
+    again; prints each run and returns the first import's events per second. The folder (the file and the data
+    dir: ~200 MB at a million events) is removed afterwards unless it is `keep`."""
+    with nullcontext(keep) if keep else tempfile.TemporaryDirectory(prefix="ralph-devteam-bench-") as folder:
+        return _import_measured(events, Path(folder))
+
+
+def _import_measured(events: int, folder: Path) -> float:
     from tests.benchmarks.server import ThrowAwayDatabase
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -87,7 +94,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--keep", type=Path, default=None, help="Make the file and data dir here (kept).")
     options = parser.parse_args()
-    import_figure(options.events, options.keep or Path(tempfile.mkdtemp(prefix="ralph-devteam-bench-")))
+    import_figure(options.events, options.keep)
 
 
 if __name__ == "__main__":

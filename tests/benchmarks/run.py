@@ -374,12 +374,10 @@ def main(argv: list[str] | None = None) -> int:
     written = report_write(results, directory=results_dir, extra=args.json)
     _log("bench: results written to " + ", ".join(str(path) for path in written))
     if args.import_events:
-        import tempfile
-
         from tests.benchmarks.devteam_import import import_figure
 
         print(f"\nimport_seed devteam, {args.import_events:,} events:")
-        rate = import_figure(args.import_events, Path(tempfile.mkdtemp(prefix="ralph-devteam-bench-")))
+        rate = import_figure(args.import_events)
         print(f"import_seed devteam: {rate:,.0f} events/s")
     return 1 if "aborted" in results else 0
 
