@@ -647,7 +647,7 @@ def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) 
     """A key shaped like another row's id (the reported squat: a session key spelling another session's ULID,
     then read as that session wherever an id is taken) is refused at creation and rename."""
     from ledger_app.models import Checkpoint
-    from sessions_app.models import Plan
+    from sessions_app.models import Plan, Question, Task
 
     sessions = {key: rows[Session] for key, rows in world.items()}
     project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
@@ -655,7 +655,12 @@ def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) 
     squats = {"/api/v1/sessions/": ({"project_path": "/srv/widgets"}, sessions["elsewhere"].pk, mine),
               "/api/v1/plans/": ({"session": mine, "name": "squat"}, world["elsewhere"][Plan].pk,
                                  world["mine"][Plan].pk),
-              "/api/v1/checkpoints/": ({"session": mine}, world["elsewhere"][Checkpoint].pk, None)}
+              "/api/v1/checkpoints/": ({"session": mine}, world["elsewhere"][Checkpoint].pk, None),
+              # named by key in their session's paths (sessions/{session}/tasks/{task}/), where an id is read first
+              "/api/v1/tasks/": ({"session": mine, "title": "squat"}, world["mine"][Task].pk,
+                                 world["mine"][Task].pk),
+              "/api/v1/questions/": ({"session": mine, "text": "squat?", "category": "technical"},
+                                     world["mine"][Question].pk, world["mine"][Question].pk)}
     for path, (body, other_id, own_row) in squats.items():
         for spelling in (other_id, other_id.lower(), "01BX5ZZKBKACTAV9WEVGEMMVRZ"):
             refused = _send(project.client, "post", path, {**body, "key": spelling})
@@ -666,3 +671,5 @@ def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) 
                                "key_shaped_like_id")
     assert not Session.objects.filter(key__iexact=sessions["elsewhere"].pk).exists()
     assert not Plan.objects.filter(key__iexact=world["elsewhere"][Plan].pk).exists()
+    assert not Task.objects.filter(key__iexact=world["mine"][Task].pk).exists()
+    assert not Question.objects.filter(key__iexact=world["mine"][Question].pk).exists()
