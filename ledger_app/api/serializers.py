@@ -24,7 +24,7 @@ from ledger_app.models import (
     event_type_is_valid,
     event_type_message,
 )
-from ralphsite.core.api.fields import ActingAgentField, ReferenceFilterField, ReferenceIdField, ULIDSerializerField
+from ralphsite.core.api.fields import ActingAgentField, ClientIdField, ReferenceFilterField, ReferenceIdField
 from ralphsite.core.api.serializers import RalphInputSerializer, RalphModelSerializer
 from ralphsite.core.fields import INTEGER_MAX
 from ralphsite.core.money import COST_SENT_OR_PRICED
@@ -107,9 +107,10 @@ class IssueRecordSerializer(RalphInputSerializer):
 
     seed_names: ClassVar = {"run_id": "session", "ts": "seen_at"}  # ralphy's recordIssue
 
-    id = ULIDSerializerField(required=False,
-                             help_text="The id to give the issue if its signature is new (ignored on a repeat: "
-                                       "the answer carries the existing issue's id).")
+    id = ClientIdField(required=False,
+                       help_text="Global tokens only: the id to give the issue if its signature is new (ignored on a "
+                                 "repeat: the answer carries the existing issue's id). A session or project token "
+                                 "sends none (400 `id_chosen_by_server`).")
     session = ReferenceIdField(model="sessions_app.Session")
     task_key = serializers.CharField(max_length=100)
     kind = serializers.CharField(max_length=64)

@@ -37,6 +37,13 @@ def address_key_of(model: type[models.Model] | None) -> str | None:
     return getattr(model, "address_key", None)
 
 
+def key_in_paths_of(model: type[models.Model] | None) -> str | None:
+    """The key field that names `model`'s rows where an id may stand, so never shaped like a ULID: the address
+    key, or the key a row is named by within its session in paths (`session_path_key`: a task's, a question's,
+    `sessions/{session}/tasks/{task}/`)."""
+    return address_key_of(model) or getattr(model, "session_path_key", None)
+
+
 def as_ulid(value: Any) -> str | None:
     """`value` as a canonical ULID, or None when it is not shaped like one."""
     try:
@@ -61,7 +68,7 @@ def address_key_check(model: type[models.Model], data: dict[str, Any], instance:
       project, a plan's or checkpoint's session): a key taken there is a 409 `conflict` on `key`. Another
       scope's row with the same key is no conflict, so a writer learns nothing of rows it cannot see.
     """
-    key_field = address_key_of(model)
+    key_field = key_in_paths_of(model)
     if key_field is None:
         return
     meta = model._meta
@@ -99,7 +106,7 @@ def address_key_check(model: type[models.Model], data: dict[str, Any], instance:
 def key_shaped_like_id(model: type[models.Model], key: Any) -> InvalidInput | None:
     """The refusal of a keyed model's `key` shaped like a ULID (400 `key_shaped_like_id`), or None. The database
     refuses such a key too (`ralphsite.core.db.lookups.key_not_shaped_like_id`), for writes past the services."""
-    key_field = address_key_of(model)
+    key_field = key_in_paths_of(model)
     if key_field is None or not as_ulid(key):
         return None
     noun = model._meta.verbose_name

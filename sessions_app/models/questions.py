@@ -1,6 +1,7 @@
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from ralphsite.core.db.lookups import key_not_shaped_like_id
 from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
 
@@ -52,6 +53,7 @@ class Question(ULIDModel):
     session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, related_name="questions",
                                 db_index=False)
     key = models.CharField(max_length=100)
+    session_path_key = "key"  # named by key within its session in paths (ralphsite.core.addressing.key_in_paths_of)
     category = models.CharField(max_length=16, choices=QuestionCategory.choices)
     iteration_number = models.PositiveIntegerField(
         default=1, validators=[MinValueValidator(1)],
@@ -74,7 +76,8 @@ class Question(ULIDModel):
 
     class Meta:
         ordering = ["session", "key"]
-        constraints = [models.UniqueConstraint(fields=["session", "key"], name="question_session_key_unique")]
+        constraints = [models.UniqueConstraint(fields=["session", "key"], name="question_session_key_unique"),
+                       key_not_shaped_like_id("key", "question_key_not_ulid")]
         indexes = [
             models.Index(fields=["session", "category"], name="question_session_category"),
             models.Index(fields=["session", "status"], name="question_session_status"),

@@ -4,6 +4,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from ralphsite.core.choices import input_aliases
+from ralphsite.core.db.lookups import key_not_shaped_like_id
 from ralphsite.core.fields import request_id_field, token_count_field
 from ralphsite.core.lifecycles import Lifecycle
 from ralphsite.core.models import ULIDModel
@@ -114,6 +115,7 @@ class Task(ULIDModel):
     session = models.ForeignKey("sessions_app.Session", on_delete=models.SET_NULL, null=True, blank=True,
                                 related_name="tasks", db_index=False)
     key = models.CharField(max_length=100)
+    session_path_key = "key"  # named by key within its session in paths (ralphsite.core.addressing.key_in_paths_of)
     title = models.CharField(max_length=500)
     objective = models.TextField(blank=True, default="")
     description = models.TextField(blank=True, default="")
@@ -155,6 +157,7 @@ class Task(ULIDModel):
         constraints = [
             models.UniqueConstraint(fields=["session", "key"], name="task_session_key_unique"),
             json_type_check("success_criteria", "array", model="task"),
+            key_not_shaped_like_id("key", "task_key_not_ulid"),
         ]
         indexes = [
             models.Index(fields=["session", "status"], name="task_session_status"),

@@ -14,11 +14,11 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.models import Q
 
 from ledger_app.models import Checkpoint
-from ralphsite.core.addressing import address_key_of, as_ulid
+from ralphsite.core.addressing import as_ulid, key_in_paths_of
 from ralphsite.core.models import TokenPermission, TokenScope
 from ralphsite.core.ulid import ulid_new
 from ralphsite.tokens.services import api_token_create
-from sessions_app.models import Plan, Session
+from sessions_app.models import Plan, Question, Session, Task
 
 ID = "01BX5ZZKBKACTAV9WEVGEMMVRZ"
 # Spelled like a ULID by `ulid_normalize`: 26 Crockford base32 characters, either case, the first at most 7.
@@ -30,7 +30,7 @@ NOT_SHAPED = [ID[:-1], ID + "0", "8" + ID[1:], ID[:-1] + "U", ID[:-1] + "I", ID[
 
 
 def _keyed_models() -> list[type[models.Model]]:
-    return [model for model in apps.get_models() if address_key_of(model)]
+    return [model for model in apps.get_models() if key_in_paths_of(model)]
 
 
 def test_the_database_reads_a_ulid_shape_exactly_as_the_services_do(db: None) -> None:
@@ -41,19 +41,21 @@ def test_the_database_reads_a_ulid_shape_exactly_as_the_services_do(db: None) ->
 
 
 def test_every_keyed_model_and_no_other_has_the_constraint() -> None:
-    """One list: the models the services refuse a ULID-shaped key for (`address_key`) are the ones the database
-    refuses it for."""
+    """One list: the models the services refuse a ULID-shaped key for (`key_in_paths_of`: an address key, or a key
+    naming rows within their session in paths) are the ones the database refuses it for."""
     checked = {model for model in apps.get_models() for constraint in model._meta.constraints
                if isinstance(constraint, models.CheckConstraint) and "ulid_shaped" in str(constraint.condition)}
-    assert checked == set(_keyed_models()) == {Session, Plan, Checkpoint}
+    assert checked == set(_keyed_models()) == {Session, Plan, Checkpoint, Task, Question}
     for model in checked:
-        assert f"{address_key_of(model)}__ulid_shaped" in str(model._meta.constraints), model
+        assert f"{key_in_paths_of(model)}__ulid_shaped" in str(model._meta.constraints), model
 
 
 def _rows() -> dict[type[models.Model], models.Model]:
     session = Session.objects.create(key="run-1", project_path="/srv/widgets")
     rows = {Session: session, Plan: Plan.objects.create(key="plan-1", name="p", session=session),
-            Checkpoint: Checkpoint.objects.create(key="chk-1", session=session)}
+            Checkpoint: Checkpoint.objects.create(key="chk-1", session=session),
+            Task: Task.objects.create(key="task-1", title="t", session=session),
+            Question: Question.objects.create(key="Q-1", text="q?", category="technical", session=session)}
     assert set(rows) == set(_keyed_models())  # a keyed model added later needs a row here
     return rows
 
@@ -154,3 +156,32 @@ def _historical_models() -> dict[str, type[models.Model]]:
     return {"session": state.apps.get_model("sessions_app", "session"),
             "plan": state.apps.get_model("sessions_app", "plan"),
             "checkpoint": state.apps.get_model("ledger_app", "checkpoint")}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_task_and_question_migration_renames_their_keys_stored_before(caplog: pytest.LogCaptureFixture) -> None:
+    """Task and question keys name rows in their session's paths (`sessions/{session}/tasks/{task}/`), where a
+    ULID-shaped value is read as an id first: sessions 0020 renames such keys stored before, within the session."""
+    call_command("migrate", "sessions_app", "0019", verbosity=0)
+    try:
+        state = _state_at([("sessions_app", "0019_money_ten_places")])
+        session = state.get_model("sessions_app", "session").objects.create(id=ulid_new(), key="run-1",
+                                                                           project_path="/srv/widgets")
+        tasks, questions = state.get_model("sessions_app", "task"), state.get_model("sessions_app", "question")
+        task = tasks.objects.create(id=ulid_new(), key=ID, title="t", session_id=session.pk)
+        tasks.objects.create(id=ulid_new(), key=f"key-{ID}", title="t", session_id=session.pk)
+        question = questions.objects.create(id=ulid_new(), key=ID.lower(), text="q?", session_id=session.pk)
+    finally:
+        with caplog.at_level(logging.WARNING, logger="ralphsite.core.db.migration_operations"):
+            call_command("migrate", verbosity=0)
+    assert Task.objects.get(pk=task.pk).key == f"key-{ID}-2"
+    assert Question.objects.get(pk=question.pk).key == f"key-{ID.lower()}"
+    warnings = [record.getMessage() for record in caplog.records]
+    assert any("sessions_app.Task: 1 keys shaped like a ULID renamed" in w for w in warnings), warnings
+    assert any("sessions_app.Question: 1 keys" in w for w in warnings), warnings
+
+
+def _state_at(nodes: list[tuple[str, str]]) -> Any:
+    from django.db.migrations.executor import MigrationExecutor
+
+    return MigrationExecutor(connection).loader.project_state(nodes).apps

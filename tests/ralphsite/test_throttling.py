@@ -55,6 +55,26 @@ def test_it_shares_the_count_between_processes_through_the_database(three_per_mi
     assert ThrottleWindow.objects.get().count >= 3
 
 
+def test_refused_tokens_are_counted_by_client_address_then_429(three_per_minute) -> None:
+    """Issue #28: a request whose token is refused was never throttled (authentication fails before the
+    throttle), so tokens could be guessed at any rate. Refused tokens now count by client address, shared
+    between processes: the 401 until the rate is passed, then 429 with Retry-After."""
+    guesses = [APIClient(HTTP_AUTHORIZATION=header, REMOTE_ADDR="203.0.113.7")
+               for header in ("Bearer ralph_guess-1", "Token ralph_guess-2", "Bearer", "Bearer a b")]
+    for guess in guesses[:3]:
+        assert_error_shape(guess.get("/api/v1/sessions/"), 401, "not_authenticated")
+        throttling._callers.clear()  # the next guess comes to another process (or host)
+    for guess in guesses:
+        response = guess.get("/api/v1/sessions/")
+        assert_error_shape(response, 429, "throttled")
+        assert 1 <= int(response["Retry-After"]) <= 60
+    other_address = APIClient(HTTP_AUTHORIZATION="Bearer ralph_guess-1", REMOTE_ADDR="198.51.100.9")
+    assert_error_shape(other_address.get("/api/v1/sessions/"), 401, "not_authenticated")
+    good = _client("busy-agent")  # a good token from the throttled address: counted by its token only
+    good.defaults["REMOTE_ADDR"] = "203.0.113.7"
+    assert good.get("/api/v1/sessions/").status_code == 200
+
+
 def test_it_lets_everything_through_when_off(settings) -> None:
     settings.RALPH_API_THROTTLE_RATE = None
     client = _client("busy-agent")

@@ -10,6 +10,7 @@ shows its marker.
 
 import itertools
 import json
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -454,37 +455,135 @@ def test_a_session_token_minted_by_a_project_token_keeps_its_session_in_the_proj
 
 # -- no existence oracles -----------------------------------------------------------------------------
 
-def test_a_create_naming_an_id_held_out_of_scope_answers_as_for_a_fresh_id(user, world) -> None:
-    """Issue #28 §4: an id another session's row holds was a 409 `unique … id` where a fresh one was a 201
-    or a validation error, so any token could probe ids across scopes."""
-    sessions = {key: rows[Session] for key, rows in world.items()}
-    who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
-    different = []
-    for route in ROUTES:
-        model = route_model(route)
-        if route.action != "create" or model is None or session_of(model) is None or route.path.count("/01"):
+FRESH_ID = "01BX5ZZKBKACTAV9WEVGEMMVRZ"
+ID_OWNERS = ("elsewhere", "mine")  # a row out of scope, a row in scope; FRESH_ID names no row
+# Bodies whose ids name rows that exist, not rows to create (one out of scope is answered as a missing one:
+# test_collection_actions_act_on_the_tokens_sessions_only).
+NAMES_EXISTING_ROWS = {"/api/v1/sync/mark-synced/"}
+
+
+def _client_id_routes() -> list[tuple[str, type[models.Model], Any]]:
+    """Every POST whose body may carry a client's id, read from the schema (so a route added later is walked
+    too): (the route's path, the model whose id it is, how a body sends one: `{"id": X}`, a bulk list of such
+    items, or a batch's list of them)."""
+    schema = APIClient().get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+
+    def resolved(node: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        name = node.get("$ref", "").rsplit("/", 1)[-1]
+        return name, components.get(name, node)
+
+    def takes_id(node: dict[str, Any]) -> bool:  # a ULID: a row's id (a tool call's `id` is its own text)
+        field = node.get("properties", {}).get("id")
+        return field is not None and not field.get("readOnly") and field.get("pattern", "").startswith("^[0-7]")
+
+    def model_of(component: str) -> type[models.Model]:
+        return max((m for m in ROUTE_MODELS if component.startswith(m._meta.object_name)),
+                   key=lambda m: len(m._meta.object_name))
+
+    found = []
+    for template, operations in schema["paths"].items():
+        body = operations.get("post", {}).get("requestBody", {}).get("content", {}).get("application/json")
+        if body is None or template in NAMES_EXISTING_ROWS:
             continue
-        hidden = _send(who.client, "post", route.path, {"id": world["elsewhere"][model].pk})
-        fresh = _send(who.client, "post", route.path, {"id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
-        if hidden.status_code < 400 or hidden.json() != fresh.json() or _leaks(hidden, world, who.hidden):
-            different.append(f"POST {route.path}: {hidden.status_code} {hidden.content[:200]!r}")
+        name, node = resolved(body["schema"])
+        pattern = re.compile("^" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$")
+        [route] = [r for r in ROUTES if r.method == "post" and pattern.match(r.path)]
+        path = route_path(route, None).replace("01BX5ZZKBKACTAV9WEVGEMMVRZ", "{mine}")
+        if takes_id(node):
+            found.append((path, model_of(name), lambda value: {"id": value}))
+        if node.get("type") == "array" and takes_id(resolved(node["items"])[1]):
+            found.append((path, model_of(resolved(node["items"])[0]), lambda value: [{"id": value}]))
+        for field, inner in node.get("properties", {}).items():
+            if inner.get("type") == "array" and takes_id(resolved(inner.get("items", {}))[1]):
+                found.append((path, model_of(resolved(inner["items"])[0]),
+                              lambda value, field=field: {field: [{"id": value}]}))
+    return found
+
+
+def test_it_walks_every_create_that_takes_a_client_id() -> None:
+    paths = {path for path, _model, _body in _client_id_routes()}
+    assert {"/api/v1/questions/", "/api/v1/chats/", "/api/v1/messages/", "/api/v1/runs/{mine}/messages/",
+            "/api/v1/issues/", "/api/v1/issues/record/", "/api/v1/feedback-batches/"} <= paths
+    assert len(paths) > 20
+
+
+@pytest.mark.parametrize("scope", [TokenScope.SESSION, TokenScope.PROJECT])
+def test_a_scoped_token_sends_no_id_and_gets_one_answer_whatever_holds_it(user, world, scope: str) -> None:
+    """Issue #28 §4: ids are unique across every scope, so an id a row out of scope holds answered otherwise than
+    a fresh one (409 `unique … id`, later 409 "not available") and any token could probe ids across scopes. A
+    scoped token may not choose ids at all: the same 400 `id_chosen_by_server` for a row's id out of scope, a
+    fresh id and its own row's id, on every create, bulk append and batch that takes one."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, scope, TokenPermission.WRITE, sessions)
+    different = []
+    for path, model, body in _client_id_routes():
+        if model not in world["mine"]:
+            continue  # a model of no session (prices, patterns): a scoped token writes none
+        path = path.replace("{mine}", _path_row_id(path, world["mine"]))
+        answers = {owner: _send(who.client, "post", path, body(world[owner][model].pk)) for owner in ID_OWNERS}
+        answers["fresh"] = _send(who.client, "post", path, body(FRESH_ID))
+        shapes = {owner: (answer.status_code, answer.json()) for owner, answer in answers.items()}
+        alike = len({json.dumps(shape, sort_keys=True) for shape in shapes.values()}) == 1
+        refused_first = shapes["fresh"][0] == 403  # the token may not create such a row at all (a session)
+        chosen_by_server = (shapes["fresh"][0], shapes["fresh"][1]["code"]) == (400, "id_chosen_by_server")
+        if not alike or not (refused_first or chosen_by_server):
+            different.append(f"POST {path} ({model.__name__}): {shapes}")
+        assert not model._default_manager.filter(pk=FRESH_ID).exists()
     assert not different, "\n".join(different)
 
 
-def test_a_valid_create_with_another_scopes_id_is_refused_without_saying_it_exists(user, world) -> None:
+def _path_row_id(path: str, rows: Rows) -> str:
+    """The id of the row of `rows` a detail action's path names (`runs/{mine}/messages/`: the run)."""
+    prefix = path.split("/")[3]
+    [model] = [route_model(r) for r in ROUTES if r.prefix == prefix and r.action == "list"]
+    return rows[model].pk
+
+
+def test_a_valid_create_is_refused_alike_for_any_id_and_made_without_one(user, world) -> None:
+    """A body valid in every other way: before, an id out of scope was a 409, a fresh one a 201 and the caller's
+    own row's id a 200 (a retry), so the answer told which scope held it."""
+    from conversations_app.models import Message
+    from ledger_app.models import Issue
     from sessions_app.models import Question
 
     sessions = {key: rows[Session] for key, rows in world.items()}
     who = caller(user, TokenScope.SESSION, TokenPermission.WRITE, sessions)
-    body = {"session": sessions["mine"].pk, "key": "Q-NEW-001", "text": "Which database?",
-            "category": "technical"}
-    hidden = _send(who.client, "post", "/api/v1/questions/", {**body, "id": world["elsewhere"][Question].pk})
-    assert_error_shape(hidden, 409, "conflict")
-    assert "exist" not in hidden.content.decode() and "unique" not in hidden.content.decode()
-    created = _send(who.client, "post", "/api/v1/questions/", {**body, "id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
-    assert created.status_code == 201, created.content
-    retried = _send(who.client, "post", "/api/v1/questions/", {**body, "id": "01BX5ZZKBKACTAV9WEVGEMMVRZ"})
-    assert (retried.status_code, retried.json()["id"]) == (200, created.json()["id"])  # a retry, in scope
+    chat = _send(who.client, "post", "/api/v1/chats/", {"title": "t", "session": sessions["mine"].pk}).json()["id"]
+    run = _send(who.client, "post", "/api/v1/runs/", {"chat": chat}).json()["id"]
+    creates = {
+        Question: ("/api/v1/questions/", lambda: {"session": sessions["mine"].pk, "key": "Q-NEW-001",
+                                                  "text": "Which database?", "category": "technical"}),
+        Message: (f"/api/v1/runs/{run}/messages/", lambda: [{"role": "user", "content": "hi"}]),
+        Issue: ("/api/v1/issues/record/", lambda: {"session": sessions["mine"].pk, "task_key": "t-1", "kind": "lint",
+                                                   "signature": "E501 new", "message": "too long"}),
+    }
+    for model, (path, body) in creates.items():
+        answers = []
+        for value in (world["elsewhere"][model].pk, FRESH_ID, world["mine"][model].pk):
+            sent = body()
+            for item in sent if isinstance(sent, list) else [sent]:
+                item["id"] = value
+            answers.append(_send(who.client, "post", path, sent))
+        assert [(a.status_code, a.json()) for a in answers[1:]] == [(answers[0].status_code, answers[0].json())] * 2
+        assert_error_shape(answers[0], 400, "id_chosen_by_server")
+        assert not model._default_manager.filter(pk=FRESH_ID).exists()
+        made = _send(who.client, "post", path, body())
+        assert made.status_code == 201, made.content  # the server chooses the id
+
+
+def test_a_global_token_still_chooses_ids_and_retries_by_them(user, world) -> None:
+    """A global token sees every scope, so an id it sends tells it nothing it could not read: offline-first
+    creates keep their ids, a retry answers the row (200), another body under that id is a 409."""
+    sessions = {key: rows[Session] for key, rows in world.items()}
+    who = caller(user, TokenScope.GLOBAL, TokenPermission.WRITE, sessions)
+    body = {"session": sessions["elsewhere"].pk, "key": "Q-NEW-001", "text": "Which database?",
+            "category": "technical", "id": FRESH_ID.lower()}
+    created = _send(who.client, "post", "/api/v1/questions/", body)
+    assert (created.status_code, created.json()["id"]) == (201, FRESH_ID), created.content
+    retried = _send(who.client, "post", "/api/v1/questions/", body)
+    assert (retried.status_code, retried.json()["id"]) == (200, FRESH_ID)
+    assert_error_shape(_send(who.client, "post", "/api/v1/questions/", {**body, "text": "Other?"}), 409, "conflict")
 
 
 def test_keys_are_unique_per_scope_so_another_scopes_key_is_neither_known_nor_blocked(user, world) -> None:
@@ -549,7 +648,7 @@ def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) 
     """A key shaped like another row's id (the reported squat: a session key spelling another session's ULID,
     then read as that session wherever an id is taken) is refused at creation and rename."""
     from ledger_app.models import Checkpoint
-    from sessions_app.models import Plan
+    from sessions_app.models import Plan, Question, Task
 
     sessions = {key: rows[Session] for key, rows in world.items()}
     project = caller(user, TokenScope.PROJECT, TokenPermission.WRITE, sessions)
@@ -557,7 +656,12 @@ def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) 
     squats = {"/api/v1/sessions/": ({"project_path": "/srv/widgets"}, sessions["elsewhere"].pk, mine),
               "/api/v1/plans/": ({"session": mine, "name": "squat"}, world["elsewhere"][Plan].pk,
                                  world["mine"][Plan].pk),
-              "/api/v1/checkpoints/": ({"session": mine}, world["elsewhere"][Checkpoint].pk, None)}
+              "/api/v1/checkpoints/": ({"session": mine}, world["elsewhere"][Checkpoint].pk, None),
+              # named by key in their session's paths (sessions/{session}/tasks/{task}/), where an id is read first
+              "/api/v1/tasks/": ({"session": mine, "title": "squat"}, world["mine"][Task].pk,
+                                 world["mine"][Task].pk),
+              "/api/v1/questions/": ({"session": mine, "text": "squat?", "category": "technical"},
+                                     world["mine"][Question].pk, world["mine"][Question].pk)}
     for path, (body, other_id, own_row) in squats.items():
         for spelling in (other_id, other_id.lower(), "01BX5ZZKBKACTAV9WEVGEMMVRZ"):
             refused = _send(project.client, "post", path, {**body, "key": spelling})
@@ -568,3 +672,5 @@ def test_a_key_shaped_like_a_ulid_is_refused_for_every_keyed_model(user, world) 
                                "key_shaped_like_id")
     assert not Session.objects.filter(key__iexact=sessions["elsewhere"].pk).exists()
     assert not Plan.objects.filter(key__iexact=world["elsewhere"][Plan].pk).exists()
+    assert not Task.objects.filter(key__iexact=world["mine"][Task].pk).exists()
+    assert not Question.objects.filter(key__iexact=world["mine"][Question].pk).exists()

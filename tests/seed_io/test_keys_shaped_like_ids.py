@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ledger_app.models import Checkpoint
-from sessions_app.models import Plan, Session
+from sessions_app.models import Plan, Session, Task
 from tests.seed_io.helpers import import_seed, summary_row
 from tests.seed_io.test_devteam import C, _devteam_db
 
@@ -48,3 +48,15 @@ def test_a_session_named_by_a_ulid_is_imported_under_that_id_and_again_unchanged
     again = import_seed("devteam", path)
     assert summary_row(again, "sessions")[:4] == ["3", "0", "0", "3"], again
     assert Session.objects.count() == 3
+
+
+def test_a_task_key_shaped_like_a_ulid_is_skipped_with_the_services_reason(tmp_path: Path) -> None:
+    """Task keys name tasks in their session's paths (`sessions/{session}/tasks/{task}/`), so they follow the rule
+    too (sessions 0020): the import lists such a task as skipped, as it does a plan or checkpoint."""
+    path = _devteam_db(tmp_path / "devteam.db")
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE tasks SET id = ? WHERE id = 'TASK-003'", [ID])
+    output = import_seed("devteam", path)
+    assert f"tasks {ID}: key = '{ID}': A task key is never shaped like a ULID" in output, output
+    assert not Task.objects.filter(key__iexact=ID).exists()
+    assert Task.objects.filter(key="TASK-001").exists()

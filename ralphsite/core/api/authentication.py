@@ -27,6 +27,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from ralphsite.core.access import Scope, token_scope, token_secret_hash
+from ralphsite.core.api.throttling import refused_credentials_count
 from ralphsite.core.db.fast_paths import fast_paths_on
 from ralphsite.core.models import ApiToken, TokenScope
 
@@ -109,11 +110,16 @@ class FastTokenAuthentication(BaseAuthentication):
         parts = request.META.get("HTTP_AUTHORIZATION", "").split()
         if not parts or parts[0].lower() not in _KEYWORDS:
             return None
-        if len(parts) == 1:
-            raise exceptions.AuthenticationFailed(_("Invalid token header. No credentials provided."))
-        if len(parts) > 2:
-            raise exceptions.AuthenticationFailed(_("Invalid token header. Token string should not contain spaces."))
-        return self.authenticate_credentials(parts[1])
+        try:
+            if len(parts) == 1:
+                raise exceptions.AuthenticationFailed(_("Invalid token header. No credentials provided."))
+            if len(parts) > 2:
+                raise exceptions.AuthenticationFailed(
+                    _("Invalid token header. Token string should not contain spaces."))
+            return self.authenticate_credentials(parts[1])
+        except exceptions.AuthenticationFailed:
+            refused_credentials_count(request)  # a 429 once this address has guessed past the rate
+            raise
 
     def authenticate_header(self, request: Request) -> str:
         return "Token"

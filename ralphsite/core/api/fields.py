@@ -26,7 +26,7 @@ from ralphsite.core.addressing import (
     unknown_reference,
 )
 from ralphsite.core.choices import choice_canonical
-from ralphsite.core.errors import Conflict
+from ralphsite.core.errors import Conflict, InvalidInput
 from ralphsite.core.money import usd_text
 from ralphsite.core.ulid import ulid_normalize
 
@@ -52,6 +52,35 @@ class ULIDSerializerField(serializers.CharField):
         except ValueError:
             self.fail("invalid_ulid", value=value)
             raise  # pragma: no cover - fail() raises
+
+
+ID_CHOSEN_BY_SERVER = "id_chosen_by_server"
+
+
+def client_id_check() -> None:
+    """Refuse a create's own id unless the caller sees every scope (a global token, a staff login): 400
+    `id_chosen_by_server`, whatever the id. Ids are unique across every scope, so a scoped caller choosing one
+    would learn whether a row it cannot see holds it (issue #28 §4); it retries by its scope's keys instead
+    (`key`, `idempotency_key`, `request_id`). Server-side doors that derive ids per session (Claude Code's
+    hooks) call the services, not this."""
+    scope = current_scope()
+    if not scope.is_global:
+        raise InvalidInput(f"A {scope.kind} token sends no id: the server chooses it (only a global token chooses "
+                           "ids, which are unique across every scope).",
+                           code=ID_CHOSEN_BY_SERVER, details={"id": ["Chosen by the server for this token."]})
+
+
+class ClientIdField(ULIDSerializerField):
+    """The id a create may choose (`client_id_check`): a global caller's only."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "Global tokens only: the new row's id, chosen by the client (offline-first). "
+                                       "A session or project token sends none (400 `id_chosen_by_server`).")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        client_id_check()
+        return super().to_internal_value(data)
 
 
 class ScopedPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField):

@@ -210,8 +210,9 @@ class RalphAutoSchema(AutoSchema):
         if action == "create":
             text = f"Create {_article(one)} (201). A key the {one} does not have, or a read-only one, is a 400."
             if self._client_ids():
-                text += (" You may send your own ULID `id` (offline-first): a retry with the same id and the same "
-                         f"body returns the existing {one} (200); the same id with a different body is a 409.")
+                text += (" A global token may send its own ULID `id` (offline-first): a retry with the same id and the "
+                         f"same body returns the existing {one} (200); the same id with a different body is a 409. A "
+                         "session or project token sends none (400 `id_chosen_by_server`).")
             return f"Create {_article(one)}", text
         if action == "update":
             return (f"Replace {_article(one)}", f"A full update (PUT): send every required field. A key the {one} "

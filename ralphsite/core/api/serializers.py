@@ -22,6 +22,7 @@ from ralphsite.core.api.fields import (
     TEXT_MAX_CHARS,
     ActingAgentField,
     ChoiceFieldNamingAllowed,
+    ClientIdField,
     EpochOrISODateTimeField,
     FiniteFloatField,
     ScopedPrimaryKeyRelatedField,
@@ -192,7 +193,7 @@ class RalphInputSerializer(StrictKeysMixin, serializers.Serializer):
 class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
     """Validates and shapes; never writes (writes go through services). Unknown keys are a 400.
 
-    On ULID models the client may supply `id` on create; it is read-only afterwards.
+    On ULID models a global caller may supply `id` on create (`ClientIdField`); it is read-only afterwards.
 
     Fast path `serializers` (`ralphsite.core.db.fast_paths`, asked each time fields are built, validators
     derived or a row represented): field building is cached per class (DRF rebuilds every field from
@@ -255,7 +256,7 @@ class RalphModelSerializer(StrictKeysMixin, serializers.ModelSerializer):
         pk = self.Meta.model._meta.pk
         if isinstance(pk, ULIDField) and "id" in fields:
             if self.instance is None:
-                fields["id"] = ULIDSerializerField(required=False)
+                fields["id"] = ClientIdField(required=False)
             else:
                 fields["id"] = ULIDSerializerField(read_only=True)
         return fields

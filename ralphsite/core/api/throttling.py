@@ -9,7 +9,9 @@ process reserved and did not serve are lost to the others until the window ends:
 exceeded, and may be reached a little early when many processes share one token. Over the limit the
 answer is 429 `throttled` with `Retry-After` (the seconds until the window ends).
 
-The rate is `RALPH_API_THROTTLE_RATE` (settings: `(requests, seconds)` or None for off).
+The rate is `RALPH_API_THROTTLE_RATE` (settings: `(requests, seconds)` or None for off). Requests whose token
+is refused are counted the same way by client address (`refused_credentials_count`), so guessing tokens is
+throttled too.
 """
 
 import hashlib
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import connection, transaction
+from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -64,6 +67,39 @@ def _reserve(key: str, window_start: int, requests: int, limit: int, *, new_wind
     return None if row is None else row[0]
 
 
+def _admitted(key: str) -> int | None:
+    """Count one request of the caller `key` in its window: None when the rate admits it, else the seconds until
+    the window ends (`Retry-After`)."""
+    rate = settings.RALPH_API_THROTTLE_RATE
+    if rate is None:
+        return None
+    limit, period = rate
+    now = time.time()
+    window_start = int(now // period) * period
+    with _callers_lock:
+        caller = _callers.get(key)
+        new_window = caller is None or caller.window_start != window_start
+        if new_window:
+            caller = _callers[key] = _Caller(window_start=window_start)
+        if caller.reserved:
+            caller.reserved -= 1
+            return None
+        full = caller.known >= limit  # reservations never pass the limit: nothing is left this window
+        block = max(1, (limit - caller.known) // RESERVE_SHARE)
+    total = None if full else _reserve(key, window_start, block, limit, new_window=new_window)
+    if total is None and block > 1 and not full:  # less is left than this process asked for
+        block, total = 1, _reserve(key, window_start, 1, limit, new_window=False)
+    with _callers_lock:
+        if total is None:
+            caller.known = limit
+        else:
+            caller.known = max(caller.known, total)
+            caller.reserved += block - 1  # this request takes one of them
+    if total is not None:
+        return None
+    return max(1, math.ceil(window_start + period - now))
+
+
 class TokenRateThrottle(BaseThrottle):
     """Throttle by the request's token (or, for the admin's session, its user)."""
 
@@ -71,35 +107,11 @@ class TokenRateThrottle(BaseThrottle):
         self.retry_after = 0
 
     def allow_request(self, request: Request, view: "APIView") -> bool:
-        rate = settings.RALPH_API_THROTTLE_RATE
         key = self._key(request)
-        if rate is None or key is None:
+        retry_after = None if key is None else _admitted(key)
+        if retry_after is None:
             return True
-        limit, period = rate
-        now = time.time()
-        window_start = int(now // period) * period
-        with _callers_lock:
-            caller = _callers.get(key)
-            new_window = caller is None or caller.window_start != window_start
-            if new_window:
-                caller = _callers[key] = _Caller(window_start=window_start)
-            if caller.reserved:
-                caller.reserved -= 1
-                return True
-            full = caller.known >= limit  # reservations never pass the limit: nothing is left this window
-            block = max(1, (limit - caller.known) // RESERVE_SHARE)
-        total = None if full else _reserve(key, window_start, block, limit, new_window=new_window)
-        if total is None and block > 1 and not full:  # less is left than this process asked for
-            block, total = 1, _reserve(key, window_start, 1, limit, new_window=False)
-        with _callers_lock:
-            if total is None:
-                caller.known = limit
-            else:
-                caller.known = max(caller.known, total)
-                caller.reserved += block - 1  # this request takes one of them
-        if total is not None:
-            return True
-        self.retry_after = max(1, math.ceil(window_start + period - now))
+        self.retry_after = retry_after
         return False
 
     def wait(self) -> float:
@@ -115,3 +127,14 @@ class TokenRateThrottle(BaseThrottle):
         if user is not None and user.is_authenticated:
             return hashlib.sha256(f"user:{user.pk}".encode()).hexdigest()
         return None
+
+
+def refused_credentials_count(request: Request) -> None:
+    """Count a request whose token was refused (unknown, malformed, expired) against its client address, at the
+    same rate: token guessing is throttled like any caller. Past the rate it is 429 `throttled` (raised here),
+    before that the 401 it was. Only refused requests count, so callers behind one address with good tokens
+    are not throttled by it."""
+    address = request.META.get("REMOTE_ADDR") or "unknown"
+    retry_after = _admitted(hashlib.sha256(f"refused-token-from:{address}".encode()).hexdigest())
+    if retry_after is not None:
+        raise exceptions.Throttled(wait=retry_after)

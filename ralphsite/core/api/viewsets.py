@@ -18,6 +18,7 @@ from rest_framework.serializers import BaseSerializer
 
 from ralphsite.core.access import OutOfScope, current_scope, scope_path_of
 from ralphsite.core.addressing import address_key_of, as_ulid, by_reference, by_seed_id, one_by_key
+from ralphsite.core.api.fields import client_id_check
 from ralphsite.core.api.permissions import scope_fields_check
 from ralphsite.core.api.query import StrictQueryParametersMixin
 from ralphsite.core.api.representation import represent_row
@@ -52,10 +53,11 @@ class RalphReadOnlyModelViewSet(StrictQueryParametersMixin, viewsets.ReadOnlyMod
 class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     """CRUD over one model, writing through services.
 
-    Offline-first creates: a client may send its own ULID `id`. Retrying a create with the same
-    id and the same body returns the existing row with 200; the same id with a different body
-    is a 409. A viewset naming a field in `create_retry_field` (a checkpoint's `key`, unique in its
-    session) treats a create sending an existing value of it in the same session the same way.
+    Offline-first creates: a global caller may send its own ULID `id` (a scoped one may not:
+    `client_id_check`). Retrying a create with the same id and the same body returns the existing row
+    with 200; the same id with a different body is a 409. A viewset naming a field in `create_retry_field`
+    (a checkpoint's `key`, unique in its session) treats a create sending an existing value of it in the
+    same session the same way, for every caller.
     Writes call the model's services from the writes registry (`ralphsite.core.writes`), as the admin does.
     """
 
@@ -191,21 +193,19 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     # -- idempotent create -------------------------------------------------------------------
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if isinstance(request.data, dict) and "id" in request.data and isinstance(self.model._meta.pk, ULIDField):
+            client_id_check()  # before a retry is looked for: one answer to a scoped caller's id
         retry_lookup = self._retry_lookup(request)
         if retry_lookup and (retried := self._retried_create(request, *retry_lookup)) is not None:
             return retried
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        if retry_lookup and retry_lookup[0] == "id":
-            self._unavailable_check(retry_lookup[1])
         try:
             self.perform_create(serializer)
         except IntegrityError:
             # A concurrent create with the same id (or key) won the race: answer as for a retry.
             if retry_lookup and (retried := self._retried_create(request, *retry_lookup)) is not None:
                 return retried
-            if retry_lookup and retry_lookup[0] == "id":
-                self._unavailable_check(retry_lookup[1])
             raise
         data = self.get_serializer(serializer.instance).data
         return Response(data, status=status.HTTP_201_CREATED, headers=self.get_success_headers(data))
@@ -251,16 +251,6 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
                 details={name: value},
             )
         return Response(self.get_serializer(existing).data, status=status.HTTP_200_OK)
-
-    def _unavailable_check(self, value: str) -> None:
-        """Refuse a client's id that a row out of the caller's scope holds without saying so: the database's
-        `unique … id` would tell any token that a row it may not see exists (an existence oracle). A row in
-        scope is a retry: one a concurrent create just made is answered as one when the insert meets it
-        (`create`). Keys need no such check: they are unique per scope (`ralphsite.core.addressing`)."""
-        holders = self.model._default_manager.filter(pk=value)
-        if holders.exists() and not current_scope().filter(holders).exists():
-            raise Conflict(f"The id {value} is not available: send another, or none and the server chooses one.",
-                           details={"id": ["Not available."]})
 
     def create_retry_matches(self, instance: models.Model, data: dict[str, Any]) -> bool:
         """Whether a retried create carries the content the stored row already has."""

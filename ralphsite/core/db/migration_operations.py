@@ -78,9 +78,11 @@ class KeysShapedLikeIdsRenamed(migrations.RunPython):
     def _rename(self, apps: Any, schema_editor: BaseDatabaseSchemaEditor) -> None:
         model, key = apps.get_model(*self.model_label), self.key_field
         rows = model._default_manager.db_manager(schema_editor.connection.alias)
-        # The key's scope: the other fields of the unique constraint it leads (a session's project, a plan's session).
-        scope = next([model._meta.get_field(name).attname for name in c.fields[1:]] for c in model._meta.constraints
-                     if isinstance(c, models.UniqueConstraint) and c.fields[:1] == (key,))
+        # The key's scope: the other fields of the unique constraint holding it (a session's project, a plan's or
+        # a task's session), the one it leads first.
+        holding = [c for c in model._meta.constraints if isinstance(c, models.UniqueConstraint) and key in c.fields]
+        unique = sorted(holding, key=lambda c: c.fields[0] != key)[0]
+        scope = [model._meta.get_field(name).attname for name in unique.fields if name != key]
         renamed = []
         for row in rows.filter(**{f"{key}__ulid_shaped": True}).order_by("pk"):
             old, number = getattr(row, key), 1

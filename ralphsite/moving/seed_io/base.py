@@ -37,7 +37,7 @@ from django.apps import apps
 from django.db import connections, models, router, transaction
 from django.utils import timezone
 
-from ralphsite.core.addressing import address_key_of, as_ulid, key_shaped_like_id
+from ralphsite.core.addressing import as_ulid, key_in_paths_of, key_shaped_like_id
 from ralphsite.core.fields import ULIDField
 from ralphsite.core.models import LEGACY_SOURCE, SeedRow
 from ralphsite.moving.seed_io.fitting import (
@@ -673,7 +673,7 @@ class SeedImporter:
         if isinstance(values, str):
             result.skip(values, key=key)
             return None
-        key_field = address_key_of(table.model) or ""
+        key_field = key_in_paths_of(table.model) or ""
         shaped = key_shaped_like_id(table.model, values.get(key_field))
         if shaped is not None:  # the database refuses it too: the row is listed, and the import goes on
             result.skip(shaped.message, key=key, column=getattr(table, "key_column", key_field),
