@@ -520,14 +520,11 @@ VIEWS = {
 
 
 def _assert_answers_what_the_seed_answers(path: Path, api: APIClient, stat: str) -> None:
-    keys = {**dict(Session.objects.values_list("id", "key")), **dict(Task.objects.values_list("id", "key"))}
+    # Ids are compared as they are: an imported row answers the id its file gave it (issue #26).
     view, identity = VIEWS[stat]
     theirs = file_rows(path, view)
     ours = get_stat(api, stat)
     for row in ours:
-        for column in ("id", "session_id", "task_id", "parent_task_id"):
-            if column in row:
-                row[column] = keys.get(row[column], row[column])
         for column in ("task_id", "plan_id", "sprint_id"):
             if row.get(column) == "":
                 row[column] = None  # our keys are '' where DevTeam's text id is NULL
@@ -554,6 +551,39 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
     path = _devteam_db(tmp_path / "devteam.db")
     import_seed("devteam", path)
     _assert_answers_what_the_seed_answers(path, api, stat)
+
+
+# The seed's views that answer a session's or a task's own id, and those columns.
+ID_COLUMNS = {"current-session": ("id",), "session-summary": ("id",), "current-task": ("id", "session_id"),
+              "model-usage": ("session_id",), "context-status": ("session_id",), "session-cost": ("session_id",),
+              "task-attempts-summary": ("task_id",)}
+
+
+def test_views_answer_the_seeds_own_ids_for_imported_rows_and_ours_for_rows_made_here(
+        tmp_path: Path, api: APIClient) -> None:
+    import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
+    assert get_stat(api, "current-session")[0]["id"] == B
+    [task] = get_stat(api, "current-task")
+    assert (task["id"], task["key"], task["session_id"]) == ("TASK-002", "TASK-002", A)
+    assert {row["id"] for row in get_stat(api, "session-summary")} == {A, B, C}
+    assert {row["task_id"] for row in get_stat(api, "task-attempts-summary")} == {"TASK-001", "TASK-003"}
+
+    # Rows made here answer our ids, beside the imported ones.
+    session = Session.objects.create(user_request="ours", key="ours", status="running",
+                                     started_at=datetime(2026, 1, 1, tzinfo=UTC))
+    task = Task.objects.create(session=session, key="T-ours", title="ours", status="in_progress",
+                               started_at=datetime(2026, 1, 1, tzinfo=UTC))
+    TaskAttempt.objects.create(task=task, session=session, attempt_number=1)
+    assert get_stat(api, "current-session")[0]["id"] == session.pk
+    assert (get_stat(api, "current-task")[0]["id"], get_stat(api, "current-task")[0]["session_id"]) == (
+        task.pk, session.pk)
+    assert {row["id"] for row in get_stat(api, "session-summary")} == {A, B, C, session.pk}
+    assert {row["task_id"] for row in get_stat(api, "task-attempts-summary")} == {"TASK-001", "TASK-003", task.pk}
+    imported = {*Session.objects.exclude(pk=session.pk).values_list("pk", flat=True),
+                *Task.objects.exclude(pk=task.pk).values_list("pk", flat=True)}
+    for stat, columns in ID_COLUMNS.items():  # no seed view answers an imported row by our id
+        answered = {row[column] for row in get_stat(api, stat) for column in columns}
+        assert answered and not answered & imported, (stat, answered & imported)
 
 
 USAGE_VIEWS = ("session-cost", "daily-cost", "model-usage", "agent-performance")
@@ -595,7 +625,7 @@ def test_session_cost_keeps_the_calls_of_a_deleted_session_under_null_apart_from
     session.save(update_fields=["status"])
     session_delete(session=session)  # its one call (10 + 10 tokens) has no session now
     rows = {row["session_id"]: row for row in get_stat(api, "session-cost")}
-    assert set(rows) == {Session.objects.get(key=A).pk, None, "sess-gone"}
+    assert set(rows) == {A, None, "sess-gone"}  # A by the id its file gave it
     assert (rows[None]["api_calls"], rows[None]["total_tokens"]) == (2, 22)  # DevTeam's NULL one and B's
     assert (rows["sess-gone"]["api_calls"], rows["sess-gone"]["total_cost_usd"]) == (1, "1.2346")
     assert get_stat(api, "session-cost", session=Session.objects.get(key=A).pk)[0]["api_calls"] == 2
