@@ -22,7 +22,7 @@ from ledger_app.models import (
     UsageDay,
 )
 from ralphsite.core.access import current_scope
-from ralphsite.core.money import usd_shown
+from ralphsite.core.money import UsdUnits, units_to_usd, usd_shown
 from ralphsite.core.usage_book import BookedUsage
 
 
@@ -85,7 +85,7 @@ def dead_letter_list() -> QuerySet[DeadLetter]:
 # -- token usage totals (the admin's "cost by model and day") ----------------------------------
 
 _USAGE_TOTALS = {"calls": Count("id"), "input_tokens": Sum("input_tokens"), "output_tokens": Sum("output_tokens"),
-                 "cost_usd": Sum("cost_usd")}
+                 "cost_usd": UsdUnits(Sum("cost_usd"))}  # whole 1e-10 USD, exact past 64 bits on SQLite
 
 
 def usage_by_source(source: str, source_ids: Collection[str]) -> dict[str, BookedUsage]:
@@ -99,10 +99,10 @@ def usage_by_source(source: str, source_ids: Collection[str]) -> dict[str, Booke
 
 
 
-def usd(value: Decimal | int | None) -> Decimal:
-    """A money sum (exact on both backends: SQLite sums whole units, `ralphsite.core.money`) as the
-    columns hand amounts back; 0 for no rows."""
-    return usd_shown(value or 0)
+def usd(units: int | None) -> Decimal:
+    """A money sum in whole 1e-10 USD (`UsdUnits`: exact on both backends) as the columns hand amounts back; 0
+    for no rows."""
+    return usd_shown(units_to_usd(units or 0))
 
 
 def _with_usd(rows: QuerySet) -> list[dict[str, Any]]:

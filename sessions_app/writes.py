@@ -55,8 +55,8 @@ from sessions_app.services.sessions import (
     session_update,
 )
 from sessions_app.services.tasks import (
-    task_attempt_create,
     task_attempt_delete,
+    task_attempt_record,
     task_attempt_update,
     task_create,
     task_delete,
@@ -68,7 +68,7 @@ WRITES = {
     Session: Writes(create=session_create, update=session_update, delete=session_delete),
     Iteration: Writes(create=iteration_create, update=iteration_update),
     Task: Writes(create=task_create, update=task_update, delete=task_delete),
-    TaskAttempt: Writes(create=task_attempt_create, update=task_attempt_update,
+    TaskAttempt: Writes(record=task_attempt_record, update=task_attempt_update,
                         delete=task_attempt_delete),
     Question: Writes(create=question_create, update=question_update),
     FeedbackBatch: Writes(create=feedback_batch_create, update=feedback_batch_update),

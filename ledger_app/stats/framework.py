@@ -22,9 +22,12 @@ from typing import Any
 from django.db.models import (
     Avg,
     Case,
+    CharField,
     Count,
+    F,
     FloatField,
     IntegerField,
+    Model,
     OuterRef,
     Q,
     QuerySet,
@@ -36,7 +39,9 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, Round
 
 from ralphsite.core.access import current_scope
+from ralphsite.core.models import SeedRow
 from ralphsite.core.money import UsdRounded, UsdUnits
+from ralphsite.core.shapes import QUARANTINE
 
 Row = dict[str, Any]
 
@@ -125,6 +130,15 @@ def related_count(rows: QuerySet, *, field: str = "session_id", outer: str = "pk
     counting two relations of one row multiplies nothing and costs no query per row."""
     counts = rows.filter(**{field: OuterRef(outer)}).order_by().values(field).annotate(n=Count("*")).values("n")
     return Coalesce(Subquery(counts, output_field=IntegerField()), Value(0))
+
+
+def seed_id(model: type[Model], outer: str = "pk") -> Coalesce:
+    """The id of the `model` row `outer` names as the seed's views answer it: the id a seed tool's file gave the
+    row (`SeedRow.source_key` of its first import), else ours; null for no row. A correlated subquery on
+    SeedRow's (object_model, object_id) index, so it costs no query of its own."""
+    imported = (SeedRow.objects.filter(object_model=model._meta.label_lower, object_id=OuterRef(outer))
+                .exclude(kind=QUARANTINE).order_by("pk").values("source_key")[:1])
+    return Coalesce(Subquery(imported), F(outer), output_field=CharField())
 
 
 def count_if(condition: Q) -> Sum:

@@ -17,6 +17,7 @@ from ledger_app.stats.framework import (
     count_if,
     rate,
     scoped,
+    seed_id,
     stat,
     usd_units_sum,
 )
@@ -40,15 +41,15 @@ _SESSION_FIELDS = {"current_task_id": "current_task_key", "plan_id": "plan_key",
 @stat("current-session", columns=_SESSION_COLUMNS)
 def current_session(filters: StatFilters) -> list[Row]:
     """v_current_session: the running session started last, with seed 003's sessions columns
-    (current_task_id, plan_id and sprint_id hold our keys; total_cost_cents is the session's USD
-    total in whole cents, half away from zero)."""
+    (id is the seed's id of an imported session, else ours; current_task_id, plan_id and sprint_id hold
+    our keys; total_cost_cents is the session's USD total in whole cents, half away from zero)."""
     sessions = scoped(Session.objects.filter(status=SessionStatus.RUNNING), filters, date_field="started_at",
                       session_field="pk")
-    session = sessions.order_by("-started_at").first()
+    session = sessions.annotate(seed_id=seed_id(Session)).order_by("-started_at").first()
     if session is None:
         return []
     row = {column: getattr(session, _SESSION_FIELDS.get(column, column)) for column in _SESSION_COLUMNS}
-    return [{**row, "total_cost_cents": usd_to_cents(session.total_cost_usd)}]
+    return [{**row, "id": session.seed_id, "total_cost_cents": usd_to_cents(session.total_cost_usd)}]
 
 
 @stat("gate-pass-rates", columns=("gate", "total_runs", "passes", "pass_rate"))
@@ -94,11 +95,13 @@ def _session_cost_row(row: Row) -> Row:
 @stat("session-cost", columns=_SESSION_COST)
 def session_cost(filters: StatFilters) -> list[Row]:
     """v_session_cost: the calls of DevTeam's token_usage (those booked as token usage) and their cost (USD, 4
-    places) per session, exactly as its SQL answers; `all_sources` gives every path's calls apart. A call without
+    places) per session (the seed's id of an imported session, else ours), exactly as its SQL answers;
+    `all_sources` gives every path's calls apart. A call without
     a session here is grouped as the seed groups it: an imported call naming a session its file did not hold under
     that session's id (the seed's), the calls of deleted sessions under null."""
-    rows = [{**row, "session_id": row["session_id"] or row["session_key"]}
-            for row in _call_figures(_seed_calls(filters), "session_id", "session_key")]
+    rows = [{**row, "session_id": row["seed_session_id"] or row["session_key"]}
+            for row in _call_figures(_seed_calls(filters), "session_id", "session_key",
+                                     seed_session_id=seed_id(Session, "session_id"))]
     return [_session_cost_row(row) for row in sorted(rows, key=lambda row: _null_placed(row["session_id"]))]
 
 

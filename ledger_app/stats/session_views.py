@@ -3,8 +3,9 @@ attempts, acceptance criteria, features, context budgets).
 
 Column names are the seed's. Where the seed names a sprint, a plan or (in acceptance_criteria) a
 task by its text id, the column holds our key for it (`sprint_key`, `plan_key`, `task_key`): a
-DevTeam id such as "TASK-001" is our key, our ids are ULIDs. `task-attempts-summary` groups by the
-task row itself, so it gives both: `task_id` (the ULID) and `task_key`.
+DevTeam id such as "TASK-001" is our key, our ids are ULIDs. A column holding a session's or a task's own id
+holds the id the seed's file gave it when an import brought the row, else ours (`seed_id`), as the seed answers
+its ids. `task-attempts-summary` groups by the task row itself, so it gives both `task_id` and `task_key`.
 
 Statuses: an agent run succeeded when its status is `success` (DevTeam) or `completed` (Ralph
 writes `completed` where DevTeam writes `success`; see `InvocationStatus`). The seed's task status
@@ -29,6 +30,7 @@ from ledger_app.stats.framework import (
     rate,
     related_count,
     scoped,
+    seed_id,
     stat,
 )
 from ledger_app.stats.usage import units, usage_by
@@ -75,8 +77,9 @@ def session_summary(filters: StatFilters) -> list[Row]:
                     "bug_council_activated")
             .annotate(total_tokens=F("total_tokens_input") + F("total_tokens_output"),
                       agent_runs=related_count(AgentInvocation.objects.all()),
-                      escalations=related_count(Escalation.objects.all())))
-    return [{**row, "total_cost_dollars": as_money(usd_to_cents(row["total_cost_usd"]), places=2)} for row in rows]
+                      escalations=related_count(Escalation.objects.all()), seed_session_id=seed_id(Session)))
+    return [{**row, "id": row["seed_session_id"],
+             "total_cost_dollars": as_money(usd_to_cents(row["total_cost_usd"]), places=2)} for row in rows]
 
 
 def agent_runs(filters: StatFilters) -> QuerySet:
@@ -103,8 +106,10 @@ def model_usage(filters: StatFilters) -> list[Row]:
     as its SQL sums agent_runs; `all_sources` gives the provider calls of every path per session and model."""
     rows = (agent_runs(filters).values("session_id", "model").order_by("session_id", "model")
             .annotate(**_RUNS, tokens_input=Sum("tokens_input"), tokens_output=Sum("tokens_output"),
-                      cost_cents=cents()))
-    return [{**row, "success_rate": as_rate(row["success_rate"])} for row in rows]
+                      cost_cents=cents())
+            .annotate(seed_session_id=seed_id(Session, "session_id")))
+    return [{**row, "session_id": row["seed_session_id"], "success_rate": as_rate(row["success_rate"])}
+            for row in rows]
 
 
 @all_sources_of("model-usage", columns=("session_id", "model", "api_calls", "tokens_input", "tokens_output",
@@ -175,6 +180,7 @@ def _task_lists(task_id: str) -> dict[str, list[str]]:
 def current_task(filters: StatFilters) -> list[Row]:
     """v_current_task: the in-progress task started last (`since`/`until` on its started_at; one
     never started counts as the oldest, as SQLite sorts NULL), with seed 003's tasks columns:
+    id and session_id are the seed's ids of an imported task and session (else ours),
     name is our title, task_type our work_type, actual_iterations our iteration_count, scope_json
     our scope; plan_id and parent_task_id hold the plan's and parent's keys; scope_files is the
     task's allowed file paths joined by commas (as the seed stores them; null when it has none, as
@@ -184,12 +190,13 @@ def current_task(filters: StatFilters) -> list[Row]:
     # Aliased: some seed names are other fields of ours (task_type is Ralph's sequential/parallel).
     task = (in_progress.order_by(F("started_at").desc(nulls_last=True), "-id")
             .values(*(column for column in _TASK_COLUMNS if column not in _TASK_FIELDS and column not in _TASK_LISTS),
-                    **{f"seed_{column}": value for column, value in _TASK_FIELDS.items()})
+                    **{f"seed_{column}": value for column, value in _TASK_FIELDS.items()},
+                    seed_id=seed_id(Task), seed_session_id=seed_id(Session, "session_id"))
             .first())
     if task is None:
         return []
     lists = _task_lists(task["id"])
-    seed_values = {column: task[f"seed_{column}"] for column in _TASK_FIELDS}
+    seed_values = {column: task[f"seed_{column}"] for column in (*_TASK_FIELDS, "id", "session_id")}
     return [{**task, **seed_values, **lists, "scope_files": ",".join(lists["scope_files"]) or None}]
 
 
@@ -212,14 +219,16 @@ def sprint_progress(filters: StatFilters) -> list[Row]:
 @stat("task-attempts-summary", columns=("task_id", "task_key", "total_attempts", "successes", "failures",
                                         "last_attempt", "total_tokens", "total_cost_cents"))
 def task_attempts_summary(filters: StatFilters) -> list[Row]:
-    """v_task_attempts_summary: attempts per task, named by id and key (`since`/`until` on the
+    """v_task_attempts_summary: attempts per task, named by id (the seed's, for an imported task) and key
+    (`since`/`until` on the
     attempt's created_at, `session` on the attempt's); cost in whole cents."""
     rows = (scoped(TaskAttempt.objects.all(), filters, date_field="created_at")
             .values("task_id", task_key=F("task__key")).order_by("task_key", "task_id")
             .annotate(total_attempts=Count("*"), successes=count_if(Q(status=AttemptStatus.SUCCESS)),
                       failures=count_if(Q(status=AttemptStatus.FAILED)), last_attempt=Max("attempt_number"),
-                      total_tokens=Sum(F("tokens_input") + F("tokens_output")), total_cost_cents=cents()))
-    return list(rows)
+                      total_tokens=Sum(F("tokens_input") + F("tokens_output")), total_cost_cents=cents())
+            .annotate(seed_task_id=seed_id(Task, "task_id")))
+    return [{**row, "task_id": row["seed_task_id"]} for row in rows]
 
 
 def pass_counts(queryset: QuerySet, *, key: str, filters: StatFilters) -> QuerySet:
@@ -258,7 +267,9 @@ def feature_status(filters: StatFilters) -> list[Row]:
 def context_status(filters: StatFilters) -> list[Row]:
     """v_context_status: each context budget (`since`/`until` on its created_at, which is indexed)
     with how many context snapshots its session has (all of them, as the seed counts)."""
-    return list(scoped(ContextBudget.objects.all(), filters, date_field="created_at")
-                .order_by("session_id", "model")
-                .values("session_id", "model", "context_limit", "current_usage", "usage_percent", "status",
-                        snapshots_created=related_count(ContextSnapshot.objects.all(), outer="session_id")))
+    rows = (scoped(ContextBudget.objects.all(), filters, date_field="created_at")
+            .order_by("session_id", "model")
+            .values("session_id", "model", "context_limit", "current_usage", "usage_percent", "status",
+                    snapshots_created=related_count(ContextSnapshot.objects.all(), outer="session_id"),
+                    seed_session_id=seed_id(Session, "session_id")))
+    return [{**row, "session_id": row["seed_session_id"]} for row in rows]

@@ -72,9 +72,11 @@ def history_session_field(*, related_name: str) -> models.ForeignKey:
                              related_name=related_name, db_index=False)
 
 
-def token_count_field() -> models.BigIntegerField:
-    """A count of tokens a client reports (never negative: the ledger's usage book sums them)."""
-    return models.BigIntegerField(default=0, validators=[MinValueValidator(0)])
+def token_count_field(*, unknown_is_null: bool = False) -> models.BigIntegerField:
+    """A count of tokens a client reports (never negative: the ledger's usage book sums them). `unknown_is_null`:
+    null where the seed's column is (a count nobody reported, which the seed's SUMs leave out); 0 by default."""
+    return models.BigIntegerField(default=0, validators=[MinValueValidator(0)], null=unknown_is_null,
+                                  blank=unknown_is_null)
 
 
 def request_id_field() -> models.CharField:

@@ -8,7 +8,8 @@ Django's DecimalField lands in a NUMERIC column as a float (0.076 plus nothing w
 holds whole units of 1e-10 USD as a 64-bit INTEGER, which tops a value (and a session's total) out at
 922,337,203.6854775807 USD (`usd_max`); a larger amount is a 400 (`max_value`), never an overflow.
 Code sees a Decimal on both; SQL that sums the column uses `UsdUnits(Sum(...))`: whole 1e-10 USD on
-both backends.
+both backends. A sum across sessions may pass 2^63 units on SQLite: there it is the exact aggregate
+`usd_units_sum` (`UsdUnitsSum`, registered on each connection), never SQLite's overflowing SUM.
 
 Text (`usd_text`, the API's and the ledger chain's form): six decimals at least, as before the places
 grew, more only when the amount has them (`"0.250000"`, `"0.00000015"`). The ledger's hash chain
@@ -141,22 +142,55 @@ class MoneyField(models.DecimalField):
         return usd_shown(value)
 
 
+EXACT_SUM = "usd_units_sum"  # SQLite's name for `UsdUnitsSum`
+
+
+class UsdUnitsSum:
+    """SQLite aggregate `usd_units_sum(units, unit)`: the exact sum of whole 1e-10 USD (Python's integers, which
+    never overflow, where SQLite's SUM fails past 2^63) in whole `unit`s, half away from zero (unit 1: as is);
+    NULL over no value. An integer when it fits SQLite's, else its decimal text (read back as an int: the
+    expressions' output field is an integer)."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.unit = 1
+
+    def step(self, units: int | None, unit: int) -> None:
+        if units is not None:
+            self.total, self.unit = (self.total or 0) + int(units), unit
+
+    def finalize(self) -> int | str | None:
+        if self.total is None:
+            return None
+        half_up = abs(self.total) + self.unit // 2
+        rounded = half_up // self.unit if self.total >= 0 else -(half_up // self.unit)
+        return rounded if -2**63 <= rounded < 2**63 else str(rounded)
+
+
+def _exact_sum_sql(summed: Func, compiler: Any, unit: int) -> tuple[str, list[Any]]:
+    """`usd_units_sum(<the Sum's argument>, unit)`: the Sum a money expression wraps, exact on SQLite."""
+    if summed.filter is not None or summed.distinct:
+        raise ValueError("a money sum is a plain Sum(...)")
+    argument, params = compiler.compile(summed.source_expressions[0])
+    return f"{EXACT_SUM}({argument}, {unit})", list(params)
+
+
 class UsdUnits(Func):
     """A money sum (`UsdUnits(Sum("cost_usd"))`) as whole 1e-10 USD in SQL, exact on both backends: the
-    integers' SUM on SQLite, ROUND(SUM * 10^10) in numeric on PostgreSQL (no bigint cast: a sum may
-    pass 9.2e8 USD there). Python reads an int on SQLite, a Decimal with no places on PostgreSQL."""
+    exact aggregate on SQLite's integers (`UsdUnitsSum`), ROUND(SUM * 10^10) in numeric on PostgreSQL (no
+    bigint cast: a sum may pass 9.2e8 USD there). Python reads an int."""
 
     template = f"ROUND(%(expressions)s * {UNITS_PER_USD})"
     output_field = BigIntegerField()
 
     def as_sqlite(self, compiler: Any, connection: BaseDatabaseWrapper, **extra: Any) -> tuple[str, list[Any]]:
-        return super().as_sql(compiler, connection, template="%(expressions)s", **extra)
+        return _exact_sum_sql(self.source_expressions[0], compiler, unit=1)
 
 
 class UsdRounded(Func):
     """A money sum rounded to `places` decimals, half away from zero, as an integer count of
-    10^-places USD (`ROUND(SUM(cost_usd) * 100)`, the seeds' cents): integer arithmetic on SQLite's
-    units, numeric ROUND on PostgreSQL; both give the same integer."""
+    10^-places USD (`ROUND(SUM(cost_usd) * 100)`, the seeds' cents): the exact aggregate on SQLite's
+    units (`UsdUnitsSum`), numeric ROUND on PostgreSQL; both give the same integer."""
 
     output_field = BigIntegerField()
 
@@ -169,5 +203,4 @@ class UsdRounded(Func):
         return super().as_sql(compiler, connection, template=template, **extra)
 
     def as_sqlite(self, compiler: Any, connection: BaseDatabaseWrapper, **extra: Any) -> tuple[str, list[Any]]:
-        unit = 10 ** (USD_PLACES - self.places)  # costs are never negative: integer division rounds down
-        return super().as_sql(compiler, connection, template=f"((%(expressions)s + {unit // 2}) / {unit})", **extra)
+        return _exact_sum_sql(self.source_expressions[0], compiler, unit=10 ** (USD_PLACES - self.places))

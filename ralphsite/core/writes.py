@@ -11,6 +11,9 @@ listed) uses the generic service of `ralphsite.core.services`. Services are keyw
 `update(<row>=…, data=…)`, `delete(<row>=…)`, where `<row>` is the service's one required keyword
 besides `data` (`session=`, `task=`); a caller may pass a service's optional keywords through (the
 API's `if_match`).
+
+A model whose create may name a row it already has (an attempt number the task has) lists `record` instead of
+`create`: `record(data=…)` returns (row, created), so each door can tell a create (201) from an update (200).
 """
 
 import inspect
@@ -33,6 +36,7 @@ class Writes:
     """The services of one model's writes; None: the generic one."""
 
     create: Callable[..., models.Model] | None = None
+    record: Callable[..., tuple[models.Model, bool]] | None = None
     update: Callable[..., models.Model] | None = None
     delete: Callable[..., None] | None = None
 
@@ -56,9 +60,15 @@ class ModelWrites:
     services: Writes
 
     def create(self, data: dict[str, Any], **options: Any) -> models.Model:
+        return self.record(data, **options)[0]
+
+    def record(self, data: dict[str, Any], **options: Any) -> tuple[models.Model, bool]:
+        """The row the create leaves and whether it made it (False: the data named a row it already had)."""
+        if self.services.record is not None:
+            return self.services.record(data=data, **options)
         if self.services.create is None:
-            return instance_create(model=self.model, data=data, **options)
-        return self.services.create(data=data, **options)
+            return instance_create(model=self.model, data=data, **options), True
+        return self.services.create(data=data, **options), True
 
     def update(self, instance: models.Model, data: dict[str, Any], **options: Any) -> models.Model:
         service = self.services.update or instance_update

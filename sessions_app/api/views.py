@@ -4,7 +4,7 @@ from django.db import IntegrityError
 from django.db.models import QuerySet
 from django.http import Http404, HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -481,6 +481,11 @@ class SessionTaskViewSet(SessionNestedRows, TaskViewSet):
             raise InvalidInput(f"{next(iter(errors))}: {next(iter(errors.values()))[0]}", details=errors)
 
 
+@extend_schema_view(create=extend_schema(
+    responses={201: api.TaskAttemptSerializer, 200: api.TaskAttemptSerializer},
+    description="Record an attempt at a task (201, the attempt); attempts are numbered per task. An "
+                "`attempt_number` the task already has names that attempt (200, as `tasks/{id}/report/` answers): "
+                "the body describes it, so its tokens and cost are that attempt's one call, not another."))
 class TaskAttemptViewSet(RalphModelViewSet):
     queryset = TaskAttempt.objects.all()
     serializer_class = api.TaskAttemptSerializer

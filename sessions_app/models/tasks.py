@@ -265,8 +265,10 @@ class TaskAttempt(ULIDModel):
     status = models.CharField(max_length=16, choices=AttemptStatus.choices, blank=True, default="")
     error_type = models.CharField(max_length=100, blank=True, default="")
     error_message = models.TextField(blank=True, default="")
-    tokens_input = token_count_field()
-    tokens_output = token_count_field()
+    # Null: not reported (DevTeam's NULL), which its v_task_attempts_summary leaves out of the sum; the ledger's
+    # usage book counts it as 0.
+    tokens_input = token_count_field(unknown_is_null=True)
+    tokens_output = token_count_field(unknown_is_null=True)
     cost_usd = MoneyField(default=0)
     is_estimated = models.BooleanField(default=False)
     request_id = request_id_field()
@@ -288,6 +290,13 @@ class TaskAttempt(ULIDModel):
 
     def __str__(self) -> str:
         return f"attempt {self.attempt_number} of {self.task_id}"
+
+    @property
+    def tokens_total(self) -> int | None:
+        """Input plus output tokens; None when either is not known (as the seed's `tokens_input + tokens_output`)."""
+        if self.tokens_input is None or self.tokens_output is None:
+            return None
+        return self.tokens_input + self.tokens_output
 
     @property
     def duration(self) -> timedelta | None:

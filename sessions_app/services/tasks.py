@@ -447,14 +447,9 @@ def task_release(*, task: Task, agent: str, reason: str = "", operator: bool = F
     return task
 
 
-def task_attempt_create(*, data: dict[str, Any]) -> TaskAttempt:
-    """An attempt create (REST, bulk, the admin): `task_attempt_record`'s attempt."""
-    return task_attempt_record(data=data)[0]
-
-
 def task_attempt_record(*, data: dict[str, Any]) -> tuple[TaskAttempt, bool]:
-    """SubmitReport and attempt creates; returns (attempt, created). The attempt number is the task's next
-    one unless given; the task row is locked first so concurrent reports get distinct numbers.
+    """SubmitReport and attempt creates (REST, the admin, MCP); returns (attempt, created). The attempt number is
+    the task's next one unless given; the task row is locked first so concurrent reports get distinct numbers.
 
     A number the task already has names that attempt: DevTeam's `task_attempts` row and Ralph V2's report of
     the same attempt are one row here, so a second record of it describes it (`_attempt_described`) and its

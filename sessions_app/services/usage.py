@@ -71,7 +71,7 @@ def _usage_item(row: TaskAttempt | AgentInvocation) -> dict[str, Any]:
     attempt = isinstance(row, TaskAttempt)
     return {"session_id": row.session_id, "request_id": row.request_id, "model": row.model, "agent": row.agent,
             "task_key": row.task.key if attempt else row.task_key, "operation": "attempt" if attempt else "invocation",
-            "input_tokens": row.tokens_input, "output_tokens": row.tokens_output,
+            "input_tokens": row.tokens_input or 0, "output_tokens": row.tokens_output or 0,  # null: none reported
             "cost_usd": None if row.is_estimated else Decimal(row.cost_usd),
             "recorded_at": (row.started_at or row.created_at) if attempt else row.started_at}
 

@@ -38,7 +38,8 @@ def test_it_leaves_the_write_ahead_log_empty_on_sqlite() -> None:
     # The measurements after the load must not share the disk with a checkpoint of the load.
     parents = _sessions(1)
 
-    bulk_seed(model=LedgerEvent, parent_model=Session, parent_ids=parents, total=2000, batch_size=500)
+    bulk_seed(model=LedgerEvent, parent_model=Session, parent_ids=parents, total=2000, batch_size=500,
+              overrides={"type": "x-bench"})
 
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")

@@ -198,7 +198,7 @@ def test_it_checks_an_idempotency_key_on_its_index_however_long_the_session() ->
 
     def steps_of_one_append(existing: int) -> int:
         have = LedgerEvent.objects.filter(session=session).count()
-        LedgerEvent.objects.bulk_create([LedgerEvent(session=session, type="note", idempotency_key=f"seed-{n}")
+        LedgerEvent.objects.bulk_create([LedgerEvent(session=session, type="x-note", idempotency_key=f"seed-{n}")
                                          for n in range(have, existing)])
         steps = [0]
 
@@ -207,7 +207,7 @@ def test_it_checks_an_idempotency_key_on_its_index_however_long_the_session() ->
             return 0
         raw.set_progress_handler(count, 50)
         try:
-            LedgerEvent.objects.bulk_create([LedgerEvent(session=session, type="note",
+            LedgerEvent.objects.bulk_create([LedgerEvent(session=session, type="x-note",
                                                          idempotency_key=f"probe-{existing}")])
         finally:
             raw.set_progress_handler(None, 50)

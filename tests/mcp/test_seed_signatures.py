@@ -10,7 +10,7 @@ import pytest
 
 from ledger_app.models import Issue, LedgerEvent, TokenUsage
 from sessions_app.models import Question, Session, TaskAttempt
-from sessions_app.services.tasks import task_attempt_create
+from sessions_app.services.tasks import task_attempt_record
 from tests.sessions_app.factories import make_session, make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,19 +27,19 @@ def test_submit_report_takes_the_attempt_number_it_advertises(connect: Callable[
     with connect() as agent:
         answer = agent.ok("submit_report", session=run.key, task="auth-001", implementation_report="done",
                           attempt_number=3)
-    assert answer == {"task": "auth-001", "attempt_number": 3}
+    assert answer == {"task": "auth-001", "attempt_number": 3, "created": True}
     assert list(TaskAttempt.objects.values_list("attempt_number", flat=True)) == [3]
 
 
 def test_submit_report_naming_an_attempt_describes_its_call(connect: Callable[..., Any], run: Session) -> None:
     # DevTeam's attempt row first, then Ralph V2's report of it, sent twice: one attempt, one usage row.
     usage = {"model": "m1", "tokens_input": 100, "tokens_output": 20, "cost_usd": "0.010000"}
-    task_attempt_create(data={"task": run.tasks.get(key="auth-001"), "attempt_number": 1, **usage})
+    task_attempt_record(data={"task": run.tasks.get(key="auth-001"), "attempt_number": 1, **usage})
     with connect() as agent:
         for _ in range(2):
             answer = agent.ok("submit_report", session=run.key, task="auth-001", implementation_report="done",
                               attempt_number=1, **usage)
-            assert answer == {"task": "auth-001", "attempt_number": 1}
+            assert answer == {"task": "auth-001", "attempt_number": 1, "created": False}  # described, not made
     assert TaskAttempt.objects.get().implementation_report == "done"
     [row] = TokenUsage.objects.all()
     run.refresh_from_db()

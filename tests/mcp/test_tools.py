@@ -117,7 +117,7 @@ def test_a_whole_loop_runs_through_the_tools(connect: Callable[..., Any], mode: 
         reported = agent.ok("submit_report", task="task-1", implementation_report="## PART 1\nDone.", agent="exec-1",
                             model="sonnet", status="success", tokens_input=1000, tokens_output=200, cost_usd=0.0125,
                             request_id="req-1", claim=2, **s)
-        assert reported == {"task": "task-1", "attempt_number": 1}
+        assert reported == {"task": "task-1", "attempt_number": 1, "created": True}
         for _ in range(2):
             issue = agent.ok("record_issue", task_key="task-1", kind="test_failure", signature="test_api::test_x",
                              message="AssertionError", file="tests/test_api.py", line=12, **s)

@@ -1,6 +1,7 @@
 """import_seed devteam: a DevTeam database built from seed 003's DDL, its SQL views against our stats."""
 
 import json
+import re
 import sqlite3
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -162,6 +163,11 @@ def _devteam_db(path: Path) -> Path:
             {"task_id": "TASK-003", "session_id": None, "attempt_number": 1, "model": None, "agent": None,
              "started_at": None, "ended_at": None, "duration_seconds": None, "status": "escalated",
              "error_type": None, "error_message": None, "tokens_input": 5, "tokens_output": 5, "cost_cents": None},
+            # NULL tokens: SUM(tokens_input + tokens_output) leaves the row out, a task of such rows only is NULL.
+            *({"task_id": task, "session_id": session, "attempt_number": number, "status": "failed",
+               "tokens_input": tokens_in, "tokens_output": tokens_out, "cost_cents": 1}
+              for task, session, number, tokens_in, tokens_out in [
+                  ("TASK-003", None, 2, None, 7), ("TASK-002", A, 1, 40, None), ("TASK-005", B, 1, None, None)]),
         ],
         "acceptance_criteria": [
             {"task_id": task, "sprint_id": "sprint-1", "plan_id": plan, "criterion_id": cid, "description": f"{cid} ✓",
@@ -320,7 +326,7 @@ def test_it_imports_every_row_and_column_of_a_devteam_db(tmp_path: Path) -> None
     output = import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
     assert summary_row(output, "sessions") == ["3", "3", "0", "0", "0", "0"]
     assert summary_row(output, "events") == ["12", "12", "0", "0", "0", "0"]
-    assert summary_row(output, "task_attempts") == ["3", "3", "0", "0", "0", "0"]
+    assert summary_row(output, "task_attempts") == ["6", "6", "0", "0", "0", "0"]
     for table, rows in {**V1_REST, **V2_REST}.items():
         orphans = table == "interview_questions"  # one names an interview that is not in the file
         assert summary_row(output, table)[:6] == [str(len(rows)), str(len(rows) - orphans), "0", "0", "0",
@@ -499,6 +505,8 @@ def _same(ours: Any, theirs: Any) -> bool:
 
 
 COLUMN_DEFAULTS = {"max_iterations": 10, "max_consecutive_failures": 5}
+# Columns whose NULL is ours too (issue #26: "NULL stays NULL"), compared exactly.
+NULL_KEPT = {("task-attempts-summary", "total_tokens")}
 
 # our stat → (seed view, the columns that identify a row). Session ids are compared as DevTeam's keys.
 VIEWS = {
@@ -520,14 +528,11 @@ VIEWS = {
 
 
 def _assert_answers_what_the_seed_answers(path: Path, api: APIClient, stat: str) -> None:
-    keys = {**dict(Session.objects.values_list("id", "key")), **dict(Task.objects.values_list("id", "key"))}
+    # Ids are compared as they are: an imported row answers the id its file gave it (issue #26).
     view, identity = VIEWS[stat]
     theirs = file_rows(path, view)
     ours = get_stat(api, stat)
     for row in ours:
-        for column in ("id", "session_id", "task_id", "parent_task_id"):
-            if column in row:
-                row[column] = keys.get(row[column], row[column])
         for column in ("task_id", "plan_id", "sprint_id"):
             if row.get(column) == "":
                 row[column] = None  # our keys are '' where DevTeam's text id is NULL
@@ -544,7 +549,9 @@ def _assert_answers_what_the_seed_answers(path: Path, api: APIClient, stat: str)
                 value = 1
             if value is None and column in COLUMN_DEFAULTS:
                 value = COLUMN_DEFAULTS[column]  # a NULL limit is the table's DEFAULT, which we store
-            if column in row:
+            if (stat, column) in NULL_KEPT:
+                assert row[column] == value, (stat, column, row[column], value)
+            elif column in row:
                 assert _same(row[column], value), (stat, column, row[column], value)
 
 
@@ -554,6 +561,61 @@ def test_stats_answer_what_the_seeds_views_answer_on_the_original_file(tmp_path:
     path = _devteam_db(tmp_path / "devteam.db")
     import_seed("devteam", path)
     _assert_answers_what_the_seed_answers(path, api, stat)
+
+
+def test_null_attempt_tokens_stay_null_through_the_api_the_admin_and_export(tmp_path: Path, api: APIClient,
+                                                                          admin_client: Any) -> None:
+    import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
+    attempt = TaskAttempt.objects.get(task__key="TASK-005")
+    assert (attempt.tokens_input, attempt.tokens_output) == (None, None)
+    body = api.get(f"/api/v1/task-attempts/{attempt.pk}/").json()
+    assert (body["tokens_input"], body["tokens_output"]) == (None, None)
+    listed = api.get("/api/v1/task-attempts/", {"page_size": 100}).json()["results"]
+    assert sum(row["tokens_input"] is None for row in listed) == 2
+    for url in (f"/admin/sessions_app/taskattempt/{attempt.pk}/change/", "/admin/sessions_app/taskattempt/",
+                f"/admin/sessions_app/task/{attempt.task_id}/change/"):
+        html = admin_client.get(url).content.decode()
+        assert not re.search(r"None (in|out|tokens)", html), url  # an unknown count is shown as unknown
+    exported = tmp_path / "exported.db"
+    call_command("export_seed", "devteam", str(exported), stdout=StringIO())
+    assert {(row["task_id"], row["attempt_number"]): (row["tokens_input"], row["tokens_output"])
+            for row in file_rows(exported, "task_attempts")} == {
+        ("TASK-001", 1): (100, 50), ("TASK-001", 2): (300, 80), ("TASK-003", 1): (5, 5), ("TASK-003", 2): (None, 7),
+        ("TASK-002", 1): (40, None), ("TASK-005", 1): (None, None)}
+
+
+# The seed's views that answer a session's or a task's own id, and those columns.
+ID_COLUMNS = {"current-session": ("id",), "session-summary": ("id",), "current-task": ("id", "session_id"),
+              "model-usage": ("session_id",), "context-status": ("session_id",), "session-cost": ("session_id",),
+              "task-attempts-summary": ("task_id",)}
+
+
+def test_views_answer_the_seeds_own_ids_for_imported_rows_and_ours_for_rows_made_here(
+        tmp_path: Path, api: APIClient) -> None:
+    import_seed("devteam", _devteam_db(tmp_path / "devteam.db"))
+    assert get_stat(api, "current-session")[0]["id"] == B
+    [task] = get_stat(api, "current-task")
+    assert (task["id"], task["key"], task["session_id"]) == ("TASK-002", "TASK-002", A)
+    assert {row["id"] for row in get_stat(api, "session-summary")} == {A, B, C}
+    attempted = {"TASK-001", "TASK-002", "TASK-003", "TASK-005"}
+    assert {row["task_id"] for row in get_stat(api, "task-attempts-summary")} == attempted
+
+    # Rows made here answer our ids, beside the imported ones.
+    session = Session.objects.create(user_request="ours", key="ours", status="running",
+                                     started_at=datetime(2026, 1, 1, tzinfo=UTC))
+    task = Task.objects.create(session=session, key="T-ours", title="ours", status="in_progress",
+                               started_at=datetime(2026, 1, 1, tzinfo=UTC))
+    TaskAttempt.objects.create(task=task, session=session, attempt_number=1)
+    assert get_stat(api, "current-session")[0]["id"] == session.pk
+    assert (get_stat(api, "current-task")[0]["id"], get_stat(api, "current-task")[0]["session_id"]) == (
+        task.pk, session.pk)
+    assert {row["id"] for row in get_stat(api, "session-summary")} == {A, B, C, session.pk}
+    assert {row["task_id"] for row in get_stat(api, "task-attempts-summary")} == {*attempted, task.pk}
+    imported = {*Session.objects.exclude(pk=session.pk).values_list("pk", flat=True),
+                *Task.objects.exclude(pk=task.pk).values_list("pk", flat=True)}
+    for stat, columns in ID_COLUMNS.items():  # no seed view answers an imported row by our id
+        answered = {row[column] for row in get_stat(api, stat) for column in columns}
+        assert answered and not answered & imported, (stat, answered & imported)
 
 
 USAGE_VIEWS = ("session-cost", "daily-cost", "model-usage", "agent-performance")
@@ -595,7 +657,7 @@ def test_session_cost_keeps_the_calls_of_a_deleted_session_under_null_apart_from
     session.save(update_fields=["status"])
     session_delete(session=session)  # its one call (10 + 10 tokens) has no session now
     rows = {row["session_id"]: row for row in get_stat(api, "session-cost")}
-    assert set(rows) == {Session.objects.get(key=A).pk, None, "sess-gone"}
+    assert set(rows) == {A, None, "sess-gone"}  # A by the id its file gave it
     assert (rows[None]["api_calls"], rows[None]["total_tokens"]) == (2, 22)  # DevTeam's NULL one and B's
     assert (rows["sess-gone"]["api_calls"], rows["sess-gone"]["total_cost_usd"]) == (1, "1.2346")
     assert get_stat(api, "session-cost", session=Session.objects.get(key=A).pk)[0]["api_calls"] == 2

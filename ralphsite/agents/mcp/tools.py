@@ -192,9 +192,10 @@ def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
 
 
 @tool("submit_report", "Report an attempt", "Submit an implementation report (PART 1) for a task: it leaves the "
-      "task's next attempt, with its tokens and cost, for the reviewer; set the task review_pending to hand it over.",
-      writes=TaskAttempt, output=out.obj(required=("task", "attempt_number"), task=out.STRING,
-                                         attempt_number=out.INTEGER),
+      "task's next attempt, with its tokens and cost, for the reviewer; set the task review_pending to hand it over. "
+      "An attempt_number the task already has names that attempt: the report describes it (created: false).",
+      writes=TaskAttempt, output=out.obj(required=("task", "attempt_number", "created"), task=out.STRING,
+                                         attempt_number=out.INTEGER, created=out.BOOLEAN),
       task=TASK, implementation_report=text("The report (markdown).", required=True),
       attempt_number=integer("The attempt number; omit to take the next one.", minimum=1),
       status=choice("The attempt's outcome.", AttemptStatus),
@@ -204,8 +205,8 @@ def get_progress(call: ToolCall) -> Any:  # GET sessions/{id}/progress/
       error_message=text("What went wrong, for a failed attempt."), claim=CLAIM)
 def submit_report(call: ToolCall) -> Any:  # POST tasks/{id}/report/
     task, body = call.task(), call.validated(api.TaskReportInputSerializer)
-    attempt, _ = task_report_submit(task=task, claim=body.pop("claim"), data=body)
-    return {"task": task.key, "attempt_number": attempt.attempt_number}
+    attempt, created = task_report_submit(task=task, claim=body.pop("claim"), data=body)
+    return {"task": task.key, "attempt_number": attempt.attempt_number, "created": created}
 
 
 @tool("submit_review", "Review the latest attempt", "Submit a review (PART 2) with its verdict, on the task's "

@@ -67,6 +67,8 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
     honours_if_match = False
     # A unique field naming a retried create beside the client's id (see the class docstring).
     create_retry_field: str | None = None
+    # Whether the last create made its row (`perform_create`), else it answers the row the body named with 200.
+    created = True
     # Whether a written row is read again through the class's queryset (its joins and annotations)
     # before it is answered.
     reread_written_rows = False
@@ -176,8 +178,13 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
         return type(self).queryset.get(pk=instance.pk) if self.reread_written_rows else instance
 
     def perform_create(self, serializer: BaseSerializer) -> None:
-        serializer.instance = self._reread(self._written_in_scope(
-            lambda: self.writes.create(serializer.validated_data, **self.write_options("create"))))
+        """The row the create leaves on `serializer.instance`; `self.created` says whether it made it (201) or the
+        body named a row the model already had (200: `Writes.record`)."""
+        def record() -> models.Model:
+            instance, self.created = self.writes.record(serializer.validated_data, **self.write_options("create"))
+            return instance
+
+        serializer.instance = self._reread(self._written_in_scope(record))
 
     def perform_update(self, serializer: BaseSerializer) -> None:
         scope_fields_check(current_scope(), serializer.instance, serializer.validated_data)
@@ -208,6 +215,8 @@ class RalphModelViewSet(StrictQueryParametersMixin, viewsets.ModelViewSet):
                 return retried
             raise
         data = self.get_serializer(serializer.instance).data
+        if not self.created:
+            return Response(data, status=status.HTTP_200_OK)
         return Response(data, status=status.HTTP_201_CREATED, headers=self.get_success_headers(data))
 
     def _supplied_id(self, request: Request) -> str | None:

@@ -131,6 +131,11 @@ def count(value: Any, default: int = 0) -> int:
     return default if value is None else int(value)
 
 
+def count_or_null(value: Any) -> int | None:
+    """A count whose NULL is kept (our field is nullable where the seed's NULL means "not reported")."""
+    return None if value is None else count(value)
+
+
 def json_or(default: Callable[[], Any]) -> Callable[[Any], Any]:
     """A JSON column whose NULL becomes `default()` (our field is not nullable)."""
 

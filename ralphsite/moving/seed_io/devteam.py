@@ -36,6 +36,7 @@ from ralphsite.moving.seed_io.base import (
     TableResult,
     cents,
     count,
+    count_or_null,
     enum,
     flag,
     json_or,
@@ -356,7 +357,7 @@ class TaskAttempts(MappedTable):
         "started_at": ("started_at", moment), "ended_at": ("ended_at", moment),
         "duration_seconds": ("duration_seconds", number), "status": ("status", text),
         "error_type": ("error_type", text), "error_message": ("error_message", text),
-        "tokens_input": ("tokens_input", count), "tokens_output": ("tokens_output", count),
+        "tokens_input": ("tokens_input", count_or_null), "tokens_output": ("tokens_output", count_or_null),
         "cost_cents": ("cost_usd", cents),
     }
     parents: ClassVar = {"task_id": Parent("tasks", "task_id", "task")}

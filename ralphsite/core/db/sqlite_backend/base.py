@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db.backends.sqlite3 import base, creation
 
+from ralphsite.core.money import EXACT_SUM, UsdUnitsSum
 from ralphsite.core.paths import private_dir_create
 
 WAIT_FIRST_SECONDS = 0.00005
@@ -56,7 +57,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
             private_dir_create(name.parent)
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        return super().get_new_connection(conn_params)
+        connection = super().get_new_connection(conn_params)
+        connection.create_aggregate(EXACT_SUM, 2, UsdUnitsSum)  # money sums past 64 bits (ralphsite.core.money)
+        return connection
 
     def _write_lock_path(self) -> str | None:
         name = str(self.settings_dict["NAME"])
