@@ -47,7 +47,7 @@ NEGATIVE_MESSAGE = "Ensure this value is greater than or equal to 0."
 
 
 def event_type_is_valid(value: str) -> bool:
-    return value in _EVENT_TYPE_SET or CUSTOM_EVENT_TYPE.match(value) is not None
+    return value in _EVENT_TYPE_SET or CUSTOM_EVENT_TYPE.fullmatch(value) is not None
 
 
 def event_type_canonical(value: str) -> str:

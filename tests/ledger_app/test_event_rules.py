@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from ledger_app.models import LedgerEvent
+from ledger_app.models import LedgerEvent, event_type_message
 from ledger_app.services import event_append, event_append_one, events_append
 from ralphsite.core.errors import InvalidInput
 from tests.sessions_app.factories import make_session
@@ -40,3 +40,13 @@ def test_the_services_take_a_type_alias_in_its_canonical_spelling() -> None:
     session = make_session(key="alias")
     event = event_append(session_id=session.pk, type="AgentCompleted")
     assert LedgerEvent.objects.get(pk=event.pk).type == "agent_completed"
+
+
+def test_the_services_refuse_a_custom_type_with_a_trailing_newline_as_the_database_does() -> None:
+    """REST trims it; a door that does not (MCP, the import) reaches the rule, which must say no before the
+    database's own rule (ledger 0020) would answer with an IntegrityError."""
+    session = make_session(key="newline")
+    with pytest.raises(InvalidInput) as refused:
+        event_append(session_id=session.pk, type="x-note\n")
+    assert refused.value.details == {"type": [event_type_message("x-note\n")]}
+    assert not LedgerEvent.objects.filter(session=session).exists()
