@@ -31,7 +31,7 @@ def token_count() -> models.BigIntegerField:
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('sessions_app', '0019_money_ten_places'),
+        ('sessions_app', '0020_task_and_question_keys_never_shaped_like_ids'),
     ]
 
     operations = [
