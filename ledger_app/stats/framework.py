@@ -54,10 +54,8 @@ class StatFilters:
 
 
 @dataclass(frozen=True)
-class AllSources:
-    """Ralph Site's own figures beside a seed view's: over every path that reports a provider call (token
-    usage, events, attempts, agent invocations, Claude Code's hooks), where the seed's SQL reads one table.
-    Answered apart from the seed's columns (`all_sources`), never mixed into them."""
+class Figures:
+    """Rows of named columns, computed under the filters, described in prose."""
 
     columns: tuple[str, ...]
     description: str
@@ -68,15 +66,16 @@ class AllSources:
 
 
 @dataclass(frozen=True)
-class Stat:
-    name: str
-    columns: tuple[str, ...]
-    description: str
-    compute: Callable[[StatFilters], list[Row]]
-    all_sources: AllSources | None = None
+class AllSources(Figures):
+    """Ralph Site's own figures beside a seed view's: over every path that reports a provider call (token
+    usage, events, attempts, agent invocations, Claude Code's hooks), where the seed's SQL reads one table.
+    Answered apart from the seed's columns (`all_sources`), never mixed into them."""
 
-    def rows(self, filters: StatFilters) -> list[Row]:
-        return [{column: row[column] for column in self.columns} for row in self.compute(filters)]
+
+@dataclass(frozen=True)
+class Stat(Figures):
+    name: str
+    all_sources: AllSources | None = None
 
 
 STATS: dict[str, Stat] = {}
