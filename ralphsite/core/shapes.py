@@ -11,6 +11,7 @@ Shapes are dataclasses (equal when their arguments are) and deconstructible (the
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -146,11 +147,11 @@ def field_shape(model_field: models.Field) -> JSONShape | None:
     return next((v for v in model_field.validators if isinstance(v, JSONShape)), None)
 
 
-def shaped_fields(model: type[models.Model]) -> Iterable[tuple[models.Field, JSONShape]]:
-    for model_field in model._meta.concrete_fields:
-        shape = field_shape(model_field)
-        if shape is not None:
-            yield model_field, shape
+@cache
+def shaped_fields(model: type[models.Model]) -> tuple[tuple[models.Field, JSONShape], ...]:
+    """The model's fields that declare a JSON shape, each with it (found once per model: an import asks per row)."""
+    return tuple((model_field, shape) for model_field in model._meta.concrete_fields
+                 if (shape := field_shape(model_field)) is not None)
 
 
 def text_limited(model_field: models.Field) -> bool:

@@ -15,7 +15,6 @@ from django.db import models
 from ralphsite.core.choices import choice_canonical, invalid_choice_message
 from ralphsite.core.money import USD_MAX_ANY_BACKEND, MoneyField, usd, usd_max
 from ralphsite.core.shapes import (
-    JSONShape,
     NotShaped,
     number_bounds,
     number_problem,
@@ -39,11 +38,6 @@ def _fields_where(model: type[models.Model], applies: Callable[[models.Field], A
     """The model's concrete fields a check `applies` to, found once per model: a row touches only those (every
     field of every row, for each check, was a large part of an import's time)."""
     return tuple(f for f in model._meta.concrete_fields if applies(f))
-
-
-@cache
-def _shaped_fields(model: type[models.Model]) -> tuple[tuple[models.Field, JSONShape], ...]:
-    return tuple(shaped_fields(model))
 
 
 def _is_money(model_field: models.Field) -> bool:
@@ -92,7 +86,7 @@ def shapes_fit(table: Any, row: Row, values: dict[str, Any], extra: dict[str, An
     """Each JSON value in the shape its field declares: reshaped when it can be (keys spelled another way,
     one object for a list), else set aside. Returns a reason per value set aside."""
     reasons = []
-    for model_field, shape in _shaped_fields(table.model):
+    for model_field, shape in shaped_fields(table.model):
         value = values.get(model_field.name)
         if model_field.name not in values or (value is None and model_field.null) or shape.problem(value) is None:
             continue
